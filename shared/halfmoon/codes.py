@@ -1,0 +1,183 @@
+"""Deal codes (``HM1-N-AAAAAAB``) and the shuffle that turns a code into a deal.
+
+A code is ``HM`` + a format version (``1``), a kind letter and seven letters A-Z, joined by
+hyphens. Every well-formed code names exactly one ordering of the 104 cards, on any platform,
+forever: the shuffle below uses only SHA-256 and integer arithmetic, and is written down in
+``docs/deal-codes.md`` precisely enough to reimplement in another language.
+
+Kinds: ``N`` — an ordinary deal (random or typed by a player); ``D`` — a daily-challenge deal,
+derived from the date and the server's secret by :func:`daily_code`. The kind is part of the
+code, so ``HM1-N-QWERTYU`` and ``HM1-D-QWERTYU`` are different deals.
+
+Nothing here reads a clock or a global random generator: callers pass randomness in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Final, Protocol
+
+from halfmoon.cards import RANKS, SUITS, Card
+from halfmoon.errors import InvalidCodeError
+
+FORMAT_VERSION: Final = 1
+KINDS: Final = {"N": "ordinary deal", "D": "daily challenge"}
+LETTERS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+BODY_LENGTH: Final = 7
+CODE_SPACE: Final = 26**BODY_LENGTH  # 8,031,810,176 deals per kind
+
+_CODE_RE: Final = re.compile(r"HM(\d+)-([A-Z])-([A-Z]+)")
+
+#: The two decks in their order before shuffling: copy 1 then copy 2, each
+#: spades A-K, hearts A-K, diamonds A-K, clubs A-K.
+UNSHUFFLED: Final = tuple(Card(rank, suit) for _copy in range(2) for suit in SUITS for rank in RANKS)
+
+
+class RandomSource(Protocol):
+    """What :func:`random_code` needs: ``random.Random``, ``secrets.SystemRandom``, …"""
+
+    def randrange(self, stop: int, /) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DealCode:
+    """A parsed, canonical deal code. ``DealCode.parse(text)`` and ``str(code)`` round-trip."""
+
+    kind: str
+    number: int  # 0 … 26**7 - 1, the seven letters read as a base-26 number (A = 0)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InvalidCodeError(f"unknown deal kind {self.kind!r} (known: {', '.join(KINDS)})")
+        if not 0 <= self.number < CODE_SPACE:
+            raise InvalidCodeError(f"deal number {self.number!r} is outside 0…{CODE_SPACE - 1}")
+
+    @classmethod
+    def parse(cls, text: str) -> DealCode:
+        """Parse ``HM1-N-AAAAAAB`` (case and surrounding blanks are forgiven).
+
+        Raises :class:`InvalidCodeError` saying exactly what is wrong.
+        """
+        if not isinstance(text, str):
+            raise InvalidCodeError(f"a deal code must be a string, not {text!r}")
+        canonical = text.strip().upper()
+        match = _CODE_RE.fullmatch(canonical)
+        if match is None:
+            raise InvalidCodeError(_diagnose(text))
+        version, kind, body = match.groups()
+        if int(version) != FORMAT_VERSION:
+            raise InvalidCodeError(
+                f"deal code {text!r} has format version {version}; this engine reads version {FORMAT_VERSION} (HM1-…)"
+            )
+        if kind not in KINDS:
+            raise InvalidCodeError(
+                f"deal code {text!r} has unknown kind {kind!r} (known: "
+                + ", ".join(f"{k} = {v}" for k, v in KINDS.items())
+                + ")"
+            )
+        if len(body) != BODY_LENGTH:
+            raise InvalidCodeError(
+                f"deal code {text!r} ends in {len(body)} letters; it needs exactly {BODY_LENGTH} (A-Z)"
+            )
+        number = 0
+        for letter in body:
+            number = number * 26 + LETTERS.index(letter)
+        return cls(kind, number)
+
+    @property
+    def letters(self) -> str:
+        out = []
+        n = self.number
+        for _ in range(BODY_LENGTH):
+            n, r = divmod(n, 26)
+            out.append(LETTERS[r])
+        return "".join(reversed(out))
+
+    def __str__(self) -> str:
+        return f"HM{FORMAT_VERSION}-{self.kind}-{self.letters}"
+
+    def __repr__(self) -> str:
+        return f"DealCode.parse({str(self)!r})"
+
+    def shuffled_deck(self) -> list[Card]:
+        """The 104 cards in dealt order (see the module docs and ``docs/deal-codes.md``)."""
+        deck = list(UNSHUFFLED)
+        stream = _WordStream(hashlib.sha256(str(self).encode("ascii")).digest())
+        for i in range(len(deck) - 1, 0, -1):
+            j = stream.below(i + 1)
+            deck[i], deck[j] = deck[j], deck[i]
+        return deck
+
+
+def _diagnose(text: str) -> str:
+    """Say what is wrong with a code that does not match the overall pattern."""
+    canonical = text.strip().upper()
+    parts = canonical.split("-")
+    example = "for example HM1-N-AAAAAAB"
+    if not canonical:
+        return f"empty deal code ({example})"
+    if len(parts) != 3:
+        return f"deal code {text!r} must have three parts separated by '-' ({example})"
+    head, kind, body = parts
+    if not re.fullmatch(r"HM\d+", head):
+        return f"deal code {text!r} must start with 'HM' and a version number ({example})"
+    if not re.fullmatch(r"[A-Z]", kind):
+        return f"deal code {text!r}: the kind {kind!r} must be one letter ({', '.join(KINDS)})"
+    bad = sorted({ch for ch in body if ch not in LETTERS})
+    if bad:
+        return f"deal code {text!r}: {''.join(bad)!r} not allowed, the last part is {BODY_LENGTH} letters A-Z"
+    return f"deal code {text!r} is malformed ({example})"
+
+
+class _WordStream:
+    """Unsigned 32-bit words from SHA-256 in counter mode: block k = SHA-256(seed ‖ k as 4 bytes BE)."""
+
+    __slots__ = ("_seed", "_counter", "_words")
+
+    def __init__(self, seed: bytes) -> None:
+        self._seed = seed
+        self._counter = 0
+        self._words: list[int] = []
+
+    def next_word(self) -> int:
+        if not self._words:
+            block = hashlib.sha256(self._seed + self._counter.to_bytes(4, "big")).digest()
+            self._counter += 1
+            # eight big-endian words, consumed first to last (stored reversed for pop())
+            self._words = [int.from_bytes(block[k : k + 4], "big") for k in range(28, -1, -4)]
+        return self._words.pop()
+
+    def below(self, n: int) -> int:
+        """A uniform integer in [0, n) by rejection: no modulo bias."""
+        limit = (1 << 32) - (1 << 32) % n
+        while True:
+            word = self.next_word()
+            if word < limit:
+                return word % n
+
+
+def parse_code(text: str) -> DealCode:
+    """Parse a deal code; the inverse of ``str(code)``."""
+    return DealCode.parse(text)
+
+
+def random_code(rng: RandomSource, *, kind: str = "N") -> DealCode:
+    """A uniformly random code of the given kind, drawn from the generator passed in."""
+    return DealCode(kind, rng.randrange(CODE_SPACE))
+
+
+def daily_code(day: date, secret: bytes, *, attempt: int = 0) -> DealCode:
+    """The ``attempt``-th candidate daily-challenge code for a UTC day.
+
+    ``HMAC-SHA256(secret, "halfmoon-daily:YYYY-MM-DD:attempt")`` read as a big-endian integer,
+    modulo 26**7. Without the secret the code cannot be known in advance. The server walks
+    ``attempt = 0, 1, 2, …`` when it wants the first candidate with some property (a deal the
+    solver proves winnable).
+    """
+    message = f"halfmoon-daily:{day.isoformat()}:{attempt}".encode("ascii")
+    digest = hmac.new(secret, message, hashlib.sha256).digest()
+    return DealCode("D", int.from_bytes(digest, "big") % CODE_SPACE)

@@ -1,0 +1,78 @@
+"""The engine's exceptions: one small tree, every message quoting the bad input.
+
+    HalfMoonError (ValueError)
+    ├── InvalidCardError        a card name that is not rank + suit (``"5S"``, ``"10H"``, ``"QD"``)
+    ├── InvalidPositionError    a position that is not ``"1"``…``"12"`` or ``"R1"``…``"R8"``
+    ├── InvalidCodeError        a malformed deal code (``HM1-N-AAAAAAB``)
+    ├── InvalidRecordError      a game record that is not the documented JSON shape
+    ├── IllegalMoveError        a well-formed move the rules refuse
+    │   ├── NotPlayableError        a position with no playable card (empty pile or slot)
+    │   ├── DuplicatePositionError  the same position twice in one move
+    │   └── NotAMatchError          cards that are neither a pair summing to 11 nor J+Q+K
+    └── UndoError               undo with nothing to undo (or past the 100-move bound)
+
+Every class carries a stable ``code`` string: the server maps it onto its wire error codes,
+the command line prints the message.
+"""
+
+from __future__ import annotations
+
+
+class HalfMoonError(ValueError):
+    """Base class of every error the engine raises."""
+
+    code = "error"
+
+
+class InvalidCardError(HalfMoonError):
+    """A card name that is not a rank (A 2-10 J Q K) followed by a suit (S H D C)."""
+
+    code = "bad_card"
+
+
+class InvalidPositionError(HalfMoonError):
+    """A position name that is neither a pile ("1"…"12") nor a reserve slot ("R1"…"R8")."""
+
+    code = "bad_position"
+
+
+class InvalidCodeError(HalfMoonError):
+    """A deal code that is not of the form ``HM1-<kind>-<seven letters A-Z>``."""
+
+    code = "bad_code"
+
+
+class InvalidRecordError(HalfMoonError):
+    """A game record that does not have the documented JSON shape."""
+
+    code = "bad_record"
+
+
+class IllegalMoveError(HalfMoonError):
+    """A move that is well formed but not allowed in the current position."""
+
+    code = "illegal_move"
+
+
+class NotPlayableError(IllegalMoveError):
+    """A move names a position that holds no playable card."""
+
+    code = "not_playable"
+
+
+class DuplicatePositionError(IllegalMoveError):
+    """A move names the same position more than once."""
+
+    code = "same_position"
+
+
+class NotAMatchError(IllegalMoveError):
+    """The cards of a move are neither a pair summing to 11 nor a Jack, a Queen and a King."""
+
+    code = "not_a_match"
+
+
+class UndoError(HalfMoonError):
+    """Undo was asked for with no move left to undo."""
+
+    code = "nothing_to_undo"

@@ -1,0 +1,278 @@
+"""The rules: one game's state, its legal moves, ``push`` and ``undo``, score and status.
+
+A :class:`Game` is the only mutable object of the engine, in the manner of python-chess's
+``Board``: ``push(move)`` applies a move after checking it, ``undo()`` takes the last one back,
+``legal_moves()`` lists what the rules allow now. Nothing here reads a clock or a random source.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import product
+from typing import Final
+
+from halfmoon.cards import JACK, KING, QUEEN, Card
+from halfmoon.codes import DealCode
+from halfmoon.deal import Deal
+from halfmoon.errors import (
+    DuplicatePositionError,
+    IllegalMoveError,
+    NotAMatchError,
+    NotPlayableError,
+    UndoError,
+)
+from halfmoon.positions import (
+    PILE_COUNT,
+    POSITION_COUNT,
+    parse_position,
+    position_name,
+)
+
+PAIR_POINTS: Final = 10
+TRIPLE_POINTS: Final = 15
+UNDO_LIMIT: Final = 100
+CARD_COUNT: Final = 104
+#: A won game always takes 40 pairs and 8 triples: 48 moves and 520 points.
+WINNING_MOVES: Final = 48
+WINNING_SCORE: Final = 40 * PAIR_POINTS + 8 * TRIPLE_POINTS
+
+
+class Status(str, enum.Enum):
+    """Where a game stands. The values are the wire and JSON names."""
+
+    PLAYING = "playing"
+    WON = "won"
+    STALLED = "stalled"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Two positions (a pair) or three (a triple), as position indexes 0-19.
+
+    ``Move.from_names(["1", "8"])`` and ``move.names()`` round-trip with the record format.
+    Whether the cards there actually match is checked by :meth:`Game.push`.
+    """
+
+    positions: tuple[int, ...]
+
+    @classmethod
+    def from_names(cls, names: Iterable[str]) -> Move:
+        """Raises :class:`InvalidPositionError` for a bad name, :class:`IllegalMoveError` for a bad size."""
+        names = list(names)
+        positions = tuple(parse_position(name) for name in names)
+        if len(positions) not in (2, 3):
+            raise IllegalMoveError(
+                f"a move names 2 positions (a pair) or 3 (a triple), not {len(positions)}: {list(names)!r}"
+            )
+        return cls(positions)
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse the seed's labels as typed: ``"1 8"``, ``"R3 5 12"`` (commas allowed)."""
+        return cls.from_names(text.replace(",", " ").split())
+
+    def names(self) -> list[str]:
+        return [position_name(p) for p in self.positions]
+
+    def __str__(self) -> str:
+        return " ".join(self.names())
+
+
+class Game:
+    """One game of Half Moon on one deal.
+
+    >>> game = Game.from_code("HM1-N-AAAAAAB")
+    >>> game.score, game.move_count, game.cards_left, game.status
+    (0, 0, 104, <Status.PLAYING: 'playing'>)
+    """
+
+    __slots__ = ("deal", "_piles", "_reserve", "_history", "score", "move_count", "cards_left")
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal
+        self._piles: list[list[Card]] = [list(pile) for pile in deal.piles]
+        self._reserve: list[Card | None] = list(deal.reserve)
+        self._history: deque[tuple[Move, tuple[Card, ...]]] = deque(maxlen=UNDO_LIMIT)
+        self.score = 0
+        self.move_count = 0
+        self.cards_left = CARD_COUNT
+
+    @classmethod
+    def from_code(cls, code: str | DealCode) -> Game:
+        return cls(Deal.from_code(code))
+
+    @property
+    def code(self) -> DealCode:
+        return self.deal.code
+
+    def copy(self) -> Game:
+        """An independent game in the same state, with the same undo history."""
+        other = Game.__new__(Game)
+        other.deal = self.deal
+        other._piles = [list(pile) for pile in self._piles]
+        other._reserve = list(self._reserve)
+        other._history = deque(self._history, maxlen=UNDO_LIMIT)
+        other.score = self.score
+        other.move_count = self.move_count
+        other.cards_left = self.cards_left
+        return other
+
+    # -- what is on the table -------------------------------------------------------------
+
+    def card_at(self, position: int) -> Card | None:
+        """The playable card at a position: a pile's top or a reserve slot's card (or None)."""
+        if position < PILE_COUNT:
+            pile = self._piles[position]
+            return pile[-1] if pile else None
+        return self._reserve[position - PILE_COUNT]
+
+    def count_at(self, position: int) -> int:
+        """How many cards a position holds (0-8 for a pile, 0-1 for a reserve slot)."""
+        if position < PILE_COUNT:
+            return len(self._piles[position])
+        return 0 if self._reserve[position - PILE_COUNT] is None else 1
+
+    def playable(self) -> dict[int, Card]:
+        """Every playable card by position: the 12 pile tops and the reserve's cards."""
+        out = {p: pile[-1] for p, pile in enumerate(self._piles) if pile}
+        for slot, card in enumerate(self._reserve):
+            if card is not None:
+                out[PILE_COUNT + slot] = card
+        return out
+
+    def piles(self) -> tuple[tuple[Card, ...], ...]:
+        """The whole piles, bottom to top. Hidden information: never send this to a player."""
+        return tuple(tuple(pile) for pile in self._piles)
+
+    def reserve(self) -> tuple[Card | None, ...]:
+        return tuple(self._reserve)
+
+    def snapshot(self) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card | None, ...], int, int]:
+        """A hashable picture of the whole state (for tests and comparisons)."""
+        return (self.piles(), self.reserve(), self.score, self.move_count)
+
+    # -- the rules --------------------------------------------------------------------------
+
+    def check(self, move: Move) -> tuple[Card, ...]:
+        """The cards a legal move removes; raises :class:`IllegalMoveError` (a subclass) if not legal."""
+        positions = move.positions
+        if len(positions) not in (2, 3):
+            raise IllegalMoveError(f"a move names 2 or 3 positions, not {len(positions)}: {move}")
+        if len(set(positions)) != len(positions):
+            raise DuplicatePositionError(f"move {move!s}: the same position is named twice")
+        cards = []
+        for p in positions:
+            if not 0 <= p < POSITION_COUNT:
+                raise NotPlayableError(f"move {move!s}: no position {p!r}")
+            card = self.card_at(p)
+            if card is None:
+                where = "pile" if p < PILE_COUNT else "reserve slot"
+                raise NotPlayableError(f"move {move!s}: {where} {position_name(p)} is empty")
+            cards.append(card)
+        if len(cards) == 2:
+            a, b = cards
+            if a.rank + b.rank != 11:  # two ranks 1-13 sum to 11 only if both are number cards
+                if a.is_face or b.is_face:
+                    why = "face cards never form a pair; they go in threes (J, Q, K)"
+                else:
+                    why = f"{a.rank} + {b.rank} = {a.rank + b.rank}, not 11"
+                raise NotAMatchError(f"move {move!s}: {a} and {b} are not a pair: {why}")
+        else:
+            ranks = {card.rank for card in cards}
+            if ranks != {JACK, QUEEN, KING}:
+                names = ", ".join(card.name for card in cards)
+                raise NotAMatchError(f"move {move!s}: {names} is not a triple: it needs one J, one Q and one K")
+        return tuple(cards)
+
+    def is_legal(self, move: Move) -> bool:
+        try:
+            self.check(move)
+        except IllegalMoveError:
+            return False
+        return True
+
+    def push(self, move: Move) -> None:
+        """Apply a move: remove its cards, add 10 (pair) or 15 (triple) points.
+
+        Raises :class:`IllegalMoveError` (or a subclass naming the fault) and changes nothing
+        when the move is not legal.
+        """
+        cards = self.check(move)
+        for p in move.positions:
+            if p < PILE_COUNT:
+                self._piles[p].pop()
+            else:
+                self._reserve[p - PILE_COUNT] = None
+        self._history.append((move, cards))
+        self.score += PAIR_POINTS if len(cards) == 2 else TRIPLE_POINTS
+        self.move_count += 1
+        self.cards_left -= len(cards)
+
+    def undo(self) -> Move:
+        """Take back the last move (up to the last 100): cards return, score and count go down.
+
+        Raises :class:`UndoError` when there is nothing to undo.
+        """
+        if not self._history:
+            if self.move_count:
+                raise UndoError(f"undo reaches back at most {UNDO_LIMIT} moves")
+            raise UndoError("nothing to undo: no move has been made")
+        move, cards = self._history.pop()
+        for p, card in zip(move.positions, cards):
+            if p < PILE_COUNT:
+                self._piles[p].append(card)
+            else:
+                self._reserve[p - PILE_COUNT] = card
+        self.score = max(0, self.score - (PAIR_POINTS if len(cards) == 2 else TRIPLE_POINTS))
+        self.move_count -= 1
+        self.cards_left += len(cards)
+        return move
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._history)
+
+    def history(self) -> list[Move]:
+        """The moves that undo can still take back, oldest first."""
+        return [move for move, _ in self._history]
+
+    def legal_moves(self) -> Iterator[Move]:
+        """Every legal move now: pairs, then triples, in position order."""
+        by_rank: dict[int, list[int]] = {}
+        for p, card in self.playable().items():
+            by_rank.setdefault(card.rank, []).append(p)
+        for rank in range(1, 6):
+            for a, b in product(by_rank.get(rank, ()), by_rank.get(11 - rank, ())):
+                yield Move((a, b) if a < b else (b, a))
+        for triple in product(by_rank.get(JACK, ()), by_rank.get(QUEEN, ()), by_rank.get(KING, ())):
+            yield Move(tuple(sorted(triple)))
+
+    def has_legal_move(self) -> bool:
+        ranks = {card.rank for card in self.playable().values()}
+        if {JACK, QUEEN, KING} <= ranks:
+            return True
+        return any(rank in ranks and 11 - rank in ranks for rank in range(1, 6))
+
+    @property
+    def is_won(self) -> bool:
+        return self.cards_left == 0
+
+    @property
+    def is_stalled(self) -> bool:
+        return self.cards_left > 0 and not self.has_legal_move()
+
+    @property
+    def status(self) -> Status:
+        if self.cards_left == 0:
+            return Status.WON
+        return Status.PLAYING if self.has_legal_move() else Status.STALLED
+
+    def __repr__(self) -> str:
+        return f"<Game {self.code} score={self.score} moves={self.move_count} cards_left={self.cards_left}>"
+

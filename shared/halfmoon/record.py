@@ -1,0 +1,107 @@
+"""Game records: a deal code and the moves and undos played, and replaying them.
+
+JSON shape: ``{"code": "HM1-N-AAAAAAB", "moves": [["1", "8"], ["8", "5", "3"], "undo", ...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from halfmoon.codes import DealCode
+from halfmoon.errors import HalfMoonError, InvalidRecordError
+from halfmoon.game import Game, Move
+
+UNDO: Final = "undo"
+Step = Move | Literal["undo"]
+
+
+@dataclass(slots=True)
+class GameRecord:
+    code: DealCode
+    moves: list[Step] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Any) -> GameRecord:
+        """Read the record JSON (a parsed object). Raises :class:`InvalidRecordError` or
+        :class:`InvalidCodeError` / :class:`InvalidPositionError` naming the bad part."""
+        if not isinstance(data, dict):
+            raise InvalidRecordError(f"a game record is a JSON object, not {type(data).__name__}")
+        if "code" not in data:
+            raise InvalidRecordError("a game record needs a 'code'")
+        code = DealCode.parse(data["code"])
+        raw_moves = data.get("moves", [])
+        if not isinstance(raw_moves, list):
+            raise InvalidRecordError(f"'moves' must be a list, not {type(raw_moves).__name__}")
+        moves: list[Step] = []
+        for i, raw in enumerate(raw_moves):
+            if raw == UNDO:
+                moves.append(UNDO)
+            elif isinstance(raw, list) and all(isinstance(name, str) for name in raw):
+                try:
+                    moves.append(Move.from_names(raw))
+                except HalfMoonError as exc:
+                    raise InvalidRecordError(f"move {i}: {exc}") from None
+            else:
+                raise InvalidRecordError(
+                    f"move {i}: {raw!r} is neither \"undo\" nor a list of 2 or 3 position names"
+                )
+        return cls(code, moves)
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> GameRecord:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidRecordError(f"a game record must be JSON: {exc}") from None
+        return cls.from_json(data)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": str(self.code),
+            "moves": [UNDO if step == UNDO else step.names() for step in self.moves],  # type: ignore[union-attr]
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    game: Game
+    error_index: int | None = None
+    error: HalfMoonError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"code", "score", "moves", "status", "cards_left", "error"}`` as ``halfmoon replay --json`` prints."""
+        game = self.game
+        return {
+            "code": str(game.code),
+            "score": game.score,
+            "moves": game.move_count,
+            "status": game.status.value,
+            "cards_left": game.cards_left,
+            "error": None
+            if self.error is None
+            else {"index": self.error_index, "reason": str(self.error), "code": self.error.code},
+        }
+
+
+def replay(record: GameRecord) -> ReplayResult:
+    """Play a record's steps on a fresh game; stop at the first illegal move or undo."""
+    game = Game.from_code(record.code)
+    push = game.push
+    for i, step in enumerate(record.moves):
+        try:
+            if step == UNDO:
+                game.undo()
+            else:
+                push(step)  # type: ignore[arg-type]
+        except HalfMoonError as exc:
+            return ReplayResult(game, i, exc)
+    return ReplayResult(game)

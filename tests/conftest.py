@@ -1,0 +1,73 @@
+"""Shared test set-up: where the outside services are, and the skip-or-fail rule.
+
+Tests that need PostgreSQL, Redis, nginx or chromium skip with a clear reason when the service
+is missing — except under ``CI=true``, where a missing service is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = ROOT / "tests" / "vectors"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+POSTGRES_URL = os.environ.get("HALFMOON_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("HALFMOON_TEST_REDIS", "redis://127.0.0.1:6379/0")
+CHROMIUM = os.environ.get("HALFMOON_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str, available: bool, how: str) -> None:
+    """Skip the calling test when a service is missing; fail instead under CI=true."""
+    if available:
+        return
+    message = f"{name} is not available ({how})"
+    if IN_CI:
+        pytest.fail(f"CI=true and {message}")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    require_service("PostgreSQL", _port_open("127.0.0.1", 5432), "nothing listens on 127.0.0.1:5432")
+    return POSTGRES_URL
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    require_service("Redis", _port_open("127.0.0.1", 6379), "nothing listens on 127.0.0.1:6379")
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    require_service("chromium", Path(CHROMIUM).exists(), f"{CHROMIUM} is missing; apt-get install chromium")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def nginx_path() -> str:
+    path = shutil.which("nginx") or "/usr/sbin/nginx"
+    require_service("nginx", Path(path).exists(), "no nginx binary; apt-get install nginx")
+    return path
