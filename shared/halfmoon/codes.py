@@ -136,7 +136,7 @@ def _diagnose(text: str) -> str:
 class _WordStream:
     """Unsigned 32-bit words from SHA-256 in counter mode: block k = SHA-256(seed ‖ k as 4 bytes BE)."""
 
-    __slots__ = ("_seed", "_counter", "_words")
+    __slots__ = ("_counter", "_seed", "_words")
 
     def __init__(self, seed: bytes) -> None:
         self._seed = seed

@@ -40,7 +40,7 @@ WINNING_MOVES: Final = 48
 WINNING_SCORE: Final = 40 * PAIR_POINTS + 8 * TRIPLE_POINTS
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """Where a game stands. The values are the wire and JSON names."""
 
     PLAYING = "playing"
@@ -92,7 +92,7 @@ class Game:
     (0, 0, 104, <Status.PLAYING: 'playing'>)
     """
 
-    __slots__ = ("deal", "_piles", "_reserve", "_history", "score", "move_count", "cards_left")
+    __slots__ = ("_history", "_piles", "_reserve", "cards_left", "deal", "move_count", "score")
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal
@@ -224,7 +224,7 @@ class Game:
                 raise UndoError(f"undo reaches back at most {UNDO_LIMIT} moves")
             raise UndoError("nothing to undo: no move has been made")
         move, cards = self._history.pop()
-        for p, card in zip(move.positions, cards):
+        for p, card in zip(move.positions, cards, strict=False):
             if p < PILE_COUNT:
                 self._piles[p].append(card)
             else:

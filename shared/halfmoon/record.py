@@ -60,7 +60,7 @@ class GameRecord:
     def to_json(self) -> dict[str, Any]:
         return {
             "code": str(self.code),
-            "moves": [UNDO if step == UNDO else step.names() for step in self.moves],  # type: ignore[union-attr]
+            "moves": [UNDO if step == UNDO else step.names() for step in self.moves],
         }
 
     def dumps(self) -> str:
@@ -101,7 +101,7 @@ def replay(record: GameRecord) -> ReplayResult:
             if step == UNDO:
                 game.undo()
             else:
-                push(step)  # type: ignore[arg-type]
+                push(step)
         except HalfMoonError as exc:
             return ReplayResult(game, i, exc)
     return ReplayResult(game)

@@ -38,7 +38,7 @@ MOVE_ERROR_MESSAGES: Final = {
 }
 
 
-class TapEvent(str, enum.Enum):
+class TapEvent(enum.StrEnum):
     SELECTED = "selected"  # the card joined the selection
     DESELECTED = "deselected"  # the tapped card was selected and no longer is
     REPLACED = "replaced"  # a face card took the place of a selected card of its rank
@@ -77,11 +77,11 @@ def tap(game: Game, selection: tuple[int, ...], position: int) -> TapResult:
         return TapResult(TapEvent.CANCELLED, (), reason="sum")
     if not card.is_face:
         return TapResult(TapEvent.CANCELLED, (), reason="triple")
-    same_rank = [p for p, c in zip(selection, selected) if c.rank == card.rank]
+    same_rank = [p for p, c in zip(selection, selected, strict=False) if c.rank == card.rank]
     if same_rank:
         kept = tuple(p for p in selection if p not in same_rank)
-        return TapResult(TapEvent.REPLACED, kept + (position,))
-    grown = selection + (position,)
+        return TapResult(TapEvent.REPLACED, (*kept, position))
+    grown = (*selection, position)
     if len(grown) == 3:
         return TapResult(TapEvent.REMOVED, (), Move(grown))
     return TapResult(TapEvent.SELECTED, grown)
