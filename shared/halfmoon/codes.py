@@ -17,8 +17,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
+from itertools import count
 from typing import Final, Protocol
 
 from halfmoon.cards import RANKS, SUITS, Card
@@ -30,11 +33,15 @@ LETTERS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 BODY_LENGTH: Final = 7
 CODE_SPACE: Final = 26**BODY_LENGTH  # 8,031,810,176 deals per kind
 
-_CODE_RE: Final = re.compile(r"HM(\d+)-([A-Z])-([A-Z]+)")
+_CODE_RE: Final = re.compile(r"HM([0-9]+)-([A-Z])-([A-Z]+)")
 
 #: The two decks in their order before shuffling: copy 1 then copy 2, each
 #: spades A-K, hearts A-K, diamonds A-K, clubs A-K.
 UNSHUFFLED: Final = tuple(Card(rank, suit) for _copy in range(2) for suit in SUITS for rank in RANKS)
+DECK_SIZE: Final = len(UNSHUFFLED)
+_EIGHT_WORDS: Final = struct.Struct(">8I")
+#: For each n, the largest multiple of n not above 2**32: words at or above it are rejected.
+_LIMITS: Final = tuple((1 << 32) - (1 << 32) % n if n else 0 for n in range(DECK_SIZE + 1))
 
 
 class RandomSource(Protocol):
@@ -65,11 +72,11 @@ class DealCode:
         if not isinstance(text, str):
             raise InvalidCodeError(f"a deal code must be a string, not {text!r}")
         canonical = text.strip().upper()
-        match = _CODE_RE.fullmatch(canonical)
+        match = _CODE_RE.fullmatch(canonical) if text.isascii() else None
         if match is None:
             raise InvalidCodeError(_diagnose(text))
         version, kind, body = match.groups()
-        if int(version) != FORMAT_VERSION:
+        if version != str(FORMAT_VERSION):
             raise InvalidCodeError(
                 f"deal code {text!r} has format version {version}; this engine reads version {FORMAT_VERSION} (HM1-…)"
             )
@@ -103,14 +110,44 @@ class DealCode:
     def __repr__(self) -> str:
         return f"DealCode.parse({str(self)!r})"
 
+    @property
+    def seed(self) -> bytes:
+        """SHA-256 of the canonical code's ASCII text: the seed of the word stream."""
+        return hashlib.sha256(str(self).encode("ascii")).digest()
+
+    def swaps(self) -> list[int]:
+        """The Fisher-Yates draws: for i = 103, 102, …, 1 in turn, the j (0 ≤ j ≤ i) swapped with i.
+
+        Each j is the first word of :func:`word_stream` (continuing where the previous draw
+        stopped) below ``2**32 - 2**32 % (i + 1)``, reduced modulo ``i + 1``.
+        """
+        next_word = word_stream(self.seed).__next__
+        out = []
+        for i in range(DECK_SIZE - 1, 0, -1):
+            limit = _LIMITS[i + 1]
+            word = next_word()
+            while word >= limit:  # rejection sampling: no modulo bias
+                word = next_word()
+            out.append(word % (i + 1))
+        return out
+
     def shuffled_deck(self) -> list[Card]:
         """The 104 cards in dealt order (see the module docs and ``docs/deal-codes.md``)."""
         deck = list(UNSHUFFLED)
-        stream = _WordStream(hashlib.sha256(str(self).encode("ascii")).digest())
-        for i in range(len(deck) - 1, 0, -1):
-            j = stream.below(i + 1)
+        for i, j in zip(range(DECK_SIZE - 1, 0, -1), self.swaps(), strict=True):
             deck[i], deck[j] = deck[j], deck[i]
         return deck
+
+
+def word_stream(seed: bytes) -> Iterator[int]:
+    """Unsigned 32-bit words from SHA-256 in counter mode, without end.
+
+    Block k (k = 0, 1, 2, …) is ``SHA-256(seed ‖ k as 4 bytes big-endian)``; each block gives
+    eight words, its bytes 0-3, 4-7, …, 28-31 read big-endian, in that order.
+    """
+    sha256 = hashlib.sha256
+    for counter in count():
+        yield from _EIGHT_WORDS.unpack(sha256(seed + counter.to_bytes(4, "big")).digest())
 
 
 def _diagnose(text: str) -> str:
@@ -123,41 +160,17 @@ def _diagnose(text: str) -> str:
     if len(parts) != 3:
         return f"deal code {text!r} must have three parts separated by '-' ({example})"
     head, kind, body = parts
-    if not re.fullmatch(r"HM\d+", head):
+    if not re.fullmatch(r"HM[0-9]+", head):
         return f"deal code {text!r} must start with 'HM' and a version number ({example})"
     if not re.fullmatch(r"[A-Z]", kind):
         return f"deal code {text!r}: the kind {kind!r} must be one letter ({', '.join(KINDS)})"
+    bad = sorted({ch for ch in text.strip() if not ch.isascii() or ch.upper() not in LETTERS + "-0123456789"})
+    if bad:
+        return f"deal code {text!r}: {''.join(bad)!r} not allowed, the last part is {BODY_LENGTH} letters A-Z"
     bad = sorted({ch for ch in body if ch not in LETTERS})
     if bad:
         return f"deal code {text!r}: {''.join(bad)!r} not allowed, the last part is {BODY_LENGTH} letters A-Z"
     return f"deal code {text!r} is malformed ({example})"
-
-
-class _WordStream:
-    """Unsigned 32-bit words from SHA-256 in counter mode: block k = SHA-256(seed ‖ k as 4 bytes BE)."""
-
-    __slots__ = ("_counter", "_seed", "_words")
-
-    def __init__(self, seed: bytes) -> None:
-        self._seed = seed
-        self._counter = 0
-        self._words: list[int] = []
-
-    def next_word(self) -> int:
-        if not self._words:
-            block = hashlib.sha256(self._seed + self._counter.to_bytes(4, "big")).digest()
-            self._counter += 1
-            # eight big-endian words, consumed first to last (stored reversed for pop())
-            self._words = [int.from_bytes(block[k : k + 4], "big") for k in range(28, -1, -4)]
-        return self._words.pop()
-
-    def below(self, n: int) -> int:
-        """A uniform integer in [0, n) by rejection: no modulo bias."""
-        limit = (1 << 32) - (1 << 32) % n
-        while True:
-            word = self.next_word()
-            if word < limit:
-                return word % n
 
 
 def parse_code(text: str) -> DealCode:

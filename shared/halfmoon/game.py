@@ -64,6 +64,8 @@ class Move:
     @classmethod
     def from_names(cls, names: Iterable[str]) -> Move:
         """Raises :class:`InvalidPositionError` for a bad name, :class:`IllegalMoveError` for a bad size."""
+        if isinstance(names, str):
+            raise IllegalMoveError(f"a move is a list of position names, not the string {names!r}")
         names = list(names)
         positions = tuple(parse_position(name) for name in names)
         if len(positions) not in (2, 3):

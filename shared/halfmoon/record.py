@@ -30,8 +30,10 @@ class GameRecord:
             raise InvalidRecordError(f"a game record is a JSON object, not {type(data).__name__}")
         if "code" not in data:
             raise InvalidRecordError("a game record needs a 'code'")
+        if "moves" not in data:
+            raise InvalidRecordError("a game record needs 'moves' (a list, possibly empty)")
         code = DealCode.parse(data["code"])
-        raw_moves = data.get("moves", [])
+        raw_moves = data["moves"]
         if not isinstance(raw_moves, list):
             raise InvalidRecordError(f"'moves' must be a list, not {type(raw_moves).__name__}")
         moves: list[Step] = []
@@ -53,7 +55,7 @@ class GameRecord:
     def loads(cls, text: str | bytes) -> GameRecord:
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidRecordError(f"a game record must be JSON: {exc}") from None
         return cls.from_json(data)
 
@@ -88,7 +90,7 @@ class ReplayResult:
             "cards_left": game.cards_left,
             "error": None
             if self.error is None
-            else {"index": self.error_index, "reason": str(self.error), "code": self.error.code},
+            else {"index": self.error_index, "reason": str(self.error)},
         }
 
 

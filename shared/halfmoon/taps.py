@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from halfmoon.cards import Card
-from halfmoon.errors import NotPlayableError
+from halfmoon.errors import InvalidPositionError, NotPlayableError
 from halfmoon.game import Game, Move
-from halfmoon.positions import position_name
+from halfmoon.positions import POSITION_COUNT, parse_position, position_name
 
 #: The seed's two explanations, in the seed's Italian and in English.
 MOVE_ERROR_MESSAGES: Final = {
@@ -61,8 +61,11 @@ class TapResult:
 def tap(game: Game, selection: tuple[int, ...], position: int) -> TapResult:
     """What tapping ``position`` does to ``selection``; pure: the game is not changed.
 
-    Raises :class:`NotPlayableError` when the position holds no playable card.
+    Raises :class:`InvalidPositionError` for an index outside 0-19 and :class:`NotPlayableError`
+    when the position holds no playable card; either way nothing changes.
     """
+    if not (isinstance(position, int) and 0 <= position < POSITION_COUNT):
+        raise InvalidPositionError(f"no such position: {position!r} (position indexes are 0-19)")
     card = game.card_at(position)
     if card is None:
         raise NotPlayableError(f"position {position_name(position)} has no playable card")
@@ -125,7 +128,15 @@ class Tapper:
         self.move_errors = move_errors
         self.selection: tuple[int, ...] = ()
 
-    def tap(self, position: int) -> TapResult:
+    def tap(self, position: int | str) -> TapResult:
+        """Tap a position (an index 0-19 or a name such as ``"5"`` or ``"R2"``).
+
+        On a removal the move is pushed on the game. Raises :class:`InvalidPositionError` or
+        :class:`NotPlayableError` (an empty position) and then changes neither the selection
+        nor the game.
+        """
+        if isinstance(position, str):
+            position = parse_position(position)
         result = tap(self.game, self.selection, position)
         if result.move is not None:
             self.game.push(result.move)

@@ -16,8 +16,9 @@ from typing import TextIO
 
 from halfmoon.codes import random_code
 from halfmoon.diagram import render
-from halfmoon.errors import HalfMoonError
+from halfmoon.errors import HalfMoonError, NotAMatchError
 from halfmoon.game import Game, Move
+from halfmoon.taps import MOVE_ERROR_MESSAGES
 from halfmoon.text import format_bar, format_time, word
 from halfmoon.view import BoardView
 
@@ -68,6 +69,17 @@ def screen(game: Game, elapsed_ms: int, message: str, *, lang: str, color: bool 
     return f"{bar}\n\n{render(BoardView.of(game), lang=lang, color=color)}\n\n{message}"
 
 
+def _refusal(game: Game, command: str, exc: NotAMatchError, lang: str) -> str:
+    """«Errori di mossa» for a typed move: the seed's explanation, then the engine's details.
+
+    Two number cards get «La somma deve essere uguale a 11»; a move with a face card (or three
+    cards) gets «Servono un Fante, una Donna e un Re».
+    """
+    cards = [game.card_at(p) for p in Move.parse(command).positions]
+    numbers = len(cards) == 2 and all(card is not None and not card.is_face for card in cards)
+    return f"✗ {MOVE_ERROR_MESSAGES['sum' if numbers else 'triple'][lang]} ({exc})"
+
+
 def play(
     game: Game,
     lines: Iterable[str],
@@ -113,8 +125,10 @@ def play(
             try:
                 game.push(Move.parse(command))
                 message = ""
-            except HalfMoonError as exc:
-                message = str(exc) if move_errors else f"✗ {raw.strip()}"
+            except NotAMatchError as exc:
+                message = _refusal(game, command, exc, lang) if move_errors else f"✗ {raw.strip()}"
+            except HalfMoonError as exc:  # not a move at all: always say why
+                message = f"✗ {exc}"
         if game.is_won:
             elapsed = int((clock() - started) * 1000)
             message = word("won", lang, score=game.score, moves=game.move_count, time=format_time(elapsed))

@@ -73,46 +73,58 @@ def register_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run_replay)
 
 
-def _records(files: list[str]) -> Iterator[tuple[str, str]]:
-    """(source name, record text) for each record in the inputs."""
+def _records(files: list[str]) -> Iterator[tuple[str, str | None, str]]:
+    """(source name, record text or None, why it could not be read) for each record in the inputs."""
     for name in files:
         if name == "-":
-            text = sys.stdin.read()
+            try:
+                text = sys.stdin.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                yield "<stdin>", None, f"cannot read standard input: {exc}"
+                continue
             stripped = text.strip()
+            if not stripped:
+                yield "<stdin>", None, "standard input is empty: expected a game record or one record per line"
+                continue
             try:
                 json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 # not a single document: JSON lines, one record each
                 for n, line in enumerate(stripped.splitlines(), 1):
                     if line.strip():
-                        yield f"<stdin>:{n}", line
+                        yield f"<stdin>:{n}", line, ""
             else:
-                yield "<stdin>", stripped
+                yield "<stdin>", stripped, ""
         else:
             try:
                 with open(name, encoding="utf-8") as handle:
-                    yield name, handle.read()
+                    yield name, handle.read(), ""
             except OSError as exc:
-                yield name, f"\0{exc.strerror}"
+                yield name, None, f"cannot read {name}: {exc.strerror}"
+            except UnicodeDecodeError as exc:
+                yield name, None, f"cannot read {name}: not UTF-8 text ({exc.reason} at byte {exc.start})"
 
 
 def run_replay(args: argparse.Namespace) -> int:
     status = 0
-    as_json = args.json or len(args.files) > 1
-    for source, text in _records(args.files):
-        if text.startswith("\0"):
-            result: dict[str, Any] = _unreadable(source, f"cannot read {source}: {text[1:]}")
+    records = list(_records(args.files))
+    as_json = args.json or len(records) > 1
+    for source, text, problem in records:
+        if text is None:
+            result: dict[str, Any] = _unreadable(problem)
         else:
             try:
                 record = GameRecord.loads(text)
             except HalfMoonError as exc:
-                result = _unreadable(source, str(exc))
+                result = _unreadable(f"{source}: {exc}")
             else:
                 result = replay(record).to_json()
         if result["error"] is not None:
             status = 1
         if as_json:
             _print_json(result)
+        elif result["code"] is None:
+            print(f"halfmoon replay: {result['error']['reason']}", file=sys.stderr)
         else:
             line = (
                 f"{result['code']}: {result['status']}, score {result['score']}, "
@@ -125,14 +137,14 @@ def run_replay(args: argparse.Namespace) -> int:
     return status
 
 
-def _unreadable(source: str, reason: str) -> dict[str, Any]:
+def _unreadable(reason: str) -> dict[str, Any]:
     return {
         "code": None,
         "score": 0,
         "moves": 0,
         "status": None,
         "cards_left": None,
-        "error": {"index": None, "reason": reason, "source": source},
+        "error": {"index": None, "reason": reason},
     }
 
 
