@@ -1,0 +1,114 @@
+// Drawing a board: the 12 piles in an arc open downwards and the reserve in two rows of four
+// in its middle (the geometry of shared/halfmoon/diagram.py), each pile or slot a <button>
+// carrying data-pos and, while it shows a card, data-card; under each card, its position and count.
+
+import { POSITION_NAMES, PILE_COUNT, cardSymbol, isRed, parseCard } from "./cards.js";
+import { t } from "./i18n.js";
+
+/** Grid cell (row, column) of each position on a 9 × 4 grid; the reserve is shifted half a cell. */
+export const PILE_CELLS = [
+  [3, 0], [2, 0], [1, 0],
+  [0, 1], [0, 2], [0, 3], [0, 4], [0, 5], [0, 6], [0, 7],
+  [1, 8], [2, 8],
+];
+export const RESERVE_CELLS = Array.from({ length: 8 }, (_, slot) => [1 + Math.floor(slot / 4), 2 + (slot % 4)]);
+export const CELLS = [...PILE_CELLS, ...RESERVE_CELLS];
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text != null) node.textContent = text;
+  return node;
+}
+
+/** The accessible name of a position: "5♠, pile 1, 8 cards" or "reserve slot R3, empty". */
+export function slotLabel(lang, position, top, count) {
+  const words = t(lang);
+  const where = position < PILE_COUNT ? `${words.pile} ${POSITION_NAMES[position]}` : `${words.slot} ${POSITION_NAMES[position]}`;
+  const howMany = `${count} ${count === 1 ? words.card : words.cards}`;
+  if (top) return `${cardSymbol(parseCard(top), lang)}, ${where}, ${howMany}`;
+  if (count > 0) return `${words.faceDown}, ${where}, ${howMany}`;
+  return `${where}, ${words.empty}`;
+}
+
+/**
+ * A board view inside `container`. `onTap(position)` is called when a card is activated
+ * (omit it for a read-only board). Returns {update(board, {selection, dimmed, lang}), element}.
+ */
+export function createBoard(container, { onTap = null, small = false } = {}) {
+  const root = el("div", small ? "board small" : "board");
+  root.setAttribute("role", "group");
+  const slots = CELLS.map(([row, col], position) => {
+    const button = el("button", "slot");
+    button.type = "button";
+    button.dataset.pos = POSITION_NAMES[position];
+    const half = position >= PILE_COUNT ? 1 : 0;
+    button.style.gridRow = String(row + 1);
+    button.style.gridColumn = `${col * 2 + half + 1} / span 2`;
+    const face = el("span", "face");
+    face.setAttribute("aria-hidden", "true");
+    const corner = el("span", "corner");
+    const pip = el("span", "pip");
+    face.append(corner, pip);
+    const label = el("span", "label");
+    label.setAttribute("aria-hidden", "true");
+    button.append(face, label);
+    if (onTap) button.addEventListener("click", () => onTap(position));
+    else button.setAttribute("aria-disabled", "true");
+    root.append(button);
+    return { button, corner, pip, label };
+  });
+  root.addEventListener("keydown", (event) => moveFocus(event, slots));
+  container.append(root);
+
+  function update(board, { selection = [], dimmed = new Set(), lang = "en", label = "" } = {}) {
+    if (label) root.setAttribute("aria-label", label);
+    slots.forEach(({ button, corner, pip, label: under }, position) => {
+      const top = board ? board.tops[position] : null;
+      const count = board ? board.counts[position] : 0;
+      const card = top ? parseCard(top) : null;
+      if (card) button.dataset.card = card.name;
+      else delete button.dataset.card;
+      button.classList.toggle("empty", !card && count === 0);
+      button.classList.toggle("down", !card && count > 0);
+      button.classList.toggle("red", Boolean(card && isRed(card)));
+      button.classList.toggle("selected", selection.includes(position));
+      button.classList.toggle("dim", dimmed.has(position));
+      button.setAttribute("aria-pressed", selection.includes(position) ? "true" : "false");
+      button.setAttribute("aria-label", slotLabel(lang, position, card && card.name, count));
+      if (onTap) button.setAttribute("aria-disabled", card ? "false" : "true");
+      corner.textContent = card ? cardSymbol(card, lang) : "";
+      pip.textContent = card ? cardSymbol(card, lang).slice(-1) : "";
+      under.textContent = `${POSITION_NAMES[position]}·${count}`;
+    });
+  }
+  return { update, element: root };
+}
+
+/** Arrow keys move the focus between the cards, in the arc's grid. */
+function moveFocus(event, slots) {
+  const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
+  if (!step) return;
+  const current = slots.findIndex((s) => s.button === document.activeElement);
+  if (current < 0) return;
+  event.preventDefault();
+  const at = (p) => [CELLS[p][0], CELLS[p][1] + (p >= PILE_COUNT ? 0.5 : 0)];
+  const [r0, c0] = at(current);
+  let best = -1;
+  let bestScore = Infinity;
+  slots.forEach((slot, p) => {
+    if (p === current) return;
+    const [r, c] = at(p);
+    const dr = r - r0;
+    const dc = c - c0;
+    const along = step[0] ? dr * step[0] : dc * step[1];
+    if (along <= 0) return;
+    const across = step[0] ? Math.abs(dc) : Math.abs(dr);
+    const score = along + across * 2;
+    if (score < bestScore) {
+      bestScore = score;
+      best = p;
+    }
+  });
+  if (best >= 0) slots[best].button.focus();
+}

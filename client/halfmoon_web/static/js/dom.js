@@ -1,0 +1,43 @@
+// Tiny DOM helpers shared by the screens.
+
+/** h("button", {class: "x", onclick: f, dataset: {pos: "1"}}, "text", child…) */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value == null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key in node && typeof value !== "string") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child == null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** "m:ss" (or "h:mm:ss") from milliseconds. */
+export function formatTime(ms) {
+  const total = Math.max(0, Math.floor((ms || 0) / 1000));
+  const s = String(total % 60).padStart(2, "0");
+  const m = Math.floor(total / 60) % 60;
+  const hours = Math.floor(total / 3600);
+  return hours ? `${hours}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+/** Copy text to the clipboard; resolves true on success. */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = h("textarea", { readonly: true, style: "position:fixed;opacity:0" }, text);
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}

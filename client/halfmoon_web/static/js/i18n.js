@@ -1,0 +1,88 @@
+// The interface's words in Italian (the seed's words) and English, and the language choice.
+
+const STRINGS = {
+  it: {
+    title: "Half Moon",
+    home: "Inizio", rules: "Regole", settings: "Impostazioni", language: "Lingua",
+    moveErrors: "Errori di mossa", placementHelp: "Aiuto al posizionamento",
+    yourName: "Il tuo nome", newSolo: "Nuova partita", playCode: "Gioca un codice",
+    codePlaceholder: "HM1-N-AAAAAAB", play: "Gioca", createRace: "Crea una gara",
+    joinRace: "Entra in una gara", roomPlaceholder: "codice o link della gara", join: "Entra",
+    watch: "Guarda", daily: "Sfida del giorno", leaderboards: "Classifiche",
+    time: "Tempo", score: "Punti", moves: "Mosse", code: "Codice", copy: "Copia", copied: "Copiato",
+    undo: "Annulla", newGame: "Nuova partita", giveUp: "Abbandona", close: "Chiudi",
+    stalled: "Stallo: non ci sono né coppie con somma 11 né terzetti Fante, Donna, Re.",
+    stalledHint: "Puoi annullare o iniziare una nuova partita.",
+    stalledRaceHint: "Puoi annullare o abbandonare.",
+    won: "Vittoria!", wonDetail: "Tutte le 104 carte sono state rimosse.",
+    place: "Posizione", of: "su",
+    pile: "pila", slot: "casella di riserva", cards: "carte", card: "carta", empty: "vuota",
+    faceDown: "carta coperta",
+    lobby: "Sala d'attesa", players: "Giocatori", host: "organizzatore", start: "Via!",
+    timeLimit: "Tempo massimo (minuti)", waitingHost: "In attesa che l'organizzatore dia il via…",
+    share: "Invita con questo link", startsIn: "Si parte tra", spectators: "Spettatori",
+    opponents: "Avversari", results: "Risultati", rank: "#", name: "Nome", status: "Stato",
+    spectating: "Stai guardando", readOnly: "sola lettura", notStarted: "La gara non è ancora iniziata.",
+    reconnecting: "Connessione persa: riconnessione in corso…", connecting: "Connessione…",
+    becameSpectator: "La gara è già iniziata: la guardi da spettatore.",
+    replay: "Replay", first: "Inizio", prev: "Indietro", next: "Avanti", last: "Fine", step: "Mossa",
+    perDeal: "Classifica della smazzata", dailyBoard: "Classifica del giorno", date: "Data",
+    show: "Mostra", noResults: "Nessun risultato.", loading: "Caricamento…",
+    yourGame: "La tua partita", seeReplay: "Rivedi la partita", errorPrefix: "Errore",
+    statuses: { waiting: "in attesa", playing: "in gioco", stalled: "in stallo", won: "vinto",
+      gave_up: "ha abbandonato", left: "uscito", timed_out: "tempo scaduto" },
+    connected: "connesso", disconnected: "disconnesso",
+  },
+  en: {
+    title: "Half Moon",
+    home: "Home", rules: "Rules", settings: "Settings", language: "Language",
+    moveErrors: "Move errors", placementHelp: "Placement help",
+    yourName: "Your name", newSolo: "New game", playCode: "Play a code",
+    codePlaceholder: "HM1-N-AAAAAAB", play: "Play", createRace: "Create a race",
+    joinRace: "Join a race", roomPlaceholder: "race id or link", join: "Join",
+    watch: "Watch", daily: "Daily challenge", leaderboards: "Leaderboards",
+    time: "Time", score: "Score", moves: "Moves", code: "Code", copy: "Copy", copied: "Copied",
+    undo: "Undo", newGame: "New game", giveUp: "Give up", close: "Close",
+    stalled: "Stalled: there is neither a pair summing to 11 nor a Jack-Queen-King triple.",
+    stalledHint: "You can undo or start a new game.",
+    stalledRaceHint: "You can undo or give up.",
+    won: "You won!", wonDetail: "All 104 cards have been removed.",
+    place: "Place", of: "of",
+    pile: "pile", slot: "reserve slot", cards: "cards", card: "card", empty: "empty",
+    faceDown: "face-down card",
+    lobby: "Lobby", players: "Players", host: "host", start: "Start",
+    timeLimit: "Time limit (minutes)", waitingHost: "Waiting for the host to start…",
+    share: "Invite with this link", startsIn: "Starting in", spectators: "Spectators",
+    opponents: "Opponents", results: "Results", rank: "#", name: "Name", status: "Status",
+    spectating: "Watching", readOnly: "read-only", notStarted: "The race has not started yet.",
+    reconnecting: "Connection lost: reconnecting…", connecting: "Connecting…",
+    becameSpectator: "The race has already started: you are watching it.",
+    replay: "Replay", first: "Start", prev: "Back", next: "Next", last: "End", step: "Move",
+    perDeal: "Deal leaderboard", dailyBoard: "Daily leaderboard", date: "Date",
+    show: "Show", noResults: "No results.", loading: "Loading…",
+    yourGame: "Your game", seeReplay: "Watch the replay", errorPrefix: "Error",
+    statuses: { waiting: "waiting", playing: "playing", stalled: "stalled", won: "won",
+      gave_up: "gave up", left: "left", timed_out: "timed out" },
+    connected: "connected", disconnected: "disconnected",
+  },
+};
+
+export const LANGS = ["it", "en"];
+
+/** The language from the saved setting, else the browser's (Italian for "it…", else English). */
+export function pickLanguage(saved, navigatorLanguages) {
+  if (LANGS.includes(saved)) return saved;
+  for (const tag of navigatorLanguages || []) {
+    const base = String(tag).toLowerCase().split("-")[0];
+    if (LANGS.includes(base)) return base;
+  }
+  return "en";
+}
+
+/** The words of a language: t("it").undo === "Annulla". */
+export function t(lang) {
+  return STRINGS[lang] || STRINGS.en;
+}
+
+export const STRING_KEYS = Object.keys(STRINGS.en);
+export const _STRINGS_FOR_TESTS = STRINGS;
