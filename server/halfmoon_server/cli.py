@@ -1,0 +1,73 @@
+"""``halfmoon serve``: run the server (flags, or the same settings from ``HALFMOON_*``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from halfmoon_server.app import create_app, describe_db
+from halfmoon_server.errors import ServerError
+from halfmoon_server.settings import Settings
+
+log = logging.getLogger("halfmoon_server")
+
+
+def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run the race server (WebSocket /ws, REST /api, the browser client)",
+        description="Run the Half Moon server. Every flag also reads an environment variable "
+        "(HALFMOON_HOST, HALFMOON_PORT, HALFMOON_DB, HALFMOON_DATA_DIR, HALFMOON_SECRET, ...); flags win.",
+    )
+    p.add_argument("--host", help="address to listen on (HALFMOON_HOST, default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (HALFMOON_PORT, default 8080)")
+    p.add_argument(
+        "--db", dest="db_url", metavar="URL", help="SQLAlchemy async URL (HALFMOON_DB; default SQLite in the data dir)"
+    )
+    p.add_argument("--data-dir", type=Path, help="data directory (HALFMOON_DATA_DIR, default ./data)")
+    p.add_argument("--secret", help="daily-challenge secret (HALFMOON_SECRET; default: generated once in the data dir)")
+    p.add_argument("--static-dir", type=Path, help="browser client files (default: the installed halfmoon_web)")
+    p.add_argument("--public-url", help="public base URL for shared links (HALFMOON_PUBLIC_URL)")
+    p.add_argument("--countdown", dest="countdown_s", type=float, help="race countdown in seconds (default 3)")
+    p.add_argument(
+        "--no-winnable-daily", dest="daily_requires_winnable", action="store_const", const=False,
+        help="do not require the solver to prove the daily deal winnable",
+    )
+    p.add_argument("--solver-workers", type=int, help="solver worker processes (0 turns the analysis off)")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    p.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings.from_env(
+            host=args.host,
+            port=args.port,
+            db_url=args.db_url,
+            data_dir=args.data_dir,
+            secret=args.secret.encode("utf-8") if args.secret else None,
+            static_dir=args.static_dir,
+            public_url=args.public_url,
+            countdown_s=args.countdown_s,
+            daily_requires_winnable=args.daily_requires_winnable,
+            solver_workers=args.solver_workers,
+        )
+    except ServerError as exc:
+        print(f"halfmoon serve: {exc}", file=sys.stderr)
+        return 2
+    log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port,
+             describe_db(settings.database_url()))
+    try:
+        web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+    except ServerError as exc:
+        print(f"halfmoon serve: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"halfmoon serve: cannot listen on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
+        return 1
+    return 0

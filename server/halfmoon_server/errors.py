@@ -1,0 +1,35 @@
+"""The server's exceptions: one small tree.
+
+    ServerError (Exception)
+    ├── ProtocolError     a client message the server refuses; carries the wire error code
+    ├── StorageError      the database failed or holds something unexpected
+    └── SettingsError     a bad setting (flag or environment variable)
+
+A :class:`ProtocolError` becomes an ``error`` message on the wire; nothing else ever reaches a
+client except as the generic ``internal`` error.
+"""
+
+from __future__ import annotations
+
+
+class ServerError(Exception):
+    """Base class of every error the server raises."""
+
+
+class ProtocolError(ServerError):
+    """A refused client message: ``code`` is the wire error code, ``message`` says why."""
+
+    def __init__(self, code: str, message: str, *, msg_id: int | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.msg_id = msg_id
+        self.reason = reason
+
+
+class StorageError(ServerError):
+    """The database failed or answered something unexpected."""
+
+
+class SettingsError(ServerError):
+    """A setting (command-line flag or environment variable) is invalid."""

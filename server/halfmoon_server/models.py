@@ -1,0 +1,60 @@
+"""The database tables, as SQLAlchemy 2 ORM classes. The schema itself is created and upgraded
+only by the Alembic migrations in ``halfmoon_server/migrations``; these classes mirror it."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class GameRow(Base):
+    """One finished game (race, solo or daily): who, which deal, how it went, and its record."""
+
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    nickname: Mapped[str] = mapped_column(String(40))
+    name_key: Mapped[str] = mapped_column(String(40))
+    code: Mapped[str] = mapped_column(String(16))
+    mode: Mapped[str] = mapped_column(String(8))
+    room: Mapped[str] = mapped_column(String(8))
+    score: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    outcome: Mapped[str] = mapped_column(String(16))
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ranked: Mapped[bool] = mapped_column(Boolean)
+    daily_date: Mapped[date | None] = mapped_column(Date, nullable=True)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_games_code_rank", "code", "score", "time_ms"),
+        Index("ix_games_daily_rank", "daily_date", "ranked", "score", "time_ms"),
+    )
+
+
+class DailyChallengeRow(Base):
+    """The deal chosen for one UTC day (fixed once chosen, whatever later settings say)."""
+
+    __tablename__ = "daily_challenges"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    code: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DailyAttemptRow(Base):
+    """A nickname's first attempt of a UTC day (the ranked one)."""
+
+    __tablename__ = "daily_attempts"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    name_key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,238 @@
+"""The REST API (docs/openapi.yaml): rooms, leaderboards, the daily challenge, finished games and
+``/healthz``. Lower-layer errors are translated here: a missing row is a 404, a bad deal code a
+400, a database failure a 503 — always as ``{"error": {"code", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import date, timedelta
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from halfmoon.codes import DealCode, random_code
+from halfmoon.errors import InvalidCodeError
+from halfmoon_server import keys
+from halfmoon_server.clock import day_start_ms
+from halfmoon_server.errors import ProtocolError, StorageError
+from halfmoon_server.protocol import normalise_room
+from halfmoon_server.storage import StoredGame
+
+log = logging.getLogger("halfmoon_server.rest")
+
+MAX_BODY = 4096
+_RANDOM = secrets.SystemRandom()
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
+
+
+def json_error(status: int, code: str, message: str) -> web.Response:
+    return json_response({"error": {"code": code, "message": message}}, status)
+
+
+class ApiError(Exception):
+    """An API refusal: becomes a JSON error response with ``status``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def base_url(request: web.Request) -> str:
+    public = request.app[keys.SETTINGS].public_url
+    if public:
+        return public.rstrip("/")
+    return f"{request.scheme}://{request.host}"
+
+
+def entries(games: list[StoredGame]) -> dict[str, Any]:
+    return {
+        "entries": [
+            {
+                "rank": rank,
+                "name": game.nickname,
+                "score": game.score,
+                "moves": game.moves,
+                "time_ms": game.time_ms,
+                "outcome": game.outcome,
+                "game": game.id,
+            }
+            for rank, game in enumerate(games, 1)
+        ]
+    }
+
+
+def _limit(request: web.Request) -> int:
+    raw = request.query.get("limit", "100")
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_request", f"limit must be an integer, not {raw[:20]!r}") from None
+    if not 1 <= limit <= 1000:
+        raise ApiError(400, "bad_request", f"limit must be 1-1000, not {limit}")
+    return limit
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ApiError(400, "bad_date", f"{text[:20]!r} is not a date like 2026-11-29") from None
+
+
+async def create_room(request: web.Request) -> web.Response:
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
+    raw = await request.content.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
+    code: DealCode
+    if raw.strip():
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ApiError(400, "bad_json", "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise ApiError(400, "bad_json", "the body must be a JSON object such as {\"code\": \"HM1-N-AAAAAAB\"}")
+        text = body.get("code")
+        if text is None:
+            code = random_code(_RANDOM)
+        elif not isinstance(text, str):
+            raise ApiError(400, "bad_code", "'code' must be a string such as \"HM1-N-AAAAAAB\"")
+        else:
+            try:
+                code = DealCode.parse(text)
+            except InvalidCodeError as exc:
+                raise ApiError(400, "bad_code", str(exc)) from None
+            if code.kind != "N":
+                raise ApiError(400, "bad_code", f"{code} is a daily-challenge deal and cannot be raced")
+    else:
+        code = random_code(_RANDOM)
+    room = request.app[keys.REGISTRY].create("race", code)
+    return json_response({"room": room.id, "code": str(code), "url": f"{base_url(request)}/r/{room.id}"}, 201)
+
+
+async def get_room(request: web.Request) -> web.Response:
+    registry = request.app[keys.REGISTRY]
+    try:
+        room = registry.get(normalise_room(request.match_info["room"]))
+    except ProtocolError as exc:
+        raise ApiError(404, "no_such_room", exc.message) from None
+    snapshot = room.snapshot(None, spectator=False)
+    del snapshot["board"], snapshot["boards"], snapshot["can_undo"]
+    snapshot["url"] = f"{base_url(request)}/r/{room.id}"
+    return json_response(snapshot)
+
+
+async def leaderboard_for_code(request: web.Request) -> web.Response:
+    text = request.match_info["code"]
+    try:
+        code = DealCode.parse(text)
+    except InvalidCodeError as exc:
+        raise ApiError(400, "bad_code", str(exc)) from None
+    games = await request.app[keys.STORAGE].leaderboard_for_code(str(code), _limit(request))
+    return json_response(entries(games))
+
+
+async def daily_leaderboard(request: web.Request) -> web.Response:
+    day = _day(request.match_info["date"])
+    today = request.app[keys.DAILY].today()
+    if day > today:
+        raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
+    games = await request.app[keys.STORAGE].daily_leaderboard(day, _limit(request))
+    return json_response(entries(games))
+
+
+async def daily(request: web.Request) -> web.Response:
+    service = request.app[keys.DAILY]
+    today = service.today()
+    base = base_url(request)
+    leaderboard = await request.app[keys.STORAGE].daily_leaderboard(today, 1000)
+    past = await request.app[keys.STORAGE].daily_days(today, 60)
+    return json_response(
+        {
+            "date": today.isoformat(),
+            "ends_at": day_start_ms(today + timedelta(days=1)),
+            "players": len(leaderboard),
+            "play": f"{base}/daily",
+            "leaderboard": f"/api/daily/{today.isoformat()}/leaderboard",
+            "past": [
+                {
+                    "date": d.day.isoformat(),
+                    "code": d.code,
+                    "players": d.players,
+                    "leaderboard": f"/api/daily/{d.day.isoformat()}/leaderboard",
+                }
+                for d in past
+            ],
+        }
+    )
+
+
+async def get_game(request: web.Request) -> web.Response:
+    game_id = request.match_info["game"]
+    game = await request.app[keys.STORAGE].get_game(game_id) if len(game_id) <= 32 else None
+    if game is None:
+        raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r}")
+    if game.daily_date is not None and game.daily_date >= request.app[keys.DAILY].today():
+        raise ApiError(
+            403,
+            "daily_hidden",
+            f"game {game_id!r} is a daily-challenge game; its record opens when {game.daily_date} is over",
+        )
+    return json_response(game.record)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    try:
+        await request.app[keys.STORAGE].ping()
+    except StorageError as exc:
+        log.warning("health check failed: %s", exc)
+        return json_response({"status": "unavailable", "error": "the database does not answer"}, 503)
+    return json_response({"status": "ok"})
+
+
+@web.middleware
+async def api_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """JSON errors for the API (and plain ones elsewhere); no traceback ever leaves the server."""
+    is_api = request.path.startswith("/api/") or request.path == "/healthz"
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except ApiError as exc:
+        return json_error(exc.status, exc.code, exc.message)
+    except StorageError:
+        log.exception("storage failure on %s", request.path)
+        return json_error(503, "unavailable", "the database is unavailable; try again")
+    except web.HTTPException as exc:
+        if not is_api or exc.status < 400:
+            raise
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+        message = {
+            404: f"no such endpoint: {request.path}",
+            405: f"{request.method} is not allowed on {request.path}",
+            413: "the request body is too large",
+        }.get(exc.status, exc.reason)
+        return json_error(exc.status, codes.get(exc.status, "http_error"), message)
+    except Exception:
+        log.exception("internal error on %s %s", request.method, request.path)
+        if is_api:
+            return json_error(500, "internal", "the server failed; nothing changed")
+        return web.Response(status=500, text="internal server error")
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post("/api/rooms", create_room)
+    app.router.add_get("/api/rooms/{room}", get_room)
+    app.router.add_get("/api/leaderboard/{code}", leaderboard_for_code)
+    app.router.add_get("/api/daily", daily)
+    app.router.add_get("/api/daily/{date}/leaderboard", daily_leaderboard)
+    app.router.add_get("/api/games/{game}", get_game)
+    app.router.add_get("/healthz", healthz)

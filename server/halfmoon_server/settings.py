@@ -1,0 +1,147 @@
+"""The server's settings: one frozen dataclass, filled from command-line flags and ``HALFMOON_*``
+environment variables (flags win), and the daily-challenge secret kept in the data directory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from halfmoon_server.clock import Clock, SystemClock
+from halfmoon_server.errors import SettingsError
+
+log = logging.getLogger("halfmoon_server")
+
+SECRET_FILE = "daily-secret"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything ``create_app`` needs. Defaults give a working server with nothing else installed."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: SQLAlchemy async URL; None means SQLite in ``data_dir`` (``halfmoon.db``).
+    db_url: str | None = None
+    data_dir: Path = Path("data")
+    #: The daily-challenge secret; None means read (or create once) ``data_dir/daily-secret``.
+    secret: bytes | None = None
+    #: Where the browser client's files are; None means ``halfmoon_web.STATIC_DIR``.
+    static_dir: Path | None = None
+    #: The public base URL used in links (``POST /api/rooms`` → ``url``); None: from the request.
+    public_url: str | None = None
+    #: Extra origins allowed to open ``/ws`` from a browser (besides the server's own).
+    allowed_origins: tuple[str, ...] = ()
+    countdown_s: float = 3.0
+    default_time_limit_s: int = 1800
+    max_players: int = 8
+    max_msg_size: int = 4096
+    rate_burst: float = 20.0
+    rate_per_s: float = 10.0
+    rate_max_refused: int = 50
+    #: Outgoing messages queued per connection before it counts as too slow and is dropped.
+    send_queue: int = 256
+    #: Room events kept for resume catch-up.
+    event_log: int = 512
+    #: How often the background task checks time limits and abandoned rooms.
+    tick_s: float = 0.5
+    #: A room whose players are all disconnected (or a lobby nobody is in) is closed after this.
+    abandon_after_s: float = 3600.0
+    #: A finished room stays readable (resume, GET /api/rooms/…) this long.
+    finished_ttl_s: float = 1800.0
+    daily_requires_winnable: bool = True
+    solver_node_budget: int = 200_000
+    analysis_time_budget_ms: int = 3000
+    #: Worker processes for the solver (daily deal search, post-game analysis); 0 disables analysis.
+    solver_workers: int = 1
+    clock: Clock = field(default_factory=SystemClock)
+
+    def database_url(self) -> str:
+        if self.db_url:
+            return self.db_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'halfmoon.db').resolve()}"
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``HALFMOON_*`` variables, then ``overrides`` (non-None values win).
+
+        Raises :class:`SettingsError` naming the variable when a value does not parse.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+
+        def take(var: str, name: str, kind: type) -> None:
+            raw = env.get(var)
+            if raw is None or raw == "":
+                return
+            try:
+                if kind is bool:
+                    values[name] = raw.strip().lower() in ("1", "true", "yes", "on")
+                elif kind is Path:
+                    values[name] = Path(raw)
+                else:
+                    values[name] = kind(raw)
+            except ValueError:
+                raise SettingsError(f"{var}={raw!r} is not a valid {kind.__name__}") from None
+
+        take("HALFMOON_HOST", "host", str)
+        take("HALFMOON_PORT", "port", int)
+        take("HALFMOON_DB", "db_url", str)
+        take("HALFMOON_DATA_DIR", "data_dir", Path)
+        take("HALFMOON_STATIC_DIR", "static_dir", Path)
+        take("HALFMOON_PUBLIC_URL", "public_url", str)
+        take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
+        take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
+        take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
+        if env.get("HALFMOON_SECRET"):
+            values["secret"] = env["HALFMOON_SECRET"].encode("utf-8")
+        if env.get("HALFMOON_ALLOWED_ORIGINS"):
+            origins = env["HALFMOON_ALLOWED_ORIGINS"].split(",")
+            values["allowed_origins"] = tuple(o.strip() for o in origins if o.strip())
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Raises :class:`SettingsError` for values the server cannot run with."""
+        if not 0 <= self.port <= 65535:
+            raise SettingsError(f"port {self.port} is outside 0-65535")
+        if self.max_msg_size < 256:
+            raise SettingsError(f"max_msg_size {self.max_msg_size} is too small (at least 256)")
+        if self.send_queue < 1:
+            raise SettingsError("send_queue must be at least 1")
+        if self.countdown_s < 0:
+            raise SettingsError("countdown_s cannot be negative")
+
+
+def load_secret(settings: Settings) -> bytes:
+    """The daily secret: the setting, else ``data_dir/daily-secret`` (created once, mode 0600).
+
+    Raises :class:`SettingsError` when the file cannot be read or written.
+    """
+    if settings.secret:
+        return settings.secret
+    path = settings.data_dir / SECRET_FILE
+    try:
+        if path.exists():
+            text = path.read_text(encoding="ascii").strip()
+            if text:
+                return text.encode("ascii")
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        text = secrets.token_urlsafe(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(text + "\n")
+        log.info("created a new daily-challenge secret in %s", path)
+        return text.encode("ascii")
+    except (OSError, UnicodeError) as exc:
+        raise SettingsError(f"cannot read or create the daily secret {path}: {exc}") from None

@@ -1,0 +1,257 @@
+"""Storage: the :class:`Storage` interface the server talks to, its SQL implementation
+(SQLAlchemy 2 async: SQLite through aiosqlite, PostgreSQL through asyncpg) and :func:`migrate`,
+which brings the schema to the newest Alembic revision.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection as SyncConnection
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from halfmoon_server.errors import StorageError
+from halfmoon_server.models import DailyAttemptRow, DailyChallengeRow, GameRow
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedGame:
+    """A game to store (the id is given by the storage)."""
+
+    nickname: str
+    code: str
+    mode: str
+    room: str
+    score: int
+    moves: int
+    time_ms: int
+    outcome: str
+    record: dict[str, Any]
+    ranked: bool
+    daily_date: date | None
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    id: str
+    nickname: str
+    code: str
+    mode: str
+    room: str
+    score: int
+    moves: int
+    time_ms: int
+    outcome: str
+    record: dict[str, Any]
+    ranked: bool
+    daily_date: date | None
+
+
+@dataclass(frozen=True, slots=True)
+class DailyDay:
+    day: date
+    code: str
+    players: int
+
+
+class Storage(Protocol):
+    """What the server needs from a database. Every method raises :class:`StorageError` on failure."""
+
+    async def ping(self) -> None: ...
+    async def save_game(self, game: FinishedGame) -> str: ...
+    async def get_game(self, game_id: str) -> StoredGame | None: ...
+    async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
+    async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
+    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool: ...
+    async def daily_code(self, day: date) -> str | None: ...
+    async def save_daily_code(self, day: date, code: str, at: datetime) -> str: ...
+    async def daily_days(self, before: date, limit: int) -> list[DailyDay]: ...
+    async def close(self) -> None: ...
+
+
+def alembic_config(connection: SyncConnection | None = None) -> Config:
+    """The programmatic Alembic configuration (no alembic.ini needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _upgrade(connection: SyncConnection) -> None:
+    command.upgrade(alembic_config(connection), "head")
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Upgrade the schema to the newest revision. Raises :class:`StorageError` on failure."""
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_upgrade)
+    except (SQLAlchemyError, OSError) as exc:
+        raise StorageError(f"cannot migrate the database: {exc}") from exc
+
+
+def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """An async engine for a SQLAlchemy URL; creates the SQLite file's directory if needed.
+
+    Raises :class:`StorageError` for a URL SQLAlchemy cannot use.
+    """
+    try:
+        if url.startswith("sqlite"):
+            path = url.split(":///", 1)[1] if ":///" in url else ""
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return create_async_engine(url, **kwargs)
+    except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
+        raise StorageError(f"cannot use database {url!r}: {exc}") from exc
+
+
+def _stored(row: GameRow) -> StoredGame:
+    return StoredGame(
+        id=row.id,
+        nickname=row.nickname,
+        code=row.code,
+        mode=row.mode,
+        room=row.room,
+        score=row.score,
+        moves=row.moves,
+        time_ms=row.time_ms,
+        outcome=row.outcome,
+        record=row.record,
+        ranked=row.ranked,
+        daily_date=row.daily_date,
+    )
+
+
+class SqlStorage:
+    """:class:`Storage` on any SQLAlchemy async engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    async def ping(self) -> None:
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"the database does not answer: {exc}") from exc
+
+    async def save_game(self, game: FinishedGame) -> str:
+        game_id = secrets.token_urlsafe(9)
+        row = GameRow(
+            id=game_id,
+            nickname=game.nickname,
+            name_key=game.nickname.casefold(),
+            code=game.code,
+            mode=game.mode,
+            room=game.room,
+            score=game.score,
+            moves=game.moves,
+            time_ms=game.time_ms,
+            outcome=game.outcome,
+            record=game.record,
+            ranked=game.ranked,
+            daily_date=game.daily_date,
+            finished_at=game.finished_at,
+        )
+        try:
+            async with self._sessions.begin() as session:
+                session.add(row)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot store the game: {exc}") from exc
+        return game_id
+
+    async def get_game(self, game_id: str) -> StoredGame | None:
+        try:
+            async with self._sessions() as session:
+                row = await session.get(GameRow, game_id)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot read game {game_id!r}: {exc}") from exc
+        return None if row is None else _stored(row)
+
+    async def _ranking(self, where: Any, limit: int) -> list[StoredGame]:
+        query = (
+            select(GameRow)
+            .where(where)
+            .order_by(GameRow.score.desc(), GameRow.time_ms.asc(), GameRow.finished_at.asc())
+            .limit(limit)
+        )
+        try:
+            async with self._sessions() as session:
+                rows = (await session.scalars(query)).all()
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot read the leaderboard: {exc}") from exc
+        return [_stored(row) for row in rows]
+
+    async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]:
+        return await self._ranking(GameRow.code == code, limit)
+
+    async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]:
+        return await self._ranking((GameRow.daily_date == day) & GameRow.ranked.is_(True), limit)
+
+    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool:
+        try:
+            async with self._sessions.begin() as session:
+                session.add(DailyAttemptRow(day=day, name_key=name_key, started_at=at))
+        except IntegrityError:
+            return False
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot record the daily attempt: {exc}") from exc
+        return True
+
+    async def daily_code(self, day: date) -> str | None:
+        try:
+            async with self._sessions() as session:
+                row = await session.get(DailyChallengeRow, day)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot read the daily challenge of {day}: {exc}") from exc
+        return None if row is None else row.code
+
+    async def save_daily_code(self, day: date, code: str, at: datetime) -> str:
+        try:
+            async with self._sessions.begin() as session:
+                session.add(DailyChallengeRow(day=day, code=code, created_at=at))
+        except IntegrityError:
+            stored = await self.daily_code(day)
+            if stored is None:
+                raise StorageError(f"the daily challenge of {day} vanished") from None
+            return stored
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot store the daily challenge of {day}: {exc}") from exc
+        return code
+
+    async def daily_days(self, before: date, limit: int) -> list[DailyDay]:
+        players = (
+            select(GameRow.daily_date, func.count().label("n"))
+            .where(GameRow.ranked.is_(True), GameRow.daily_date.is_not(None))
+            .group_by(GameRow.daily_date)
+            .subquery()
+        )
+        query = (
+            select(DailyChallengeRow.day, DailyChallengeRow.code, players.c.n)
+            .outerjoin(players, players.c.daily_date == DailyChallengeRow.day)
+            .where(DailyChallengeRow.day < before)
+            .order_by(DailyChallengeRow.day.desc())
+            .limit(limit)
+        )
+        try:
+            async with self._sessions() as session:
+                rows = (await session.execute(query)).all()
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot list the daily challenges: {exc}") from exc
+        return [DailyDay(day, code, int(n or 0)) for day, code, n in rows]
+
+    async def close(self) -> None:
+        await self.engine.dispose()
