@@ -1,0 +1,218 @@
+"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race`` and ``bot``.
+
+Each ``register_X(sub)`` adds its parser and sets ``func(args) -> exit status``; the command
+runs its coroutine with :func:`asyncio.run`. A client error (unreachable server, unknown room,
+name taken…) becomes one line on standard error and exit status 1 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room_or_link
+from halfmoon_client.bots import run_bots
+from halfmoon_client.errors import ClientError
+from halfmoon_client.rest import create_room
+from halfmoon_client.screens import results_table
+from halfmoon_client.strategy import STRATEGIES
+from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, watch_room
+from halfmoon_client.words import say
+
+Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+T = TypeVar("T")
+
+
+def _default_lang() -> str:
+    return "it" if os.environ.get("LANG", "").lower().startswith("it") else "en"
+
+
+def _server_arg(p: argparse.ArgumentParser, *, required: bool = False) -> None:
+    default = os.environ.get("HALFMOON_SERVER", DEFAULT_SERVER)
+    p.add_argument(
+        "--server",
+        metavar="URL",
+        required=required,
+        default=None if required else default,
+        help=f"the server (default {default}; $HALFMOON_SERVER)"
+        if not required
+        else "the server, e.g. " + DEFAULT_SERVER,
+    )
+
+
+def _run(command: str, coroutine: Coroutine[Any, Any, T]) -> tuple[int, T | None]:
+    """Run a coroutine; a :class:`ClientError` becomes one line on stderr and status 1."""
+    try:
+        return 0, asyncio.run(coroutine)
+    except ClientError as exc:
+        print(f"halfmoon {command}: {exc}", file=sys.stderr)
+        return 1, None
+
+
+# -- join --------------------------------------------------------------------------------------
+
+
+def register_join(sub: Sub) -> None:
+    p = sub.add_parser(
+        "join",
+        help="race in a room from the terminal",
+        description="Join a race room and play in the terminal. Type a move as positions ('1 8', "
+        "'R3 5 12'); 'u' undoes, 'g' gives up, 'e' switches the move-error explanations, "
+        "'s' starts the race (host), 'q' leaves.",
+    )
+    p.add_argument("room", metavar="ROOM_OR_LINK", help="a room id (K7WQ2M) or a room link")
+    p.add_argument("--name", required=True, help="your nickname (1-20 characters)")
+    _server_arg(p)
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
+    p.add_argument("--move-errors", action="store_true", help="explain refused moves («Errori di mossa»)")
+    p.set_defaults(func=run_join)
+
+
+def run_join(args: argparse.Namespace) -> int:
+    try:
+        server, room = parse_room_or_link(args.room, default_server=args.server)
+    except ClientError as exc:
+        print(f"halfmoon join: {exc}", file=sys.stderr)
+        return 1
+    screen = AnsiScreen(sys.stdout)
+    color = sys.stdout.isatty()
+
+    async def main() -> int:
+        racer = await play_race(
+            server, room, args.name, stdin_lines(), screen, lang=args.lang, move_errors=args.move_errors, color=color
+        )
+        return 0 if racer.done else 1
+
+    status, result = _run("join", main())
+    if result is not None:
+        print()
+    return status if result is None else result
+
+
+# -- watch -------------------------------------------------------------------------------------
+
+
+def register_watch(sub: Sub) -> None:
+    p = sub.add_parser("watch", help="spectate a race live", description="Watch every player's board in a room, live.")
+    p.add_argument("room", metavar="ROOM_OR_LINK", help="a room id (K7WQ2M) or a room link")
+    _server_arg(p)
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
+    p.set_defaults(func=run_watch)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    try:
+        server, room = parse_room_or_link(args.room, default_server=args.server)
+    except ClientError as exc:
+        print(f"halfmoon watch: {exc}", file=sys.stderr)
+        return 1
+    status, _ = _run("watch", watch_room(server, room, AnsiScreen(sys.stdout), lang=args.lang))
+    return status
+
+
+# -- race --------------------------------------------------------------------------------------
+
+
+def register_race(sub: Sub) -> None:
+    p = sub.add_parser("race", help="create a race room", description="Create a race room and print its id and link.")
+    _server_arg(p)
+    p.add_argument("--code", help="the deal code to race on (default: a random deal)")
+    p.set_defaults(func=run_race)
+
+
+def run_race(args: argparse.Namespace) -> int:
+    try:
+        server = normalize_server(args.server)
+    except ClientError as exc:
+        print(f"halfmoon race: {exc}", file=sys.stderr)
+        return 1
+    status, created = _run("race", create_room(server, args.code))
+    if created is None:
+        return status
+    print(f"room {created.room}")
+    print(f"link {created.url}")
+    print(f"code {created.code}")
+    print(f"join with: halfmoon join {created.room} --name NICK --server {server}")
+    return 0
+
+
+# -- bot ---------------------------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _milliseconds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"cannot think for a negative time: {value}")
+    return value
+
+
+def register_bot(sub: Sub) -> None:
+    p = sub.add_parser(
+        "bot",
+        help="run bot players in real races",
+        description="Join N bots that play real moves over real connections until the race ends, "
+        "then print the results. With --create, new rooms are made (8 bots at most each); the "
+        "first bot of each is the host and starts once all have joined.",
+    )
+    _server_arg(p, required=True)
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--room", help="a room to join (its host starts the race)")
+    where.add_argument("--create", action="store_true", help="create the room(s) and start the race(s)")
+    p.add_argument("--players", type=_positive, required=True, metavar="N", help="how many bots")
+    p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy", help="how bots choose (default greedy)")
+    p.add_argument("--think", type=_milliseconds, default=300, metavar="MS", help="ms between moves (default 300)")
+    p.add_argument("--time-limit", type=_positive, metavar="S", help="race time limit in seconds (with --create)")
+    p.add_argument("--seed", type=int, help="random seed for reproducible choices")
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help=argparse.SUPPRESS)
+    p.set_defaults(func=run_bot)
+
+
+def run_bot(args: argparse.Namespace) -> int:
+    try:
+        server = normalize_server(args.server)
+        room = None if args.room is None else parse_room_or_link(args.room, default_server=server)[1]
+    except ClientError as exc:
+        print(f"halfmoon bot: {exc}", file=sys.stderr)
+        return 1
+    status, reports = _run(
+        "bot",
+        run_bots(
+            server,
+            players=args.players,
+            room=room,
+            strategy=args.strategy,
+            think_ms=args.think,
+            time_limit_s=args.time_limit,
+            seed=args.seed,
+        ),
+    )
+    if reports is None:
+        return status
+    shown: set[str] = set()
+    for report in reports:
+        if report.room in shown:
+            continue
+        shown.add(report.room)
+        session = report.session
+        print(say("results", args.lang, room=session.room, code=session.code or "—"))
+        for line in results_table(session.results or [], session.players, args.lang):
+            print("  " + line)
+        print()
+    return 0

@@ -1,0 +1,187 @@
+"""The only module that opens sockets: one WebSocket link to ``/ws`` that reconnects by itself.
+
+A :class:`Link` connects with the ``websockets`` asyncio client, sends JSON messages and yields
+decoded ones. When the connection drops it says so (``on_event("reconnecting", …)``), waits
+along a :class:`Backoff` schedule, reconnects and sends its ``hello`` again — for a player that
+is ``resume`` with the token and the highest ``seq`` seen, so the game continues exactly where
+it was. The first connection is not retried: an unreachable server is reported at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from halfmoon_client.address import normalize_server, websocket_url
+from halfmoon_client.errors import ProtocolError, UnreachableError
+from halfmoon_client.session import Message
+
+EventHook = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Reconnection delays: ``first`` seconds, times ``factor`` each attempt, at most ``cap``,
+    each shortened by up to ``jitter`` (a fraction) at random; ``attempts`` tries in all.
+
+    >>> list(Backoff(first=0.5, factor=2, cap=3, jitter=0, attempts=5).delays())
+    [0.5, 1.0, 2.0, 3.0, 3.0]
+    """
+
+    first: float = 0.5
+    factor: float = 2.0
+    cap: float = 10.0
+    jitter: float = 0.25
+    attempts: int = 12
+
+    def delays(self, rng: random.Random | None = None) -> Iterator[float]:
+        rng = rng or random.Random()
+        delay = self.first
+        for _ in range(self.attempts):
+            yield delay * (1 - self.jitter * rng.random()) if self.jitter else delay
+            delay = min(self.cap, delay * self.factor)
+
+
+def decode(raw: str | bytes) -> Message:
+    """A server frame as a JSON object; raises :class:`ProtocolError` otherwise."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ProtocolError(f"the server sent a frame that is not JSON: {raw[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"the server sent JSON that is not an object: {raw[:80]!r}")
+    return data
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+class Link:
+    """One player's or spectator's connection; see the module docstring.
+
+    ``hello()`` gives the first message on every (re)connection; ``on_event`` hears
+    ``reconnecting`` (``delay``, ``attempt``, ``reason``) and ``reconnected``.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        hello: Callable[[], Message],
+        on_event: EventHook | None = None,
+        backoff: Backoff | None = None,
+        open_timeout: float = 5.0,
+    ) -> None:
+        self.server = normalize_server(server)
+        self.url = websocket_url(self.server)
+        self.hello = hello
+        self.on_event = on_event or (lambda kind, data: None)
+        self.backoff = backoff or Backoff()
+        self.open_timeout = open_timeout
+        self.reconnects = 0
+        self._ws: ClientConnection | None = None
+        self._closing = False
+
+    async def _open(self) -> ClientConnection:
+        try:
+            return await connect(
+                self.url,
+                compression=None,  # ~14 KiB per connection instead of ~64 KiB: bots are many
+                open_timeout=self.open_timeout,
+                max_size=1 << 20,
+                max_queue=64,
+                ping_interval=20,
+                ping_timeout=20,
+            )
+        except InvalidURI as exc:
+            raise UnreachableError(f"cannot use {self.url}: {exc}") from None
+        except InvalidHandshake as exc:
+            raise UnreachableError(f"{self.server} is not a Half Moon server ({exc})") from None
+        except (OSError, TimeoutError) as exc:
+            raise UnreachableError(f"cannot reach the server at {self.server}: {_why(exc)}") from None
+
+    async def connect(self) -> None:
+        """Open the first connection and send ``hello()``; raises :class:`UnreachableError`."""
+        self._ws = await self._open()
+        await self.send(self.hello())
+
+    async def send(self, message: Message) -> bool:
+        """Send one message; False when the connection is down (the message is dropped)."""
+        ws = self._ws
+        if ws is None:
+            return False
+        try:
+            await ws.send(orjson.dumps(message).decode())
+        except ConnectionClosed:
+            return False
+        return True
+
+    async def messages(self) -> AsyncIterator[Message]:
+        """Every server message, across reconnections, until :meth:`close`.
+
+        Raises :class:`UnreachableError` when every reconnection attempt failed, and
+        :class:`ProtocolError` on a frame that is not a JSON object.
+        """
+        while not self._closing:
+            ws = self._ws
+            if ws is None:
+                await self._reconnect("not connected")
+                continue
+            try:
+                raw = await ws.recv()
+            except ConnectionClosed as exc:
+                if self.closed:
+                    return
+                reason = exc.rcvd.reason if exc.rcvd is not None and exc.rcvd.reason else "connection closed"
+                await self._reconnect(reason)
+                continue
+            yield decode(raw)
+
+    async def _reconnect(self, reason: str) -> None:
+        self._ws = None
+        last = reason
+        for attempt, delay in enumerate(self.backoff.delays(), 1):
+            self.on_event("reconnecting", {"delay": delay, "attempt": attempt, "reason": last})
+            await asyncio.sleep(delay)
+            if self.closed:
+                return
+            try:
+                ws = await self._open()
+            except UnreachableError as exc:
+                last = str(exc)
+                continue
+            self._ws = ws
+            self.reconnects += 1
+            await self.send(self.hello())
+            self.on_event("reconnected", {"attempt": attempt})
+            return
+        raise UnreachableError(
+            f"lost the connection to {self.server} and could not reconnect "
+            f"({self.backoff.attempts} attempts; last: {last})"
+        )
+
+    @property
+    def closed(self) -> bool:
+        """:meth:`close` was called."""
+        return self._closing
+
+    async def close(self) -> None:
+        """Close the connection for good (no reconnection)."""
+        self._closing = True
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            await ws.close()

@@ -1,0 +1,144 @@
+"""The racer's side of the terminal client, sans I/O: typed lines in, messages out, a screen.
+
+A :class:`Racer` wraps a :class:`~halfmoon_client.session.Session` with what only a human
+racer has: the «Errori di mossa» setting, the language, and the message line. It turns each
+typed line into the protocol messages to send (checking a move on the visible board first, as
+the server will), turns the server's refusals into plain words, and draws the screen. The
+terminal layer (:mod:`halfmoon_client.terminal`) only moves lines, messages and screens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from halfmoon.codes import DealCode
+from halfmoon.errors import HalfMoonError
+from halfmoon.positions import parse_position
+from halfmoon.taps import MOVE_ERROR_MESSAGES
+from halfmoon.text import word
+from halfmoon_client.commands import parse_command
+from halfmoon_client.screens import race_screen
+from halfmoon_client.session import Message, Session
+from halfmoon_client.strategy import explain
+from halfmoon_client.words import say
+
+
+class Racer:
+    """One human racer. ``command(line)`` returns the messages to send; ``screen()`` draws."""
+
+    def __init__(self, session: Session | None = None, *, lang: str = "en", move_errors: bool = False) -> None:
+        self.session = session or Session()
+        self.lang = lang
+        self.move_errors = move_errors
+        self.message = ""
+        self.quit = False
+        self._sent_moves: dict[int, tuple[str, ...]] = {}
+
+    @property
+    def done(self) -> bool:
+        """The racer quit, or the race is over."""
+        return self.quit or self.session.race_over
+
+    # -- typed lines ----------------------------------------------------------------------------
+
+    def command(self, line: str) -> list[Message]:
+        """Handle one typed line; return the messages to send (possibly none)."""
+        session = self.session
+        cmd = parse_command(line)
+        self.message = ""
+        if cmd.kind == "quit":
+            self.quit = True
+            return [session.leave_message()]
+        if cmd.kind in ("help", "redraw"):
+            self.message = say("help_race", self.lang, errors=say("on" if self.move_errors else "off", self.lang))
+            return []
+        if cmd.kind == "errors":
+            self.move_errors = not self.move_errors
+            self.message = word("move_errors_on" if self.move_errors else "move_errors_off", self.lang)
+            return []
+        if cmd.kind == "invalid":
+            self.message = say("refused", self.lang, text=cmd.text)
+            return []
+        if cmd.kind == "start":
+            if session.phase != "lobby":
+                self.message = say("refused", self.lang, text=line.strip())
+                return []
+            if not session.is_host:
+                self.message = say("not_host", self.lang)
+                return []
+            return [session.start_message()]
+        if session.phase in ("lobby", "countdown"):
+            self.message = say("not_started", self.lang)
+            return []
+        if not session.playing:
+            self.message = say("not_playing", self.lang)
+            return []
+        if cmd.kind == "undo":
+            return [session.undo_message()]
+        if cmd.kind == "give_up":
+            return [session.give_up_message()]
+        return self._move(cmd.positions, cmd.text)
+
+    def _move(self, positions: tuple[str, ...], text: str) -> list[Message]:
+        session = self.session
+        if session.board is not None and session.code:
+            try:
+                fault = explain(session.board.view(), DealCode.parse(session.code), positions)
+            except HalfMoonError:
+                fault = None  # a code this engine cannot read: let the server judge
+            if fault is not None:
+                self.message = self._refusal(text, *fault)
+                return []
+        message = session.move_message(list(positions))
+        self._sent_moves[message["id"]] = positions
+        return [message]
+
+    def _refusal(self, text: str, engine_message: str, seed_reason: str | None) -> str:
+        """«Errori di mossa» off: just ✗ and the move; on: the seed's explanation (or the engine's)."""
+        if not self.move_errors:
+            return say("refused", self.lang, text=text)
+        if seed_reason is not None:
+            return say("refused", self.lang, text=f"{text}: {MOVE_ERROR_MESSAGES[seed_reason][self.lang]}")
+        return say("refused", self.lang, text=engine_message)
+
+    # -- server messages --------------------------------------------------------------------------
+
+    def receive(self, message: Any, local_ms: int) -> str:
+        """Feed one server message to the session; a refusal becomes the message line.
+
+        Raises :class:`~halfmoon_client.errors.ProtocolError` like :meth:`Session.receive`.
+        """
+        kind = self.session.receive(message, local_ms)
+        if kind == "error" and self.session.error is not None:
+            self.message = self._error_text(message, *self.session.error)
+        elif kind == "moved" and message.get("player") == self.session.you:
+            self._sent_moves.pop(message.get("id", -1), None)
+            self.message = ""
+        return kind
+
+    def _error_text(self, message: Message, code: str, text: str) -> str:
+        if code == "illegal_move":
+            positions = self._sent_moves.pop(message.get("id", -1), ())
+            shown = " ".join(positions) or text
+            seed = None
+            if message.get("reason") == "not_a_match" and positions and self.session.board is not None:
+                first = self.session.board.tops[parse_position(positions[0])]
+                seed = "triple" if first is not None and first.is_face else "sum"
+            return self._refusal(shown, text, seed)
+        if code == "nothing_to_undo":
+            return word("nothing_to_undo", self.lang)
+        if code in ("not_host", "not_started", "not_playing"):
+            return say(code, self.lang)
+        return say("refused", self.lang, text=text)
+
+    # -- the screen -----------------------------------------------------------------------------
+
+    def screen(self, local_ms: int, *, color: bool = False) -> str:
+        return race_screen(
+            self.session,
+            local_ms=local_ms,
+            lang=self.lang,
+            move_errors=self.move_errors,
+            message=self.message,
+            color=color,
+        )

@@ -1,0 +1,75 @@
+"""The REST call the client needs: ``POST /api/rooms`` creates a race room.
+
+Plain :mod:`urllib` run in a worker thread, so it neither blocks the event loop nor adds a
+dependency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from halfmoon_client.address import normalize_server
+from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedRoom:
+    room: str
+    code: str
+    url: str
+
+
+def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        try:
+            payload = json.loads(exc.read() or b"null")
+        except ValueError:
+            payload = None
+        return exc.code, payload
+
+
+def create_room_sync(server: str, code: str | None = None, *, timeout: float = 10.0) -> CreatedRoom:
+    """Create a room (on deal ``code``, or a random one).
+
+    Raises :class:`UnreachableError`, :class:`RefusedError` (the server's error code and
+    message, e.g. ``bad_code``) or :class:`ProtocolError` (an answer that is not the documented one).
+    """
+    base = normalize_server(server)
+    body: dict[str, Any] = {} if code is None else {"code": code}
+    try:
+        status, payload = _post(base + "/api/rooms", body, timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UnreachableError(f"cannot reach the server at {base}: {reason}") from None
+    except ValueError:
+        raise ProtocolError(f"{base}/api/rooms did not answer JSON: is it a Half Moon server?") from None
+    if status != 201:
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            raise RefusedError(str(error.get("code", status)), str(error.get("message", error)))
+        if isinstance(payload, dict) and "message" in payload:
+            raise RefusedError(str(payload.get("code", status)), str(payload["message"]))
+        raise RefusedError(str(status), f"{base}/api/rooms answered HTTP {status}")
+    try:
+        return CreatedRoom(str(payload["room"]), str(payload["code"]), str(payload["url"]))
+    except (KeyError, TypeError):
+        raise ProtocolError(f"{base}/api/rooms answered {payload!r:.120}, not a room") from None
+
+
+async def create_room(server: str, code: str | None = None, *, timeout: float = 10.0) -> CreatedRoom:
+    """:func:`create_room_sync` in a worker thread; raises the same errors."""
+    return await asyncio.to_thread(create_room_sync, server, code, timeout=timeout)

@@ -1,0 +1,403 @@
+"""The sans-I/O protocol core: one connection's view of a room, fed with decoded messages.
+
+A :class:`Session` imports no asyncio and opens no socket. The I/O layer hands it every server
+message (:meth:`Session.receive`, a decoded JSON object) and sends what its ``*_message``
+methods return; the screens and the bots read its attributes, the view model:
+
+- the room (id, mode, phase, code, host, clock offset, time limit, spectator count);
+- every player's summary (:class:`Player`: status, score, moves, cards left, time);
+- the boards it may see (:class:`Board`: tops and counts only, updated from ``changes``):
+  its own as a player, everyone's as a spectator;
+- the outcome of its game (``game_over``) and the race's results (``race_over``);
+- ``notice``: the last thing worth telling the user (a stall, a win, someone joined…) as a key
+  of :mod:`halfmoon_client.words` with its values; ``error``: the last refusal.
+
+It keeps the highest ``seq`` it has seen, ignores events it has already applied (a resume may
+replay them) and builds the ``resume`` message from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from halfmoon.cards import Card
+from halfmoon.errors import HalfMoonError
+from halfmoon.positions import POSITION_COUNT, parse_position
+from halfmoon.view import BoardView
+from halfmoon_client.errors import ProtocolError
+
+PROTOCOL_VERSION: Final = 1
+FINISHED_STATUSES: Final = frozenset({"won", "gave_up", "left", "timed_out"})
+#: Wire errors that end an attempt to enter a room: no point in waiting for a ``welcome``.
+ENTRY_ERRORS: Final = frozenset(
+    {"no_such_room", "bad_name", "name_taken", "room_full", "bad_token", "bad_code", "already_in_room", "bad_message"}
+)
+
+Message = dict[str, Any]
+
+
+class Board:
+    """A board as a player may see it: the top card and the card count of the 20 positions."""
+
+    __slots__ = ("counts", "tops")
+
+    def __init__(self, tops: list[Card | None], counts: list[int]) -> None:
+        self.tops = tops
+        self.counts = counts
+
+    @classmethod
+    def from_json(cls, data: Any) -> Board:
+        """Read ``{"tops": [...20], "counts": [...20]}``; raises :class:`ProtocolError`."""
+        try:
+            view = BoardView.from_json(data)
+        except HalfMoonError as exc:
+            raise ProtocolError(f"bad board from the server: {exc}") from None
+        return cls(list(view.tops), list(view.counts))
+
+    def apply(self, changes: Any) -> None:
+        """Apply ``changes``: ``[{"pos": "8", "card": "JC" | null, "count": 7}, …]``.
+
+        Raises :class:`ProtocolError` on a malformed change (the board is then unchanged).
+        """
+        parsed: list[tuple[int, Card | None, int]] = []
+        try:
+            for change in changes:
+                pos = parse_position(change["pos"])
+                card = None if change["card"] is None else Card.parse(change["card"])
+                count = int(change["count"])
+                parsed.append((pos, card, count))
+        except (HalfMoonError, KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"bad changes from the server: {changes!r:.120} ({exc})") from None
+        for pos, card, count in parsed:
+            self.tops[pos] = card
+            self.counts[pos] = count
+
+    def view(self) -> BoardView:
+        return BoardView(tuple(self.tops), tuple(self.counts))
+
+    @property
+    def cards_left(self) -> int:
+        return sum(self.counts)
+
+    def __repr__(self) -> str:
+        return f"Board({self.view().to_json()!r})"
+
+
+@dataclass(slots=True)
+class Player:
+    """A player's summary, as the server sends it."""
+
+    id: str
+    name: str
+    status: str = "waiting"
+    score: int = 0
+    moves: int = 0
+    cards_left: int = 104
+    elapsed_ms: int = 0
+    connected: bool = True
+
+    def update(self, data: Message) -> None:
+        for key in ("name", "status", "score", "moves", "cards_left", "elapsed_ms", "connected"):
+            if key in data and data[key] is not None:
+                setattr(self, key, data[key])
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+
+@dataclass(slots=True)
+class Outcome:
+    """``game_over``: how your own game ended."""
+
+    outcome: str
+    score: int
+    moves: int
+    time_ms: int
+    code: str | None
+    analysis: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Session:
+    """One connection's state in one room. See the module docstring."""
+
+    room: str | None = None
+    role: str | None = None  # "player" / "spectator"
+    you: str | None = None
+    token: str | None = None
+    mode: str | None = None
+    phase: str | None = None  # lobby / countdown / running / finished
+    code: str | None = None
+    host: str | None = None
+    seq: int = 0
+    offset_ms: int = 0  # server clock minus local clock
+    starts_at: int | None = None
+    started_at: int | None = None
+    time_limit_s: int | None = None
+    players: dict[str, Player] = field(default_factory=dict)
+    spectators: int = 0
+    board: Board | None = None  # your own (players)
+    boards: dict[str, Board] = field(default_factory=dict)  # everyone's (spectators)
+    outcome: Outcome | None = None
+    results: list[dict[str, Any]] | None = None
+    notice: tuple[str, dict[str, Any]] | None = None  # a key of halfmoon_client.words and its values
+    error: tuple[str, str] | None = None  # the last refusal: (code, message)
+    last_move_id: int = 0
+    welcomed: bool = False
+
+    # -- messages to send ---------------------------------------------------------------------
+
+    @staticmethod
+    def join_message(room: str, name: str) -> Message:
+        return {"type": "join", "v": PROTOCOL_VERSION, "room": room, "name": name}
+
+    @staticmethod
+    def watch_message(room: str) -> Message:
+        return {"type": "watch", "v": PROTOCOL_VERSION, "room": room}
+
+    def resume_message(self) -> Message:
+        """``resume`` with the token and the highest ``seq`` seen; raises :class:`ProtocolError` without a token."""
+        if self.room is None or self.token is None:
+            raise ProtocolError("cannot resume: no room and token yet")
+        return {"type": "resume", "v": PROTOCOL_VERSION, "room": self.room, "token": self.token, "since": self.seq}
+
+    @staticmethod
+    def start_message(time_limit_s: int | None = None) -> Message:
+        message: Message = {"type": "start", "v": PROTOCOL_VERSION}
+        if time_limit_s is not None:
+            message["time_limit_s"] = time_limit_s
+        return message
+
+    def move_message(self, positions: list[str]) -> Message:
+        self.last_move_id += 1
+        return {"type": "move", "v": PROTOCOL_VERSION, "positions": positions, "id": self.last_move_id}
+
+    def undo_message(self) -> Message:
+        self.last_move_id += 1
+        return {"type": "undo", "v": PROTOCOL_VERSION, "id": self.last_move_id}
+
+    @staticmethod
+    def give_up_message() -> Message:
+        return {"type": "give_up", "v": PROTOCOL_VERSION}
+
+    @staticmethod
+    def leave_message() -> Message:
+        return {"type": "leave", "v": PROTOCOL_VERSION}
+
+    @staticmethod
+    def ping_message() -> Message:
+        return {"type": "ping", "v": PROTOCOL_VERSION}
+
+    # -- the view model -------------------------------------------------------------------------
+
+    @property
+    def me(self) -> Player | None:
+        return None if self.you is None else self.players.get(self.you)
+
+    @property
+    def is_host(self) -> bool:
+        return self.you is not None and self.you == self.host
+
+    @property
+    def race_over(self) -> bool:
+        return self.results is not None
+
+    @property
+    def playing(self) -> bool:
+        """A player whose own game is on: moves may be sent."""
+        me = self.me
+        return self.phase == "running" and me is not None and me.status in ("playing", "stalled")
+
+    def server_now(self, local_ms: int) -> int:
+        return local_ms + self.offset_ms
+
+    def elapsed_ms(self, player: Player, local_ms: int) -> int:
+        """A player's time: the running clock while they play, the server's frozen time after."""
+        if player.finished or self.started_at is None or self.phase not in ("running", "finished"):
+            return player.elapsed_ms
+        if self.phase == "finished":
+            return player.elapsed_ms
+        return max(player.elapsed_ms, self.server_now(local_ms) - self.started_at)
+
+    def countdown_ms(self, local_ms: int) -> int | None:
+        if self.phase != "countdown" or self.starts_at is None:
+            return None
+        return max(0, self.starts_at - self.server_now(local_ms))
+
+    def opponents(self) -> list[Player]:
+        return [p for pid, p in self.players.items() if pid != self.you]
+
+    # -- feeding the machine --------------------------------------------------------------------
+
+    def receive(self, message: Any, local_ms: int) -> str:
+        """Apply one decoded server message; return its type.
+
+        ``local_ms`` is the local clock (ms), used with the snapshot's ``now`` to compute the
+        offset to the server's clock. An event already applied (``seq`` not above the highest
+        seen) is ignored. Raises :class:`ProtocolError` on a message the protocol does not know
+        or a malformed one; the state is then unchanged as far as that message goes.
+        """
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            raise ProtocolError(f"not a protocol message: {message!r:.120}")
+        kind: str = message["type"]
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise ProtocolError(f"unknown message type from the server: {kind!r}")
+        seq = message.get("seq")
+        if kind != "welcome" and isinstance(seq, int) and seq <= self.seq:
+            return kind  # already applied (replayed after a resume)
+        try:
+            handler(self, message, local_ms)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"malformed {kind!r} message from the server: {exc!r}") from None
+        if isinstance(seq, int):
+            self.seq = max(self.seq, seq) if kind != "welcome" else seq
+        return kind
+
+    def _welcome(self, m: Message, local_ms: int) -> None:
+        self.role = m["role"]
+        self.you = m.get("you")
+        if m.get("token"):
+            self.token = m["token"]
+        self.error = None
+        snap = m.get("room")
+        if snap is None:
+            if not self.welcomed:
+                raise ValueError("a first welcome without a room snapshot")
+            return  # a resume the server can catch up with: the missed events follow
+        self.welcomed = True
+        self.room = snap["room"]
+        self.mode = snap.get("mode")
+        self.phase = snap["phase"]
+        self.code = snap.get("code")
+        self.host = snap.get("host")
+        if isinstance(snap.get("now"), int):
+            self.offset_ms = snap["now"] - local_ms
+        self.starts_at = snap.get("starts_at")
+        self.started_at = snap.get("started_at")
+        self.time_limit_s = snap.get("time_limit_s")
+        self.players = {}
+        for data in snap.get("players") or []:
+            self._player(data)
+        self.spectators = int(snap.get("spectators") or 0)
+        self.board = None if snap.get("board") is None else Board.from_json(snap["board"])
+        boards = snap.get("boards") or {}
+        self.boards = {pid: Board.from_json(b) for pid, b in boards.items()}
+        self.results = snap.get("results")
+        if self.role == "spectator" and self.token is None:
+            self.notice = ("watching", {})
+
+    def _player(self, data: Message) -> Player:
+        player = self.players.get(data["id"])
+        if player is None:
+            player = self.players[data["id"]] = Player(str(data["id"]), str(data.get("name") or data["id"]))
+        player.update(data)
+        return player
+
+    def _player_joined(self, m: Message, local_ms: int) -> None:
+        player = self._player(m["player"])
+        self.host = m.get("host", self.host)
+        if self.you != player.id:
+            self.notice = ("joined", {"name": player.name})
+
+    def _player_left(self, m: Message, local_ms: int) -> None:
+        data = m["player"]
+        self.host = m.get("host", self.host)
+        # gone before the start: off the list; after it, kept with the status "left"
+        player = self.players.pop(data["id"], None) if self.phase in ("lobby", "countdown") else self._player(data)
+        if player is not None:
+            self.notice = ("left", {"name": player.name})
+
+    def _countdown(self, m: Message, local_ms: int) -> None:
+        self.phase = "countdown"
+        self.starts_at = m["starts_at"]
+        if isinstance(m.get("now"), int):
+            self.offset_ms = m["now"] - local_ms
+        self.time_limit_s = m.get("time_limit_s", self.time_limit_s)
+        self.notice = None
+
+    def _started(self, m: Message, local_ms: int) -> None:
+        self.phase = "running"
+        self.code = m.get("code")
+        self.started_at = m["started_at"]
+        if m.get("board") is not None:
+            self.board = Board.from_json(m["board"])
+        if m.get("boards") is not None:
+            self.boards = {pid: Board.from_json(b) for pid, b in m["boards"].items()}
+        for player in self.players.values():
+            if player.status == "waiting":
+                player.status = "playing"
+        self.notice = None
+
+    def _moved(self, m: Message, local_ms: int) -> None:
+        pid = m["player"]
+        player = self.players.get(pid) or self._player({"id": pid})
+        player.update(m)
+        changes = m.get("changes")
+        if changes is not None:
+            board = self.board if pid == self.you else self.boards.get(pid)
+            if board is not None:
+                board.apply(changes)
+        if pid == self.you:
+            self.error = None
+            self.notice = ("stalled", {}) if player.status == "stalled" else None
+
+    def _progress(self, m: Message, local_ms: int) -> None:
+        player = self._player(m["player"])
+        if player.id == self.you and player.status == "stalled":
+            self.notice = ("stalled", {})
+
+    def _game_over(self, m: Message, local_ms: int) -> None:
+        self.outcome = Outcome(
+            outcome=m["outcome"],
+            score=m["score"],
+            moves=m["moves"],
+            time_ms=m["time_ms"],
+            code=m.get("code"),
+            analysis=m.get("analysis"),
+        )
+        if m.get("code"):
+            self.code = m["code"]
+        me = self.me
+        if me is not None:
+            me.update({"status": m["outcome"], "score": m["score"], "moves": m["moves"], "elapsed_ms": m["time_ms"]})
+        self.notice = (
+            "outcome_" + str(m["outcome"]),
+            {"score": m["score"], "moves": m["moves"], "time_ms": m["time_ms"]},
+        )
+
+    def _race_over(self, m: Message, local_ms: int) -> None:
+        results = m["results"]
+        if not isinstance(results, list):
+            raise TypeError("results is not a list")
+        self.results = results
+        self.phase = "finished"
+
+    def _spectators(self, m: Message, local_ms: int) -> None:
+        self.spectators = int(m["count"])
+
+    def _error(self, m: Message, local_ms: int) -> None:
+        self.error = (str(m["code"]), str(m.get("message") or m["code"]))
+
+    def _pong(self, m: Message, local_ms: int) -> None:
+        pass
+
+
+_HANDLERS: Final = {
+    "welcome": Session._welcome,
+    "player_joined": Session._player_joined,
+    "player_left": Session._player_left,
+    "countdown": Session._countdown,
+    "started": Session._started,
+    "moved": Session._moved,
+    "progress": Session._progress,
+    "game_over": Session._game_over,
+    "race_over": Session._race_over,
+    "spectators": Session._spectators,
+    "error": Session._error,
+    "pong": Session._pong,
+}
+
+__all__ = ["POSITION_COUNT", "Board", "Outcome", "Player", "Session"]

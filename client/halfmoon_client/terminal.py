@@ -1,0 +1,260 @@
+"""``halfmoon join`` and ``halfmoon watch`` on a real terminal: lines in, screens out.
+
+Everything here is I/O glue: lines come from an :class:`asyncio.Queue` (filled from standard
+input without blocking the event loop, or by a test), screens go to a :class:`Screen`, messages
+go through a :class:`~halfmoon_client.connection.Link`. What to send and what to draw is
+decided by :class:`~halfmoon_client.racer.Racer` and :mod:`halfmoon_client.screens`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol, TextIO
+
+from halfmoon_client.connection import Backoff, Link
+from halfmoon_client.errors import ProtocolError, RefusedError
+from halfmoon_client.racer import Racer
+from halfmoon_client.screens import CLEAR, watch_pages, watch_screen
+from halfmoon_client.session import ENTRY_ERRORS, Message, Session
+from halfmoon_client.words import say
+
+Clock = Callable[[], int]
+
+
+def monotonic_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Screen(Protocol):
+    def draw(self, text: str) -> None: ...
+
+    def status(self, text: str) -> None: ...
+
+
+class AnsiScreen:
+    """Redraws in place: cursor home, clear, the screen; ``status`` rewrites the last line only."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last = ""
+
+    def draw(self, text: str) -> None:
+        if text != self.last:
+            self.out.write(CLEAR + text + "\n> ")
+            self.out.flush()
+            self.last = text
+
+    def status(self, text: str) -> None:
+        self.out.write(f"\x1b7\x1b[24;1H\x1b[2K{text}\x1b8")
+        self.out.flush()
+
+
+def stdin_lines() -> asyncio.Queue[str | None]:
+    """Lines typed on standard input, read without blocking the event loop (``None`` at the end).
+
+    Uses ``loop.add_reader`` on the descriptor; where that cannot watch it (a regular file),
+    a daemon thread reads it instead.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    fd = sys.stdin.fileno()
+    buffer = bytearray()
+
+    def readable() -> None:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            loop.remove_reader(fd)
+            if buffer:
+                queue.put_nowait(buffer.decode(errors="replace"))
+            queue.put_nowait(None)
+            return
+        buffer.extend(chunk)
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            queue.put_nowait(line.decode(errors="replace"))
+
+    try:
+        loop.add_reader(fd, readable)
+    except (OSError, NotImplementedError, ValueError):
+
+        def read_all() -> None:
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(queue.put_nowait, line.rstrip("\n"))
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=read_all, name="stdin", daemon=True).start()
+    return queue
+
+
+async def enter(link: Link, session: Session, feed: Callable[[Message], object]) -> AsyncIterator[Message]:
+    """Connect, send the hello, and wait for ``welcome``; then yield every later message.
+
+    Raises :class:`RefusedError` when the server refuses the entry (no such room, name
+    taken…), or a later resume; :class:`~halfmoon_client.errors.UnreachableError` when the
+    server cannot be reached.
+    """
+    await link.connect()
+    async for message in link.messages():
+        feed(message)
+        if message.get("type") == "error" and message.get("code") in ENTRY_ERRORS:
+            raise RefusedError(str(message["code"]), str(message.get("message") or message["code"]))
+        if session.welcomed:
+            yield message
+
+
+def _refused_text(code: str, message: str, room: str) -> str:
+    if code == "no_such_room":
+        return f"no room {room} on this server"
+    if code == "bad_token":
+        return f"room {room} no longer knows this player (the server forgot the room): {message}"
+    return message
+
+
+async def play_race(
+    server: str,
+    room: str,
+    name: str,
+    lines: asyncio.Queue[str | None],
+    screen: Screen,
+    *,
+    lang: str = "en",
+    move_errors: bool = False,
+    color: bool = False,
+    clock: Clock = monotonic_ms,
+    tick_s: float = 1.0,
+    backoff: Backoff | None = None,
+) -> Racer:
+    """Race in room ``room`` as ``name`` until the race is over or the racer quits.
+
+    Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError` (with
+    a message naming the room) or :class:`ProtocolError`.
+    """
+    racer = Racer(lang=lang, move_errors=move_errors)
+    session = racer.session
+
+    def hello() -> Message:
+        return session.resume_message() if session.token else session.join_message(room, name)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        racer.message = say(kind, lang, **data)
+        screen.draw(racer.screen(clock(), color=color))
+
+    link = Link(server, hello=hello, on_event=on_event, backoff=backoff)
+
+    def feed(message: Message) -> None:
+        racer.receive(message, clock())
+
+    async def read_input() -> None:
+        while not racer.done:
+            line = await lines.get()
+            if line is None:
+                return  # no more input: keep watching until the race is over
+            for message in racer.command(line):
+                await link.send(message)
+            screen.draw(racer.screen(clock(), color=color))
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(tick_s)
+            screen.draw(racer.screen(clock(), color=color))
+
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        async for message in enter(link, session, feed):
+            if not tasks:
+                tasks = [asyncio.create_task(read_input()), asyncio.create_task(tick())]
+            if message.get("type") == "error" and message.get("code") == "bad_token":
+                raise RefusedError("bad_token", _refused_text("bad_token", str(message.get("message")), room))
+            screen.draw(racer.screen(clock(), color=color))
+            if racer.done:
+                break
+            if tasks[0].done():
+                if racer.quit:
+                    break
+                tasks[0].result()  # re-raise a failure of the input task
+    except RefusedError as exc:
+        raise RefusedError(exc.code, _refused_text(exc.code, str(exc), room)) from None
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await link.close()
+    screen.draw(racer.screen(clock(), color=color))
+    return racer
+
+
+async def watch_room(
+    server: str,
+    room: str,
+    screen: Screen,
+    *,
+    lang: str = "en",
+    clock: Clock = monotonic_ms,
+    tick_s: float = 1.0,
+    page_s: float = 5.0,
+    height: int = 24,
+    backoff: Backoff | None = None,
+) -> Session:
+    """Spectate room ``room`` until the race is over; players are cycled a page at a time
+    when they do not fit. Raises like :func:`play_race`."""
+    session = Session()
+    page = 0
+    state = {"message": ""}
+
+    def draw() -> None:
+        text = watch_screen(session, local_ms=clock(), lang=lang, page=page, height=height)
+        if state["message"]:
+            text += "\n" + state["message"]
+        screen.draw(text)
+
+    def hello() -> Message:
+        return session.watch_message(room)
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        state["message"] = say(kind, lang, **data)
+        draw()
+
+    link = Link(server, hello=hello, on_event=on_event, backoff=backoff)
+
+    async def tick() -> None:
+        nonlocal page
+        elapsed = 0.0
+        while True:
+            await asyncio.sleep(tick_s)
+            elapsed += tick_s
+            if elapsed >= page_s:
+                elapsed = 0.0
+                page = (page + 1) % watch_pages(session, height=height)
+            draw()
+
+    ticker: asyncio.Task[None] | None = None
+    try:
+        async for _message in enter(link, session, lambda m: session.receive(m, clock())):
+            if ticker is None:
+                ticker = asyncio.create_task(tick())
+            if _message.get("type") == "welcome":
+                state["message"] = ""
+            draw()
+            if session.race_over:
+                break
+    except RefusedError as exc:
+        raise RefusedError(exc.code, _refused_text(exc.code, str(exc), room)) from None
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+        await link.close()
+    return session
+
+
+__all__ = ["AnsiScreen", "ProtocolError", "Screen", "play_race", "stdin_lines", "watch_room"]

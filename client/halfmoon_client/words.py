@@ -1,0 +1,124 @@
+"""The terminal client's words, in Italian (the seed's) and English.
+
+The engine's :mod:`halfmoon.text` holds the bar and the solo game's phrases; these are the
+race's: lobby, countdown, rivals, outcomes, reconnection, results.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from halfmoon.text import format_time
+
+WORDS: Final = {
+    "it": {
+        "lobby": "Sala d'attesa {room} · {count} giocatori",
+        "waiting_host": "In attesa che {host} avvii la gara…",
+        "you_host": "Sei l'ospite: premi «s» e Invio per avviare la gara.",
+        "countdown": "La gara inizia tra {seconds}…",
+        "rivals": "Avversari",
+        "no_rivals": "(nessun avversario)",
+        "watching": "Stai guardando.",
+        "joined": "{name} è entrato.",
+        "left": "{name} è uscito.",
+        "stalled": "Stallo: tra le carte giocabili non ci sono né coppie con somma 11 né terzetti Fante, "
+        "Donna, Re. Puoi annullare (u) o arrenderti (g).",
+        "outcome_won": "Vittoria! Tutte le 104 carte sono state rimosse: {score} punti in {moves} mosse, tempo {time}.",
+        "outcome_gave_up": "Ti sei arreso: {score} punti in {moves} mosse.",
+        "outcome_timed_out": "Tempo scaduto: {score} punti in {moves} mosse.",
+        "outcome_left": "Hai lasciato la gara.",
+        "wait_others": "In attesa che gli altri finiscano…",
+        "help_lobby": "s avvia (ospite) · q esci",
+        "help_race": "Mossa: «1 8» o «R3 5 12» · u annulla · g arrenditi · e errori di mossa ({errors}) · q esci",
+        "on": "sì",
+        "off": "no",
+        "results": "Risultati — sala {room} · {code}",
+        "results_head": ("#", "Giocatore", "Esito", "Punti", "Mosse", "Tempo"),
+        "reconnecting": "Connessione persa: riprovo tra {delay:.1f} s (tentativo {attempt})…",
+        "reconnected": "Riconnesso.",
+        "not_started": "La gara non è ancora iniziata.",
+        "not_playing": "La tua partita è finita.",
+        "not_host": "Solo l'ospite può avviare la gara.",
+        "refused": "✗ {text}",
+        "spectators": "spettatori: {count}",
+        "page": "pagina {page}/{pages}",
+    },
+    "en": {
+        "lobby": "Lobby {room} · {count} players",
+        "waiting_host": "Waiting for {host} to start the race…",
+        "you_host": "You are the host: type 's' and Enter to start the race.",
+        "countdown": "The race starts in {seconds}…",
+        "rivals": "Rivals",
+        "no_rivals": "(no rivals)",
+        "watching": "You are watching.",
+        "joined": "{name} joined.",
+        "left": "{name} left.",
+        "stalled": "Stalled: no pair summing to 11 and no Jack-Queen-King among the playable cards. "
+        "You can undo (u) or give up (g).",
+        "outcome_won": "You won! All 104 cards removed: {score} points in {moves} moves, time {time}.",
+        "outcome_gave_up": "You gave up: {score} points in {moves} moves.",
+        "outcome_timed_out": "Time is up: {score} points in {moves} moves.",
+        "outcome_left": "You left the race.",
+        "wait_others": "Waiting for the others to finish…",
+        "help_lobby": "s start (host) · q quit",
+        "help_race": "Move: '1 8' or 'R3 5 12' · u undo · g give up · e move errors ({errors}) · q quit",
+        "on": "on",
+        "off": "off",
+        "results": "Results — room {room} · {code}",
+        "results_head": ("#", "Player", "Outcome", "Score", "Moves", "Time"),
+        "reconnecting": "Connection lost: retrying in {delay:.1f} s (attempt {attempt})…",
+        "reconnected": "Reconnected.",
+        "not_started": "The race has not started yet.",
+        "not_playing": "Your game is over.",
+        "not_host": "Only the host can start the race.",
+        "refused": "✗ {text}",
+        "spectators": "spectators: {count}",
+        "page": "page {page}/{pages}",
+    },
+}
+
+STATUS_WORDS: Final = {
+    "it": {
+        "waiting": "in attesa",
+        "playing": "in gioco",
+        "stalled": "in stallo",
+        "won": "vinto",
+        "gave_up": "arreso",
+        "left": "uscito",
+        "timed_out": "tempo scaduto",
+    },
+    "en": {
+        "waiting": "waiting",
+        "playing": "playing",
+        "stalled": "stalled",
+        "won": "won",
+        "gave_up": "gave up",
+        "left": "left",
+        "timed_out": "timed out",
+    },
+}
+
+
+def say(key: str, lang: str = "en", **values: object) -> str:
+    """The phrase ``key`` in ``lang`` (English when unknown), filled with ``values``.
+
+    A ``time_ms`` value is also offered formatted as ``time``. Raises :class:`KeyError` for an
+    unknown key.
+    """
+    table = WORDS.get(lang, WORDS["en"])
+    text = table[key]
+    if not isinstance(text, str):
+        raise KeyError(key)
+    if "time_ms" in values and isinstance(values["time_ms"], int):
+        values["time"] = format_time(values["time_ms"])
+    return text.format(**values) if values else text
+
+
+def columns(key: str, lang: str = "en") -> tuple[str, ...]:
+    """A row of column titles such as ``results_head``; raises :class:`KeyError` for an unknown key."""
+    value = WORDS.get(lang, WORDS["en"])[key]
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def status_word(status: str, lang: str = "en") -> str:
+    return STATUS_WORDS.get(lang, STATUS_WORDS["en"]).get(status, status)
