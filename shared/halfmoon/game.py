@@ -164,14 +164,15 @@ class Game:
     def check(self, move: Move) -> tuple[Card, ...]:
         """The cards a legal move removes; raises :class:`IllegalMoveError` (a subclass) if not legal."""
         positions = move.positions
+        for p in positions:
+            if not (isinstance(p, int) and 0 <= p < POSITION_COUNT):
+                raise NotPlayableError(f"move {positions!r}: no position {p!r} (position indexes are 0-19)")
         if len(positions) not in (2, 3):
             raise IllegalMoveError(f"a move names 2 or 3 positions, not {len(positions)}: {move}")
         if len(set(positions)) != len(positions):
             raise DuplicatePositionError(f"move {move!s}: the same position is named twice")
         cards = []
         for p in positions:
-            if not 0 <= p < POSITION_COUNT:
-                raise NotPlayableError(f"move {move!s}: no position {p!r}")
             card = self.card_at(p)
             if card is None:
                 where = "pile" if p < PILE_COUNT else "reserve slot"

@@ -22,7 +22,7 @@ from halfmoon.positions import PILE_COUNT, PILE_HEIGHT, RESERVE_SIZE, parse_posi
 NEUTRAL_RANKS = (2, 3, 4)
 
 
-def table(tops: Mapping[str, str] = {}, under: Mapping[str, Sequence[str]] = {}) -> Game:  # noqa: B006
+def table(tops: Mapping[str, str] = {}, under: Mapping[str, Sequence[str]] = {}) -> Game:
     """A fresh game on a hand-built layout (see the module docstring)."""
     pool = list(UNSHUFFLED)
 

@@ -12,6 +12,8 @@ import pytest
 from halfmoon import DealCode, InvalidCodeError, daily_code, parse_code, random_code
 from halfmoon.codes import CODE_SPACE, UNSHUFFLED, word_stream
 
+RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
+
 
 def reference_deck(code: str) -> list[str]:
     """The shuffle exactly as docs/deal-codes.md writes it, written again from the text."""
@@ -27,7 +29,7 @@ def reference_deck(code: str) -> list[str]:
             words.extend(int.from_bytes(digest[k : k + 4], "big") for k in range(0, 32, 4))
         return words.pop(0)
 
-    deck = [rank + suit for _ in range(2) for suit in "SHDC" for rank in "A 2 3 4 5 6 7 8 9 10 J Q K".split()]
+    deck = [rank + suit for _ in range(2) for suit in "SHDC" for rank in RANKS]
     for i in range(103, 0, -1):
         n = i + 1
         while True:
@@ -40,7 +42,8 @@ def reference_deck(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("text", "number"), [("HM1-N-AAAAAAA", 0), ("HM1-N-AAAAAAB", 1), ("HM1-N-AAAAABA", 26), ("HM1-N-ZZZZZZZ", 26**7 - 1)]
+    ("text", "number"),
+    [("HM1-N-AAAAAAA", 0), ("HM1-N-AAAAAAB", 1), ("HM1-N-AAAAABA", 26), ("HM1-N-ZZZZZZZ", 26**7 - 1)],
 )
 def test_letters_are_a_base_26_number(text: str, number: int) -> None:
     code = parse_code(text)

@@ -9,7 +9,8 @@ from halfmoon.positions import POSITION_NAMES, is_reserve
 
 
 def test_twenty_positions_round_trip() -> None:
-    assert POSITION_NAMES == (*[str(n) for n in range(1, 13)], *[f"R{n}" for n in range(1, 9)])
+    expected = (*[str(n) for n in range(1, 13)], *[f"R{n}" for n in range(1, 9)])
+    assert expected == POSITION_NAMES
     for index, name in enumerate(POSITION_NAMES):
         assert parse_position(name) == index
         assert position_name(index) == name
