@@ -12,7 +12,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room_or_link
 from halfmoon_client.bots import run_bots
@@ -23,7 +23,8 @@ from halfmoon_client.strategy import STRATEGIES
 from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, watch_room
 from halfmoon_client.words import say
 
-Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+if TYPE_CHECKING:
+    Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 T = TypeVar("T")
 
 
