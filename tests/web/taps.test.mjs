@@ -10,6 +10,8 @@ import {
   CANCELLED, DESELECTED, REMOVED, REPLACED, SELECTED, NotPlayableError,
   applyOptimistic, hasLegalMove, legalMoves, matchingPositions, tap, tapMessage,
 } from "../../client/halfmoon_web/static/js/taps.js";
+import { replayBoards } from "../../client/halfmoon_web/static/js/replay.js";
+import { dealFromCode } from "./deal.mjs";
 
 const ROOT = new URL("../../", import.meta.url);
 const readJson = (path) => JSON.parse(readFileSync(new URL(path, ROOT), "utf8"));
@@ -125,32 +127,48 @@ test("the optimistic board: removed cards gone, counts down, an unknown top unti
 
 // -- the engine's shared vectors ---------------------------------------------------------------
 
-import { existsSync } from "node:fs";
-const VECTOR_FILE = new URL("tests/vectors/taps.json", ROOT);
-
-test("the shared tap vectors pass", { skip: !existsSync(VECTOR_FILE) && "tests/vectors/taps.json is not written yet" }, () => {
-  const cases = readJson("tests/vectors/taps.json").cases;
-  assert.ok(Array.isArray(cases) && cases.length > 0, "tests/vectors/taps.json holds cases");
-  for (const c of cases) runVector(c);
+test("the test's deal helper deals exactly as the engine (golden deals)", () => {
+  const golden = readJson("tests/vectors/deals.json").deals;
+  assert.ok(golden.length >= 10);
+  for (const deal of golden) assert.deepEqual(dealFromCode(deal.code), deal, deal.code);
 });
 
-function runVector(c) {
-  const board = c.board ? { tops: c.board.tops, counts: c.board.counts } : boardOf(c.cards);
+test("the shared tap vectors pass (tests/vectors/taps.json)", () => {
+  const { vectors } = readJson("tests/vectors/taps.json");
+  assert.ok(Array.isArray(vectors) && vectors.length >= 10, "the file holds vectors");
+  let steps = 0;
+  for (const vector of vectors) steps += runVector(vector);
+  assert.ok(steps >= 40);
+});
+
+/** Play one vector's taps on its deal (after its setup moves); returns the number of steps. */
+function runVector(vector) {
+  const deal = dealFromCode(vector.code);
+  const played = [...vector.setup];
+  const boardNow = () => replayBoards(deal, played).at(-1).board;
   let selection = [];
-  c.taps.forEach((step, i) => {
-    const where = `${c.name}, tap ${i + 1} (${step.tap})`;
+  vector.steps.forEach((step, i) => {
+    const where = `${vector.name}: step ${i + 1} (tap ${step.tap})`;
+    const board = boardNow();
     const position = parsePosition(step.tap);
-    if (step.error) {
+    assert.equal(board.tops[position], step.card, `${where}: the card there`);
+    if (step.event === "error") {
+      assert.equal(step.error, "not_playable");
       assert.throws(() => tap(board, selection, position), NotPlayableError, where);
-      return;
+    } else {
+      const result = tap(board, selection, position);
+      assert.equal(result.event, step.event, where);
+      assert.deepEqual(result.selection.map(positionName), step.selection, where);
+      assert.deepEqual(result.move ? result.move.map(positionName) : null, step.removed, where);
+      assert.deepEqual(tapMessage(result, "it", vector.move_errors) && {
+        it: tapMessage(result, "it", vector.move_errors), en: tapMessage(result, "en", vector.move_errors),
+      }, step.message, where);
+      selection = result.selection;
+      if (result.move) played.push(result.move.map(positionName));
     }
-    const result = tap(board, selection, position);
-    assert.equal(result.event, step.event, where);
-    assert.deepEqual(result.selection.map(positionName), step.selection, where);
-    assert.deepEqual(result.move ? result.move.map(positionName) : null, step.move ?? null, where);
-    assert.equal(result.reason, step.reason ?? null, where);
-    if (step.message) assert.deepEqual({ it: tapMessage(result, "it", true), en: tapMessage(result, "en", true) }, step.message, where);
-    if (step.matching) assert.deepEqual([...matchingPositions(board, result.selection)].sort((a, b) => a - b).map(positionName), step.matching, where);
-    selection = result.selection;
+    const after = boardNow();
+    const matching = [...matchingPositions(after, selection)].sort((a, b) => a - b).map(positionName);
+    assert.deepEqual(matching, step.matching, `${where}: placement help`);
   });
+  return vector.steps.length;
 }

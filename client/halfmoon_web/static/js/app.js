@@ -4,7 +4,8 @@
 // messages and the connection banner.
 
 import { createBoard } from "./board.js";
-import { copyText, formatTime, h } from "./dom.js";
+import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
+import { formatTime, h } from "./dom.js";
 import { pickLanguage, t } from "./i18n.js";
 import { openLive } from "./live.js";
 import { replayBoards } from "./replay.js";
@@ -186,7 +187,7 @@ async function createRace() {
   try {
     const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ mode: "race" }) });
     const data = await response.json();
-    if (!response.ok) throw new Error(data.message || data.error || response.statusText);
+    if (!response.ok) throw new Error(apiError(data) || response.statusText);
     navigate(`/r/${data.room}`);
   } catch (error) {
     app.toast(`${words().errorPrefix}: ${error.message}`);
@@ -216,6 +217,11 @@ function rules() {
 
 // -- leaderboards --------------------------------------------------------------------------
 
+/** The message of a REST error body ({"error": {"code", "message"}}), or null. */
+function apiError(data) {
+  return data && data.error && typeof data.error === "object" ? data.error.message || data.error.code : null;
+}
+
 async function getJson(url) {
   const response = await fetch(url);
   let data = null;
@@ -224,7 +230,7 @@ async function getJson(url) {
   } catch {
     data = null;
   }
-  if (!response.ok) throw new Error((data && (data.message || data.error)) || `${response.status} ${response.statusText}`);
+  if (!response.ok) throw new Error(apiError(data) || `${response.status} ${response.statusText}`);
   return data;
 }
 
@@ -292,21 +298,21 @@ function replay(id) {
       h("div", { class: "bar" }, h("div", { class: "stat" }, h("span", { class: "name" }, w.replay), h("span", { class: "value" }, game.name || "")), scoreBox, movesBox, codeBox),
       boardWrap,
       h("div", { class: "actions replay-controls" },
-        button("⏮ " + w.first, () => go(0), "first"), button("◀ " + w.prev, () => go(at - 1), "prev"),
-        range, button(w.next + " ▶", () => go(at + 1), "next"), button(w.last + " ⏭", () => go(frames.length - 1), "last")),
+        button("« " + w.first, () => go(0), "first"), button("◀ " + w.prev, () => go(at - 1), "prev"),
+        range, button(w.next + " ▶", () => go(at + 1), "next"), button(w.last + " »", () => go(frames.length - 1), "last")),
       stepInfo,
-      h("p", {}, h("a", { href: `/copy`, onclick: (e) => { e.preventDefault(); copyText(code.textContent); app.toast(w.copied); } }, `${w.copy} ${w.code}`)));
+      h("p", { class: "center" }, h("a", { href: `/play/${code.textContent}`, "data-link": true }, w.playThisDeal)));
     function go(i) {
       at = Math.max(0, Math.min(frames.length - 1, i));
       const frame = frames[at];
       const previous = frames[Math.max(0, at - 1)].board;
-      const moved = frame.step && frame.step !== "undo" ? frame.step.map((n) => ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"].indexOf(n)) : [];
+      const moved = frame.step && frame.step !== "undo" ? frame.step.map((n) => POSITION_NAMES.indexOf(n)) : [];
       board.update(frame.board, { lang: lang(), label: w.replay });
       score.textContent = String(frame.score);
       moves.textContent = String(frame.moves);
       range.value = String(at);
       stepInfo.textContent = at === 0 ? `${w.step} 0 / ${frames.length - 1}`
-        : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${previous.tops[p]} (${frame.step[moved.indexOf(p)]})`).join(" + ")}`;
+        : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${frame.step[moved.indexOf(p)]})`).join(" + ")}`;
     }
     go(0);
   }, (error) => box.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)));

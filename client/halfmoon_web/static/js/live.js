@@ -3,7 +3,7 @@
 // reconciled with the server's `moved` / `error`; the server is the only authority.
 
 import { createBoard } from "./board.js";
-import { positionName } from "./cards.js";
+import { POSITION_NAMES, positionName } from "./cards.js";
 import { copyText, formatTime, h } from "./dom.js";
 import { t } from "./i18n.js";
 import { Connection } from "./net.js";
@@ -110,7 +110,7 @@ export function openLive(app, intent) {
     if (!board) return board;
     const out = { tops: board.tops.slice(), counts: board.counts.slice() };
     for (const change of changes || []) {
-      const i = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"].indexOf(change.pos);
+      const i = POSITION_NAMES.indexOf(change.pos);
       if (i < 0) continue;
       out.tops[i] = change.card;
       out.counts[i] = change.count;
