@@ -374,8 +374,10 @@ export function openLive(app, intent) {
     const [scoreBox, score] = statBox("score", w.score);
     const [movesBox, moves] = statBox("moves", w.moves);
     const [codeBox, code] = statBox("code", w.code);
-    const copyButton = h("button", { type: "button", class: "copy", "aria-label": `${w.copy} ${w.code}`, onclick: () => s.code && copyText(s.code).then(() => app.toast(`${w.copied}: ${s.code}`)) }, "⧉");
-    codeBox.append(copyButton);
+    const copyButton = h("button", { type: "button", class: "copy", "aria-label": `${w.copy} ${w.code}`, onclick: () => s.code && copyText(s.code).then(() => app.toast(`${w.copied}: ${s.code}`)) }, w.copy);
+    const inline = h("span", { class: "inline" });
+    code.replaceWith(inline);
+    inline.append(code, copyButton);
     const undoButton = h("button", { type: "button", onclick: undo, "aria-keyshortcuts": "U" }, "↶ ", w.undo);
     const race = s.mode === "race";
     const endButton = race || s.mode === "daily"
