@@ -26,11 +26,14 @@ def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node
     day = date.fromisoformat(day_iso)
     if requires_winnable:
         try:
-            from halfmoon.solver import first_winnable_daily
+            from halfmoon.solver import NoWinnableDealError, first_winnable_daily
         except ImportError:
             log.warning("halfmoon.solver is not available: the daily deal is not checked for a win")
         else:
-            return str(first_winnable_daily(day, secret, node_budget=node_budget))
+            try:
+                return str(first_winnable_daily(day, secret, node_budget=node_budget))
+            except NoWinnableDealError:
+                log.warning("no daily candidate for %s was proved winnable; using the first one", day_iso)
     return str(daily_code(day, secret))
 
 

@@ -1,0 +1,200 @@
+"""Test support for the server: settings for tests, a WebSocket client that records every
+message it receives, won and stalling lines, and the hidden-information checker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp.test_utils import TestServer
+
+from halfmoon.game import Game, Move
+from halfmoon.positions import POSITION_NAMES
+from halfmoon.record import GameRecord
+from halfmoon_server.clock import ManualClock
+from halfmoon_server.settings import Settings
+from tests.conftest import VECTORS
+
+T0 = 1_795_900_000_000  # 2026-11-28 18:26:40 UTC
+CARD_RE = re.compile(r"^(A|[2-9]|10|J|Q|K)[SHDC]$")
+
+
+def make_settings(data_dir: Path, clock: ManualClock, **changes: Any) -> Settings:
+    """Settings for a test server: no countdown, a fast ticker, no solver processes, a fixed secret."""
+    base = Settings(
+        data_dir=data_dir,
+        secret=b"test-secret",
+        countdown_s=0.0,
+        tick_s=0.02,
+        solver_workers=0,
+        daily_requires_winnable=False,
+        rate_burst=10_000,
+        rate_per_s=10_000,
+        clock=clock,
+    )
+    return base.with_changes(**changes)
+
+
+def won_record() -> GameRecord:
+    """A won game from the engine's golden vectors."""
+    data = json.loads((VECTORS / "won_records.json").read_text())
+    return GameRecord.from_json(data["records"][0])
+
+
+def stalling_line(code: str, seed_limit: int = 2000) -> list[Move]:
+    """Random legal moves from the start of ``code`` that end in a stall (a fixed search)."""
+    for seed in range(seed_limit):
+        rng = random.Random(seed)
+        game = Game.from_code(code)
+        line: list[Move] = []
+        while True:
+            moves = list(game.legal_moves())
+            if not moves:
+                break
+            move = rng.choice(moves)
+            game.push(move)
+            line.append(move)
+        if game.is_stalled:
+            return line
+    raise AssertionError(f"no stalling line found for {code}")
+
+
+def illegal_move(game: Game) -> Move:
+    """Two playable cards that do not match (the engine must refuse them)."""
+    playable = sorted(game.playable())
+    for a in playable:
+        for b in playable:
+            if a < b and not game.is_legal(Move((a, b))):
+                return Move((a, b))
+    raise AssertionError("no illegal pair on this board")
+
+
+class WsClient:
+    """A real WebSocket client that reads in the background and keeps every message."""
+
+    def __init__(self, session: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse, label: str) -> None:
+        self.session = session
+        self.ws = ws
+        self.label = label
+        self.history: list[dict[str, Any]] = []
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self.seq = 0
+
+    @classmethod
+    async def connect(cls, server: TestServer, label: str, **kwargs: Any) -> WsClient:
+        session = aiohttp.ClientSession()
+        ws = await session.ws_connect(server.make_url("/ws"), **kwargs)
+        return cls(session, ws, label)
+
+    async def _read(self) -> None:
+        async for msg in self.ws:
+            if msg.type is aiohttp.WSMsgType.TEXT:
+                data = json.loads(msg.data)
+                self.history.append(data)
+                if isinstance(data.get("seq"), int) and data["type"] != "welcome":
+                    self.seq = max(self.seq, data["seq"])
+                elif data["type"] == "welcome":
+                    self.seq = data["seq"]
+                await self._queue.put(data)
+
+    async def send(self, type: str, **fields: Any) -> None:
+        await self.ws.send_str(json.dumps({"type": type, "v": 1, **fields}))
+
+    async def next(self, *types: str, timeout: float = 5.0) -> dict[str, Any]:
+        """The next message of one of ``types`` (earlier messages of other types are skipped)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await self._queue.get()
+                if message["type"] in types:
+                    return message
+
+    async def drain(self, pause: float = 0.05) -> list[dict[str, Any]]:
+        """Whatever has arrived (waiting a moment for stragglers)."""
+        await asyncio.sleep(pause)
+        out = []
+        while not self._queue.empty():
+            out.append(self._queue.get_nowait())
+        return out
+
+    async def close(self) -> None:
+        await self.ws.close()
+        await self._reader
+        await self.session.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.ws.closed
+
+
+@dataclass
+class ViewTracker:
+    """What one recipient's app shows, rebuilt from the messages it received, and the check that
+    no message carries a card the recipient's app does not show."""
+
+    me: str | None = None  # player id, None for a spectator
+    spectator: bool = False
+    boards: dict[str, list[str | None]] = field(default_factory=dict)  # player id → tops
+    problems: list[str] = field(default_factory=list)
+
+    def _visible(self) -> set[str]:
+        return {card for tops in self.boards.values() for card in tops if card is not None}
+
+    def feed(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "welcome":
+            self.me = message["you"]
+            self.spectator = message["role"] == "spectator"
+            room = message["room"]
+            if room is not None:
+                self.boards = {}
+                if room["board"] is not None and self.me is not None:
+                    self.boards[self.me] = list(room["board"]["tops"])
+                for pid, board in (room["boards"] or {}).items():
+                    self.boards[pid] = list(board["tops"])
+                if not self.spectator and room["boards"] is not None:
+                    self.problems.append(f"player {self.me} got every board: {room['boards']}")
+        elif kind == "started":
+            if self.spectator:
+                self.boards = {pid: list(b["tops"]) for pid, b in (message.get("boards") or {}).items()}
+            else:
+                if message.get("boards"):
+                    self.problems.append(f"player {self.me} got every board in started")
+                if message.get("board") is not None and self.me is not None:
+                    self.boards = {self.me: list(message["board"]["tops"])}
+        elif kind == "moved":
+            changes = message.get("changes")
+            if changes is not None:
+                if not self.spectator and message["player"] != self.me:
+                    self.problems.append(f"player {self.me} got {message['player']}'s revealed cards: {changes}")
+                else:
+                    tops = self.boards.setdefault(message["player"], [None] * 20)
+                    for change in changes:
+                        tops[POSITION_NAMES.index(change["pos"])] = change["card"]
+        visible = self._visible()
+        for card in _card_names(message):
+            if card not in visible:
+                self.problems.append(f"{kind} carries {card}, which {self.me or 'the spectator'} does not see")
+
+
+def _card_names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if CARD_RE.match(value) else []
+    if isinstance(value, dict):
+        return [c for v in value.values() for c in _card_names(v)]
+    if isinstance(value, list):
+        return [c for v in value for c in _card_names(v)]
+    return []
+
+
+def check_hidden_information(history: list[dict[str, Any]]) -> list[str]:
+    tracker = ViewTracker()
+    for message in history:
+        tracker.feed(message)
+    return tracker.problems
