@@ -46,6 +46,9 @@ class Settings:
     rate_max_refused: int = 50
     #: Outgoing messages queued per connection before it counts as too slow and is dropped.
     send_queue: int = 256
+    #: Kernel send buffer (SO_SNDBUF) of each WebSocket, in bytes; None keeps the system's
+    #: autotuned default. A small one bounds the memory a non-reading client can pin.
+    ws_send_buffer: int | None = None
     #: Room events kept for resume catch-up.
     event_log: int = 512
     #: How often the background task checks time limits and abandoned rooms.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from datetime import UTC, datetime
 
 from aiohttp import WSMsgType, web
@@ -75,6 +76,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         )
     ws = web.WebSocketResponse(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0)
     await ws.prepare(request)
+    if settings.ws_send_buffer is not None and request.transport is not None:
+        sock = request.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.ws_send_buffer)
     loop = asyncio.get_running_loop()
     peer = str(request.remote)
     conn = Connection(

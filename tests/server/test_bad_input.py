@@ -1,0 +1,242 @@
+"""Bad input at the boundary: every malformed, unknown, oversized, flooding or out-of-turn message
+gets an explicit error or a clean close with a reason — never a crash, never a change to anyone's
+game, never a traceback on the wire. And a client that stops reading is dropped, not waited for."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import struct
+from typing import Any
+
+import aiohttp
+import pytest
+
+from halfmoon.game import Game
+from halfmoon_server.clock import ManualClock
+from halfmoon_server.rooms import Room
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, illegal_move, won_record
+
+
+async def _error(client: WsClient, frame: str) -> dict[str, Any]:
+    await client.ws.send_str(frame)
+    return await client.next("error")
+
+
+async def test_malformed_and_unknown_messages_get_explicit_errors(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    cases = [
+        ("{not json", "bad_json", "not valid JSON"),
+        ("[1, 2]", "bad_json", "JSON object"),
+        ('{"type": "ping"}', "bad_version", "'v'"),
+        ('{"type": "ping", "v": 2}', "bad_version", "'v'"),
+        ('{"v": 1}', "bad_message", "'type'"),
+        ('{"type": "teleport", "v": 1}', "unknown_type", "teleport"),
+        ('{"type": "join", "v": 1, "room": "ABCDEF"}', "bad_message", "'name' is missing"),
+        ('{"type": "join", "v": 1, "room": 7, "name": "Ada"}', "bad_message", "'room' must be a string"),
+        ('{"type": "join", "v": 1, "room": "ABCDEF", "name": ""}', "bad_name", "empty"),
+        ('{"type": "join", "v": 1, "room": "ABCDEF", "name": "<script>"}', "bad_name", "<"),
+        ('{"type": "join", "v": 1, "room": "ABCDEF", "name": "' + "x" * 21 + '"}', "bad_name", "longer"),
+        ('{"type": "join", "v": 1, "room": "ZZZZZZ", "name": "Ada"}', "no_such_room", "ZZZZZZ"),
+        ('{"type": "watch", "v": 1, "room": "no"}', "no_such_room", "6 characters"),
+        ('{"type": "resume", "v": 1, "room": "ABCDEF", "token": "nope"}', "bad_token", "token"),
+        ('{"type": "resume", "v": 1, "room": "ABCDEF", "token": "t", "since": "x"}', "bad_message", "'since'"),
+        ('{"type": "move", "v": 1, "positions": ["1"]}', "bad_message", "2 or 3"),
+        ('{"type": "move", "v": 1, "positions": "1 2"}', "bad_message", "'positions'"),
+        ('{"type": "move", "v": 1, "positions": ["1", "Z9"], "id": 5}', "illegal_move", "Z9"),
+        ('{"type": "move", "v": 1, "positions": ["1", "2"], "id": "x"}', "bad_message", "'id'"),
+        ('{"type": "move", "v": 1, "positions": ["1", "2"]}', "not_in_room", "join"),
+        ('{"type": "undo", "v": 1}', "not_in_room", "join"),
+        ('{"type": "start", "v": 1}', "not_in_room", "join"),
+        ('{"type": "leave", "v": 1}', "not_in_room", "join"),
+        ('{"type": "solo", "v": 1, "name": "Ada", "code": "HM1-Q-AAAAAAA"}', "bad_code", "kind"),
+        ('{"type": "solo", "v": 1, "name": "Ada", "code": "HM1-D-AAAAAAA"}', "bad_code", "daily"),
+    ]
+    for frame, code, words in cases:
+        error = await _error(client, frame)
+        assert error["code"] == code, (frame, error)
+        assert words in error["message"], (frame, error)
+        assert "Traceback" not in error["message"] and error["v"] == 1
+    error = await _error(client, '{"type": "move", "v": 1, "positions": ["1", "Z9"], "id": 5}')
+    assert error["id"] == 5 and error["reason"] == "bad_position"
+    await client.ws.send_bytes(b'{"type": "ping", "v": 1}')
+    assert (await client.next("error"))["code"] == "bad_json"
+    await client.send("ping")
+    assert (await client.next("pong"))["now"] > 0  # still connected and answering
+    await client.close()
+
+
+async def test_bad_input_never_changes_the_game(start_server: StartServer) -> None:
+    record = won_record()
+    code = str(record.code)
+    server = await start_server()
+    player = await WsClient.connect(server, "p")
+    await player.send("solo", name="Ada", code=code)
+    welcome = await player.next("welcome")
+    assert welcome["room"]["phase"] == "running" and welcome["room"]["code"] == code
+    watcher = await WsClient.connect(server, "w")
+    await watcher.send("join", room=welcome["room"]["room"], name="Late")
+    assert (await watcher.next("welcome"))["role"] == "spectator"
+    await watcher.send("move", positions=record.moves[0].names())  # type: ignore[union-attr]
+    assert (await watcher.next("error"))["code"] == "not_playing"
+    await watcher.send("start")
+    assert (await watcher.next("error"))["code"] == "race_started"
+    await player.send("undo")
+    assert (await player.next("error"))["code"] == "nothing_to_undo"
+    await player.send("move", positions=illegal_move(Game.from_code(code)).names())
+    assert (await player.next("error"))["code"] == "illegal_move"
+    await player.send("move", positions=["1", "1"])
+    assert (await player.next("error"))["reason"] == "same_position"
+    await player.send("start")
+    assert (await player.next("error"))["code"] == "race_started"
+    await player.send("join", room=welcome["room"]["room"], name="Again")
+    assert (await player.next("error"))["code"] == "already_in_room"
+    # the game is exactly as it was: the first legal move is move 1
+    await player.send("move", positions=record.moves[0].names(), id=1)  # type: ignore[union-attr]
+    moved = await player.next("moved")
+    assert moved["moves"] == 1 and moved["score"] in (10, 15) and moved["cards_left"] in (102, 101)
+    seen = await watcher.next("moved")
+    assert seen["moves"] == 1 and seen["changes"] == moved["changes"]
+    await player.close()
+    await watcher.close()
+
+
+async def test_a_server_failure_answers_internal_without_a_traceback(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    await client.send("solo", name="Ada")
+    await client.next("welcome")
+
+    def broken(self: Room, *args: object) -> None:
+        raise RuntimeError("secret internals /etc/passwd")
+
+    monkeypatch.setattr(Room, "move", broken)
+    await client.send("move", positions=["1", "2"], id=9)
+    error = await client.next("error")
+    assert error["code"] == "internal" and error["id"] == 9
+    assert "secret" not in json.dumps(error) and "Traceback" not in json.dumps(error)
+    await client.send("ping")
+    await client.next("pong")
+    await client.close()
+
+
+async def test_oversized_frames_close_the_connection_with_a_reason(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    await client.ws.send_str(json.dumps({"type": "ping", "v": 1, "pad": "x" * 5000}))
+    await client._reader
+    assert client.ws.close_code == 1009
+    await client.session.close()
+    # far bigger than the limit: cut off by the WebSocket layer, still 1009
+    client = await WsClient.connect(server, "c2")
+    await client.ws.send_str("x" * 100_000)
+    await client._reader
+    assert client.ws.close_code == 1009
+    await client.session.close()
+
+
+async def test_oversized_frame_reason_is_frame_too_big(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        await ws.send_str(json.dumps({"type": "ping", "v": 1, "pad": "x" * 5000}))
+        msg = await ws.receive()
+        assert msg.type is aiohttp.WSMsgType.CLOSE
+        assert msg.data == 1009 and msg.extra == "frame too big"
+
+
+async def test_a_flood_is_rate_limited_then_closed(start_server: StartServer) -> None:
+    server = await start_server(rate_burst=5, rate_per_s=0.001, rate_max_refused=10)
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        for _ in range(40):
+            if ws.closed:
+                break
+            await ws.send_str('{"type": "ping", "v": 1}')
+        kinds: list[str] = []
+        while True:
+            msg = await ws.receive()
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                break
+            data = json.loads(msg.data)
+            kinds.append(data["type"] if data["type"] == "pong" else data["code"])
+        assert kinds == ["pong"] * 5 + ["rate_limited"] * 9
+        assert msg.type is aiohttp.WSMsgType.CLOSE and msg.data == 1008 and msg.extra == "rate limit"
+
+
+async def test_cross_origin_browser_upgrades_are_refused(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await session.ws_connect(server.make_url("/ws"), headers={"Origin": "http://evil.example"})
+        assert refused.value.status == 403
+        own = f"http://{server.host}:{server.port}"
+        async with session.ws_connect(server.make_url("/ws"), headers={"Origin": own}) as ws:
+            await ws.send_str('{"type": "ping", "v": 1}')
+            assert json.loads((await ws.receive()).data)["type"] == "pong"
+        async with session.ws_connect(server.make_url("/ws")) as ws:  # no Origin: not a browser
+            await ws.send_str('{"type": "ping", "v": 1}')
+            assert json.loads((await ws.receive()).data)["type"] == "pong"
+
+
+def _masked_text_frame(payload: bytes) -> bytes:
+    mask = os.urandom(4)
+    header = bytes([0x81])
+    if len(payload) < 126:
+        header += bytes([0x80 | len(payload)])
+    else:
+        header += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
+    return header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def _silent_spectator(host: str, port: int, room: str) -> socket.socket:
+    """A raw WebSocket client that watches a room and then never reads again."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, port))
+    sock.sendall(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += sock.recv(1)
+    assert b" 101 " in response
+    sock.sendall(_masked_text_frame(json.dumps({"type": "watch", "v": 1, "room": room}).encode()))
+    return sock
+
+
+async def test_a_client_that_stops_reading_is_dropped_without_stalling_the_room(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    record = won_record()
+    server = await start_server(send_queue=8, ws_send_buffer=8192)
+    player = await WsClient.connect(server, "p")
+    await player.send("solo", name="Ada", code=str(record.code))
+    room = (await player.next("welcome"))["room"]["room"]
+    sock = await asyncio.to_thread(_silent_spectator, str(server.host), int(server.port), room)
+    assert (await player.next("spectators"))["count"] == 1
+    first = record.moves[0].names()  # type: ignore[union-attr]
+    answered = 0
+    dropped = False
+    for _ in range(20_000):
+        await player.send("move", positions=first)
+        await player.next("moved")
+        await player.send("undo")
+        await player.next("moved")
+        answered += 2
+        if any(m["type"] == "spectators" and m["count"] == 0 for m in player.history[-6:]):
+            dropped = True
+            break
+    sock.close()
+    assert dropped, f"the silent spectator was never dropped after {answered} events"
+    # the room went on: the player is still answered at once
+    await player.send("move", positions=first, id=1)
+    assert (await player.next("moved"))["id"] == 1
+    await player.close()
