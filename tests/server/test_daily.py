@@ -1,0 +1,113 @@
+"""The daily challenge across a UTC date change (the clock is injected): one deal per day, its
+code hidden until the attempt ends (and from everyone until the day is over), the first attempt
+per nickname ranked, past days browsable."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import aiohttp
+
+from halfmoon.codes import daily_code
+from halfmoon.game import Game
+from halfmoon_server.clock import ManualClock, day_start_ms
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, check_hidden_information
+
+DAY1 = date(2026, 11, 28)
+DAY2 = date(2026, 11, 29)
+
+
+async def _attempt(server: object, name: str, moves: int = 0) -> tuple[WsClient, dict[str, object], dict[str, object]]:
+    client = await WsClient.connect(server, name)  # type: ignore[arg-type]
+    await client.send("daily", name=name)
+    welcome = await client.next("welcome")
+    return client, welcome, welcome["room"]
+
+
+async def _play_and_give_up(client: WsClient, code: str, moves: int) -> dict[str, object]:
+    game = Game.from_code(code)
+    for _ in range(moves):
+        move = next(game.legal_moves())
+        game.push(move)
+        await client.send("move", positions=move.names())
+        await client.next("moved")
+    await client.send("give_up")
+    return await client.next("game_over")
+
+
+async def test_daily_challenge_across_a_date_change(start_server: StartServer, clock: ManualClock) -> None:
+    server = await start_server()
+    day1_code = str(daily_code(DAY1, b"test-secret"))
+    http = aiohttp.ClientSession()
+
+    ada, welcome, room = await _attempt(server, "Ada")
+    assert room["mode"] == "daily" and room["phase"] == "running" and room["code"] is None
+    assert welcome["room"]["board"] is not None
+    watcher = await WsClient.connect(server, "w")
+    await watcher.send("watch", room=room["room"])
+    assert (await watcher.next("error"))["code"] == "private_room"
+    clock.advance(60_000)
+    over = await _play_and_give_up(ada, day1_code, 3)
+    assert over["code"] == day1_code and over["ranked"] is True and over["time_ms"] == 60_000
+    assert over["analysis"] is None  # no solver workers in this test
+    assert check_hidden_information(ada.history) == []
+    assert all(day1_code not in str(m) for m in ada.history if m["type"] != "game_over")
+
+    again, _, _ = await _attempt(server, "ADA")  # same nickname, any case: unranked
+    second = await _play_and_give_up(again, day1_code, 5)
+    assert second["ranked"] is False
+
+    bob, _, _ = await _attempt(server, "Bob")
+    bob_over = await _play_and_give_up(bob, day1_code, 6)
+    dan, _, dan_room = await _attempt(server, "Dan")  # still playing at midnight
+    dan_token = (dan.history[0])["token"]
+
+    today = await (await http.get(server.make_url("/api/daily"))).json()
+    assert today["date"] == "2026-11-28" and today["players"] == 2 and today["past"] == []
+    assert day1_code not in str(today)
+    board = await (await http.get(server.make_url("/api/daily/2026-11-28/leaderboard"))).json()
+    assert [(e["rank"], e["name"], e["score"]) for e in board["entries"]] == [
+        (1, "Bob", bob_over["score"]),
+        (2, "Ada", over["score"]),
+    ]
+    hidden = await http.get(server.make_url(f"/api/games/{over['game']}"))
+    assert hidden.status == 403 and (await hidden.json())["error"]["code"] == "daily_hidden"
+    future = await http.get(server.make_url("/api/daily/2026-11-29/leaderboard"))
+    assert future.status == 404
+
+    # midnight UTC: a new deal; yesterday's code is public, its records open
+    clock.set(day_start_ms(DAY2) + 1_000)
+    today = await (await http.get(server.make_url("/api/daily"))).json()
+    assert today["date"] == "2026-11-29" and today["players"] == 0
+    assert today["past"] == [
+        {"date": "2026-11-28", "code": day1_code, "players": 2, "leaderboard": "/api/daily/2026-11-28/leaderboard"}
+    ]
+    record = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()
+    assert record["code"] == day1_code and len(record["moves"]) == 3
+    await dan.close()
+    dan = await WsClient.connect(server, "dan")
+    await dan.send("resume", room=dan_room["room"], token=dan_token)
+    assert (await dan.next("welcome"))["room"]["code"] == day1_code  # the day is over: shown to all
+
+    carol, _, _ = await _attempt(server, "Carol")
+    carol_over = await _play_and_give_up(carol, str(daily_code(DAY2, b"test-secret")), 1)
+    assert carol_over["code"] == str(daily_code(DAY2, b"test-secret")) != day1_code
+    ada2, _, _ = await _attempt(server, "Ada")  # a new day: Ada's first attempt is ranked again
+    assert (await _play_and_give_up(ada2, str(carol_over["code"]), 0))["ranked"] is True
+    for client in (ada, again, bob, dan, carol, ada2, watcher):
+        await client.close()
+    await http.close()
+
+
+async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartServer, clock: ManualClock) -> None:
+    from halfmoon.solver import first_winnable_daily
+
+    server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
+    client, _, room = await _attempt(server, "Ada")
+    assert room["code"] is None
+    await client.send("give_up")
+    over = await client.next("game_over", timeout=30)
+    assert over["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
+    assert over["analysis"]["winnable"] == "winnable" and over["analysis"]["last_winnable_move"] == 0
+    await client.close()
