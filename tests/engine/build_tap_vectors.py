@@ -228,7 +228,8 @@ def reference_matching(game: Game, selection: list[int]) -> list[int]:
     playable = game.playable()
     if not selection:
         return sorted(playable)
-    moves = [m for m in itertools.combinations(playable, 2) if is_pair(*(playable[p] for p in m))]
+    moves: list[tuple[int, ...]] = []
+    moves += [m for m in itertools.combinations(playable, 2) if is_pair(*(playable[p] for p in m))]
     moves += [m for m in itertools.combinations(playable, 3) if is_triple(*(playable[p] for p in m))]
     return sorted({p for m in moves if set(selection) <= set(m) for p in m if p not in selection})
 
