@@ -140,10 +140,10 @@ def race_screen(
     lines += [""] * (14 - len(lines))
     lines.append("")
     lines += _rivals(session, local_ms, lang, width)
-    said = [text for text in (_notice(session, lang), message) if text]
-    if session.outcome is not None and not session.race_over:
+    said = _wrap(" ".join(text for text in (_notice(session, lang), message) if text), width)
+    if session.outcome is not None:
         said.append(say("wait_others", lang))
-    lines += _wrap(" ".join(said), width)[-3:]
+    lines += said[-3:]
     lines.append(say("help_race", lang, errors=say("on" if move_errors else "off", lang)))
     return _fit(lines, width, HEIGHT - 1)
 

@@ -71,6 +71,8 @@ def choose_greedy(view: BoardView, moves: list[Move], rng: random.Random) -> Mov
         piles = [p for p in move.positions if p < PILE_COUNT]
         return len(piles), sum(view.counts[p] for p in piles)
 
+    if not moves:
+        raise IndexError("no legal move to choose from")
     best = max(value(move) for move in moves)
     return rng.choice([move for move in moves if value(move) == best])
 

@@ -1,0 +1,69 @@
+"""The bot's brain without a socket: it starts when the room is full, plays legal moves from
+what it sees, waits for each answer, gives up when stalled."""
+
+from __future__ import annotations
+
+import random
+
+from halfmoon.game import Game, Move
+from halfmoon.view import BoardView
+from halfmoon_client.bots import BotBrain
+from halfmoon_client.strategy import STRATEGIES
+from tests.client.support import CODE, T0, moved, started, summary, welcome
+
+
+def brain(expect: int = 0) -> BotBrain:
+    return BotBrain(STRATEGIES["greedy"], random.Random(7), expect=expect, time_limit_s=120)
+
+
+def test_the_host_bot_starts_once_everyone_joined() -> None:
+    bot = brain(expect=3)
+    bot.receive(welcome(1, players=[summary("p1", "bot-1")]), T0)
+    assert bot.next_message() is None
+    bot.receive({"type": "player_joined", "v": 1, "seq": 2, "player": summary("p2", "bot-2")}, T0)
+    assert bot.next_message() is None
+    bot.receive({"type": "player_joined", "v": 1, "seq": 3, "player": summary("p3", "bot-3")}, T0)
+    assert bot.next_message() == {"type": "start", "v": 1, "time_limit_s": 120}
+    assert bot.next_message() is None  # once
+
+
+def test_a_bot_plays_its_own_game_to_the_end_one_answered_move_at_a_time() -> None:
+    bot = brain()
+    bot.receive(welcome(1), T0)
+    game = Game.from_code(CODE)
+    bot.receive(started(2, game), T0)
+    seq = 2
+    while True:
+        message = bot.next_message()
+        assert message is not None
+        assert bot.next_message() is None  # waits for the answer
+        if message["type"] == "give_up":
+            assert not list(game.legal_moves()) and game.cards_left > 0
+            break
+        move = Move.from_names(message["positions"])
+        assert game.is_legal(move)
+        game.push(move)
+        seq += 1
+        bot.receive(moved(seq, "p1", game, message["positions"], changes=True, id=message["id"]), T0)
+        assert bot.session.board is not None and bot.session.board.view() == BoardView.of(game)
+        if game.is_won:
+            assert bot.next_message() is None or bot.session.players["p1"].status == "won"
+            break
+    assert bot.moves_sent == game.move_count
+
+
+def test_a_refusal_frees_the_bot_to_try_again() -> None:
+    bot = brain()
+    bot.receive(welcome(1), T0)
+    bot.receive(started(2, Game.from_code(CODE)), T0)
+    first = bot.next_message()
+    assert first is not None and first["type"] == "move"
+    bot.receive({"type": "error", "v": 1, "code": "rate_limited", "message": "slow down"}, T0)
+    again = bot.next_message()
+    assert again is not None and again["type"] == "move"
+
+
+def test_a_bot_in_the_lobby_that_is_not_host_never_starts() -> None:
+    bot = brain()
+    bot.receive(welcome(1, you="p2", players=[summary("p1", "x"), summary("p2", "y")]), T0)
+    assert bot.next_message() is None

@@ -1,0 +1,243 @@
+"""The client against a real server (``create_app`` on 127.0.0.1, temporary SQLite): a
+terminal racer driven by the test, bots and a spectator race to the results; reconnection
+with backoff; the ``halfmoon`` commands' one-line errors. Every wait is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+
+import pytest
+
+from halfmoon_client.bots import run_bots
+from halfmoon_client.connection import Backoff
+from halfmoon_client.errors import RefusedError, UnreachableError
+from halfmoon_client.rest import create_room
+from halfmoon_client.terminal import play_race, watch_room
+from tests.client.conftest import Proxy
+from tests.client.support import RecordingScreen, board_from_screen
+from tests.conftest import ROOT
+
+FAST = Backoff(first=0.05, factor=2, cap=0.4, jitter=0.1, attempts=30)
+RANKS = {"A": 1, "J": 11, "Q": 12, "K": 13}
+
+
+def rank(symbol: str) -> int:
+    text = symbol[:-1]
+    return RANKS.get(text) or int(text)
+
+
+def a_legal_move(board: dict[str, str | None]) -> str | None:
+    """A move read off the screen: a pair summing to 11, or J+Q+K."""
+    cards = [(pos, rank(sym)) for pos, sym in board.items() if sym is not None]
+    for i, (p, a) in enumerate(cards):
+        for q, b in cards[i + 1 :]:
+            if a <= 10 and b <= 10 and a + b == 11:
+                return f"{p} {q}"
+    faces = {r: p for p, r in cards if r > 10}
+    return " ".join(faces[r] for r in (11, 12, 13)) if len(faces) == 3 else None
+
+
+def a_bad_move(board: dict[str, str | None]) -> str:
+    cards = [(pos, rank(sym)) for pos, sym in board.items() if sym is not None and rank(sym) <= 10]
+    for i, (p, a) in enumerate(cards):
+        for q, b in cards[i + 1 :]:
+            if a + b != 11:
+                return f"{p} {q}"
+    raise AssertionError("no bad pair on the board")
+
+
+async def until(predicate: object, timeout: float = 20.0) -> None:
+    assert callable(predicate)
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+async def test_a_terminal_racer_two_bots_and_a_spectator_race_to_the_results(server_url: str) -> None:
+    created = await create_room(server_url)
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    screen = RecordingScreen()
+    racer_task = asyncio.create_task(play_race(server_url, created.room, "Ada", lines, screen, tick_s=0.1))
+    await until(lambda: "You are the host" in screen.last)
+    watcher_screen = RecordingScreen()
+    watcher = asyncio.create_task(watch_room(server_url, created.room, watcher_screen, tick_s=0.1, page_s=0.3))
+    bots = asyncio.create_task(run_bots(server_url, players=2, room=created.room, think_ms=20, seed=1))
+    await until(lambda: screen.last.count("bot-") == 2)
+    assert "★ Ada ←" in screen.last
+
+    lines.put_nowait("s")
+    await until(lambda: screen.last.startswith("Time "))
+    assert "Rivals · " + created.room in screen.last
+
+    board = board_from_screen(screen.last)
+    assert len(board) == 20 and all(board[p] is not None for p in board)  # every top visible at the start
+
+    lines.put_nowait(a_bad_move(board))  # «Errori di mossa» off: just ✗
+    await until(lambda: "✗ " in screen.last)
+    lines.put_nowait("e")
+    lines.put_nowait(a_bad_move(board))
+    await until(lambda: "The sum must equal 11" in screen.last or "Jack, a Queen and a King" in screen.last)
+
+    move = a_legal_move(board)
+    assert move is not None
+    lines.put_nowait(move)
+    await until(lambda: "Score 10  ·  Moves 1" in screen.last or "Score 15  ·  Moves 1" in screen.last)
+    assert board_from_screen(screen.last) != board  # the board redrew from `changes`
+    lines.put_nowait("u")
+    await until(lambda: "Score 0  ·  Moves 0" in screen.last)
+    assert board_from_screen(screen.last) == board
+
+    # the spectator sees all three boards, live
+    await until(
+        lambda: all(name in watcher_screen.last for name in ("Ada", "bot-")) and " piles " in watcher_screen.last
+    )
+
+    lines.put_nowait("g")
+    reports = await asyncio.wait_for(bots, 60)
+    racer = await asyncio.wait_for(racer_task, 20)
+    session = await asyncio.wait_for(watcher, 20)
+
+    assert racer.session.race_over and session.race_over
+    assert screen.last.startswith(f"Results — room {created.room}")
+    assert "Ada" in screen.last and "gave up" in screen.last
+    assert watcher_screen.last.startswith(f"Results — room {created.room}")
+    names = {entry["name"] for entry in racer.session.results or []}
+    assert names == {"Ada", *(r.name for r in [r.session.me for r in reports] if r is not None)}
+    for report in reports:
+        me = report.session.me
+        assert me is not None and me.status in ("won", "gave_up") and me.moves > 0
+
+
+async def test_the_racer_reconnects_with_backoff_and_resumes_where_it_was(server_url: str, proxy: Proxy) -> None:
+    created = await create_room(server_url)
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    screen = RecordingScreen()
+    racer_task = asyncio.create_task(play_race(proxy.url, created.room, "Ada", lines, screen, tick_s=0.1, backoff=FAST))
+    await until(lambda: "You are the host" in screen.last)
+    bots = asyncio.create_task(run_bots(server_url, players=1, room=created.room, think_ms=150, seed=2))
+    await until(lambda: "bot-" in screen.last)
+    lines.put_nowait("s")
+    await until(lambda: screen.last.startswith("Time "))
+    move = a_legal_move(board_from_screen(screen.last))
+    assert move is not None
+    lines.put_nowait(move)
+    await until(lambda: "Moves 1  ·" in screen.last)
+    board_before = board_from_screen(screen.last)
+
+    proxy.cut()  # the network drops, and stays down for a while
+    await until(lambda: any("Connection lost: retrying in" in frame for frame in screen.frames))
+    await asyncio.sleep(0.5)
+    assert sum("Connection lost" in frame for frame in screen.frames) >= 2  # several attempts, backing off
+    proxy.restore()
+    await until(lambda: "Reconnected." in screen.last)
+
+    assert board_from_screen(screen.last) == board_before and "Moves 1  ·" in screen.last  # same game
+    move = a_legal_move(board_from_screen(screen.last))
+    assert move is not None
+    lines.put_nowait(move)
+    await until(lambda: "Moves 2  ·" in screen.last)  # the server took a move on the new connection
+    lines.put_nowait("g")
+    (bot,) = await asyncio.wait_for(bots, 60)
+    racer = await asyncio.wait_for(racer_task, 20)
+    assert racer.session.race_over and racer.session.players[racer.session.you or ""].moves == 2
+    # what the bot did while the racer was away reached the racer with the catch-up
+    bot_me = bot.session.me
+    assert bot_me is not None and racer.session.players[bot_me.id].moves == bot_me.moves
+
+
+async def test_bots_reconnect_and_finish_their_race(server_url: str, proxy: Proxy) -> None:
+    bots = asyncio.create_task(run_bots(proxy.url, players=2, think_ms=100, seed=4, backoff=FAST))
+    await asyncio.sleep(1.0)  # created, joined, started, a few moves made
+    proxy.cut()
+    await asyncio.sleep(0.3)
+    proxy.restore()
+    reports = await asyncio.wait_for(bots, 60)
+    assert all(report.reconnects >= 1 for report in reports)
+    for report in reports:
+        session = report.session
+        assert session.race_over and session.results is not None
+        mine = next(entry for entry in session.results if entry["name"] == report.name)
+        assert mine["moves"] > 0 and mine["outcome"] in ("won", "gave_up")
+
+
+async def test_reconnection_gives_up_after_the_last_attempt(server_url: str, proxy: Proxy) -> None:
+    created = await create_room(server_url)
+    screen = RecordingScreen()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    few = Backoff(first=0.02, factor=2, cap=0.05, jitter=0, attempts=3)
+    task = asyncio.create_task(play_race(proxy.url, created.room, "Ada", lines, screen, backoff=few))
+    await until(lambda: "You are the host" in screen.last)
+    proxy.cut()
+    with pytest.raises(UnreachableError, match="could not reconnect \\(3 attempts"):
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_bad_room_id_is_refused_in_one_clear_error(server_url: str) -> None:
+    with pytest.raises(RefusedError, match="no room ZZZZZZ on this server"):
+        await asyncio.wait_for(play_race(server_url, "ZZZZZZ", "Ada", asyncio.Queue(), RecordingScreen()), 10)
+    with pytest.raises(RefusedError, match="no room ZZZZZZ"):
+        await asyncio.wait_for(watch_room(server_url, "ZZZZZZ", RecordingScreen()), 10)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def halfmoon(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "halfmoon", *args,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT, env={**os.environ, "LANG": "C"},
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("command", ["join", "watch"])
+async def test_commands_say_one_line_and_exit_1_when_the_server_is_unreachable(command: str) -> None:
+    extra = ["--name", "Ada"] if command == "join" else []
+    status, out, err = await halfmoon(command, "K7WQ2M", *extra, "--server", f"http://127.0.0.1:{free_port()}")
+    assert status == 1 and out == ""
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert err.startswith(f"halfmoon {command}: cannot reach the server at http://127.0.0.1:")
+    assert "connection refused" in err
+
+
+async def test_commands_say_one_line_and_exit_1_for_a_bad_room(server_url: str) -> None:
+    status, out, err = await halfmoon("join", "ZZZZZZ", "--name", "Ada", "--server", server_url)
+    assert (status, out, err) == (1, "", "halfmoon join: no room ZZZZZZ on this server\n")
+    status, out, err = await halfmoon("watch", "Z1", "--server", server_url)
+    assert status == 1 and out == "" and err.startswith("halfmoon watch: not a room id: 'Z1'") and err.count("\n") == 1
+    status, _out, err = await halfmoon("bot", "--server", server_url, "--room", "ZZZZZZ", "--players", "2")
+    assert status == 1 and "no room" in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url: str) -> None:
+    status, out, err = await halfmoon("race", "--server", server_url, "--code", "HM1-N-AAAAAAB")
+    assert status == 0, err
+    room = out.split("\n")[0].removeprefix("room ")
+    assert f"link {server_url}" in out and room in out.split("\n")[1] and "code HM1-N-AAAAAAB" in out
+    status, out, err = await halfmoon("race", "--server", server_url, "--code", "HM1-X")
+    assert status == 1 and err.startswith("halfmoon race: ") and err.count("\n") == 1
+
+    status, out, err = await halfmoon(
+        "bot", "--server", server_url, "--create", "--players", "3", "--think", "0", "--strategy", "random"
+    )
+    assert status == 0, err
+    lines = out.strip().split("\n")
+    assert lines[0].startswith("Results — room ") and lines[1].split() == [
+        "#",
+        "Player",
+        "Outcome",
+        "Score",
+        "Moves",
+        "Time",
+    ]
+    assert len(lines) == 5 and all(line.split()[0] in "123" for line in lines[2:])

@@ -1,0 +1,97 @@
+"""The racer without a socket: typed lines in, protocol messages and a message line out."""
+
+from __future__ import annotations
+
+from halfmoon.game import Game
+from halfmoon.positions import position_name
+from halfmoon_client.racer import Racer
+from tests.client.support import CODE, T0, moved, started, summary, welcome
+
+
+def racing(lang: str = "en", *, move_errors: bool = False) -> tuple[Racer, Game]:
+    racer = Racer(lang=lang, move_errors=move_errors)
+    racer.receive(welcome(1, players=[summary("p1", "Ada"), summary("p2", "Bob")]), T0)
+    game = Game.from_code(CODE)
+    racer.receive(started(2, game), T0)
+    return racer, game
+
+
+def a_bad_pair(game: Game) -> list[str]:
+    """Two number cards on the table that do not sum to 11."""
+    numbers = [(p, c) for p, c in game.playable().items() if not c.is_face]
+    for p, c in numbers:
+        for q, d in numbers:
+            if p < q and c.rank + d.rank != 11:
+                return [position_name(p), position_name(q)]
+    raise AssertionError("no bad pair")
+
+
+def test_a_legal_move_is_sent_with_an_id_and_its_answer_clears_the_message() -> None:
+    racer, game = racing()
+    move = next(game.legal_moves())
+    sent = racer.command(str(move))
+    assert sent == [{"type": "move", "v": 1, "positions": move.names(), "id": 1}]
+    game.push(move)
+    racer.receive(moved(3, "p1", game, move.names(), changes=True, id=1), T0)
+    assert racer.message == "" and racer.session.players["p1"].score == 10
+
+
+def test_an_illegal_move_is_not_sent_and_explained_only_with_move_errors_on() -> None:
+    racer, game = racing()
+    bad = a_bad_pair(game)
+    assert racer.command(" ".join(bad)) == []
+    assert racer.message == f"✗ {' '.join(bad)}"
+    racer.command("e")
+    assert racer.message == "Move errors: on"
+    racer.command(" ".join(bad))
+    assert racer.message == f"✗ {' '.join(bad)}: The sum must equal 11"
+
+
+def test_move_errors_speak_the_seeds_italian() -> None:
+    racer, game = racing("it", move_errors=True)
+    racer.command(" ".join(a_bad_pair(game)))
+    assert racer.message.endswith("La somma deve essere uguale a 11")
+    faces = [position_name(p) for p, c in game.playable().items() if c.is_face]
+    numbers = [position_name(p) for p, c in game.playable().items() if not c.is_face]
+    racer.command(f"{faces[0]} {numbers[0]}")
+    assert racer.message.endswith("Servono un Fante, una Donna e un Re")
+
+
+def test_server_refusals_become_words() -> None:
+    racer, game = racing(move_errors=True)
+    move = next(game.legal_moves())
+    racer.command(str(move))
+    racer.receive(
+        {"type": "error", "v": 1, "code": "illegal_move", "reason": "not_a_match", "message": "not a pair", "id": 1}, T0
+    )
+    assert racer.message.endswith("The sum must equal 11") or racer.message.endswith(
+        "Jack, a Queen and a King are needed"
+    )
+    racer.command("u")
+    racer.receive({"type": "error", "v": 1, "code": "nothing_to_undo", "message": "nothing to undo", "id": 2}, T0)
+    assert racer.message == "There is no move to undo."
+
+
+def test_undo_give_up_and_quit_send_their_messages() -> None:
+    racer, _ = racing()
+    assert racer.command("u") == [{"type": "undo", "v": 1, "id": 1}]
+    assert racer.command("g") == [{"type": "give_up", "v": 1}]
+    assert racer.command("q") == [{"type": "leave", "v": 1}] and racer.done
+
+
+def test_lobby_only_the_host_starts_and_no_move_before_the_start() -> None:
+    host = Racer()
+    host.receive(welcome(1), T0)
+    assert host.command("s") == [{"type": "start", "v": 1}]
+    guest = Racer()
+    guest.receive(welcome(1, you="p2", players=[summary("p1", "Ada"), summary("p2", "Bob")]), T0)
+    assert guest.command("s") == [] and guest.message == "Only the host can start the race."
+    assert guest.command("1 8") == [] and guest.message == "The race has not started yet."
+
+
+def test_after_my_game_is_over_moves_are_refused_locally() -> None:
+    racer, _ = racing()
+    racer.receive(
+        {"type": "game_over", "v": 1, "seq": 3, "outcome": "gave_up", "score": 0, "moves": 0, "time_ms": 10}, T0
+    )
+    assert racer.command("1 8") == [] and racer.message == "Your game is over."
