@@ -1,0 +1,148 @@
+"""Storage on SQLite and on PostgreSQL, both through the Alembic migrations: the schema they
+build, the leaderboards' order, the daily bookkeeping, and a whole server running on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from alembic import command
+from sqlalchemy import inspect, text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from halfmoon_server.storage import FinishedGame, SqlStorage, alembic_config, make_engine, migrate
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, won_record
+
+NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+
+
+async def _admin(postgres_url: str, statement: str) -> None:
+    admin = create_async_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(statement))
+    finally:
+        await admin.dispose()
+
+
+def _run_aside(coro: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine on its own loop in a worker thread (from a synchronous fixture)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
+@pytest.fixture
+def pg_database(postgres_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test (dropped afterwards), so reruns start clean."""
+    name = f"hm_test_{secrets.token_hex(6)}"
+    _run_aside(_admin(postgres_url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{postgres_url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        _run_aside(_admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'sub' / 'halfmoon.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
+def _game(name: str, score: int, time_ms: int, *, code: str = "HM1-N-AAAAAAA", day: date | None = None,
+          ranked: bool = True) -> FinishedGame:
+    return FinishedGame(
+        nickname=name, code=code, mode="daily" if day else "race", room="ABCDEF", score=score,
+        moves=score // 10, time_ms=time_ms, outcome="won" if score == 520 else "gave_up",
+        record={"code": code, "moves": [["1", "2"]]}, ranked=ranked, daily_date=day, finished_at=NOW,
+    )
+
+
+async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> None:
+    engine = make_engine(db_url)
+    await migrate(engine)
+    await migrate(engine)  # already at the newest revision: nothing to do
+
+    def tables(sync_conn: object) -> set[str]:
+        return set(inspect(sync_conn).get_table_names())
+
+    async with engine.connect() as conn:
+        assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0001"
+
+    storage = SqlStorage(engine)
+    await storage.ping()
+    slow = await storage.save_game(_game("Slow", 520, 90_000))
+    fast = await storage.save_game(_game("Fast", 520, 60_000))
+    low = await storage.save_game(_game("Low", 200, 10_000))
+    await storage.save_game(_game("Other", 520, 1_000, code="HM1-N-BBBBBBB"))
+    board = await storage.leaderboard_for_code("HM1-N-AAAAAAA", 10)
+    assert [g.id for g in board] == [fast, slow, low]
+    assert len(await storage.leaderboard_for_code("HM1-N-AAAAAAA", 2)) == 2
+    stored = await storage.get_game(fast)
+    assert stored is not None and stored.record == {"code": "HM1-N-AAAAAAA", "moves": [["1", "2"]]}
+    assert await storage.get_game("missing") is None
+
+    day = date(2026, 11, 28)
+    assert await storage.claim_daily_attempt(day, "ada", NOW) is True
+    assert await storage.claim_daily_attempt(day, "ada", NOW) is False
+    assert await storage.claim_daily_attempt(date(2026, 11, 29), "ada", NOW) is True
+    assert await storage.daily_code(day) is None
+    assert await storage.save_daily_code(day, "HM1-D-AAAAAAA", NOW) == "HM1-D-AAAAAAA"
+    assert await storage.save_daily_code(day, "HM1-D-ZZZZZZZ", NOW) == "HM1-D-AAAAAAA"  # fixed once chosen
+    await storage.save_game(_game("Ada", 100, 5_000, code="HM1-D-AAAAAAA", day=day))
+    await storage.save_game(_game("Ada", 300, 5_000, code="HM1-D-AAAAAAA", day=day, ranked=False))
+    await storage.save_game(_game("Bob", 150, 9_000, code="HM1-D-AAAAAAA", day=day))
+    assert [g.nickname for g in await storage.daily_leaderboard(day, 10)] == ["Bob", "Ada"]
+    days = await storage.daily_days(date(2026, 11, 29), 10)
+    assert [(d.day, d.code, d.players) for d in days] == [(day, "HM1-D-AAAAAAA", 2)]
+    assert await storage.daily_days(day, 10) == []
+    await storage.close()
+
+
+async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
+    engine = make_engine(db_url)
+    await migrate(engine)
+
+    def down_and_up(sync_conn: object) -> set[str]:
+        config = alembic_config(sync_conn)  # type: ignore[arg-type]
+        command.downgrade(config, "base")
+        after_down = set(inspect(sync_conn).get_table_names())
+        command.upgrade(config, "head")
+        return after_down
+
+    async with engine.begin() as conn:
+        assert await conn.run_sync(down_and_up) <= {"alembic_version"}
+    storage = SqlStorage(engine)
+    assert await storage.save_game(_game("Ada", 520, 1)) is not None
+    await storage.close()
+
+
+async def test_a_whole_server_on_postgresql(start_server: StartServer, pg_database: str) -> None:
+    record = won_record()
+    server = await start_server(db_url=pg_database)
+    async with aiohttp.ClientSession() as http:
+        assert await (await http.get(server.make_url("/healthz"))).json() == {"status": "ok"}
+    client = await WsClient.connect(server, "ada")
+    await client.send("solo", name="Ada", code=str(record.code))
+    await client.next("welcome")
+    for step in record.moves:
+        await client.send("move", positions=step.names())  # type: ignore[union-attr]
+        await client.next("moved")
+    over = await client.next("game_over")
+    assert over["outcome"] == "won"
+    await client.close()
+    await server.close()
+    server = await start_server(db_url=pg_database)  # restarted: nothing lost
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/leaderboard/{record.code}"))).json()
+    assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [("Ada", 520, over["game"])]
