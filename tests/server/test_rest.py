@@ -1,0 +1,147 @@
+"""The REST API against docs/openapi.yaml (validated, and its required fields checked on real
+answers), its errors, and the static browser client with its single-page routes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from openapi_spec_validator import validate
+
+from halfmoon_server.clock import ManualClock
+from tests.conftest import ROOT
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, won_record
+
+SPEC = yaml.safe_load((ROOT / "docs" / "openapi.yaml").read_text())
+
+
+def _required(schema_name: str) -> set[str]:
+    return set(SPEC["components"]["schemas"][schema_name]["required"])
+
+
+def test_openapi_document_is_valid_and_names_every_route() -> None:
+    validate(SPEC)
+    assert set(SPEC["paths"]) == {
+        "/api/rooms",
+        "/api/rooms/{room}",
+        "/api/leaderboard/{code}",
+        "/api/daily",
+        "/api/daily/{date}/leaderboard",
+        "/api/games/{game}",
+        "/healthz",
+    }
+
+
+async def test_rest_answers_match_the_document(start_server: StartServer, clock: ManualClock) -> None:
+    record = won_record()
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+
+        async def get(path: str) -> Any:
+            response = await http.get(server.make_url(path))
+            assert response.status == 200, (path, await response.text())
+            assert response.content_type == "application/json"
+            return await response.json()
+
+        assert await get("/healthz") == {"status": "ok"}
+        created = await (await http.post(server.make_url("/api/rooms"))).json()  # no body: a random deal
+        assert set(created) == _required("CreatedRoom") and created["code"].startswith("HM1-N-")
+        room = await get(f"/api/rooms/{created['room'].lower()}")  # ids are case-insensitive
+        assert _required("Room") <= set(room) and room["phase"] == "lobby" and room["players"] == []
+        player = await WsClient.connect(server, "p")
+        await player.send("solo", name="Ada", code=str(record.code))
+        solo_room = (await player.next("welcome"))["room"]["room"]
+        for step in record.moves:
+            await player.send("move", positions=step.names())  # type: ignore[union-attr]
+        over = await player.next("game_over")
+        await player.next("race_over")
+        await player.close()
+        room = await get(f"/api/rooms/{solo_room}")
+        assert room["phase"] == "finished" and room["results"][0]["game"] == over["game"]
+        assert _required("PlayerSummary") <= set(room["players"][0])
+        board = await get(f"/api/leaderboard/{str(record.code).lower()}")
+        assert [set(e) for e in board["entries"]] == [_required("Entry")]
+        assert board["entries"][0] == {
+            "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"]
+        }
+        assert await get(f"/api/games/{over['game']}") == record.to_json()
+        daily = await get("/api/daily")
+        assert _required("Daily") <= set(daily)
+        assert set((await get("/api/daily/2026-11-28/leaderboard"))) == {"entries"}
+        assert len((await get(f"/api/leaderboard/{record.code}?limit=1"))["entries"]) == 1
+
+
+async def test_rest_errors_are_json_with_proper_status(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        cases: list[tuple[str, str, Any, int, str]] = [
+            ("POST", "/api/rooms", b"{nope", 400, "bad_json"),
+            ("POST", "/api/rooms", b"[1]", 400, "bad_json"),
+            ("POST", "/api/rooms", b'{"code": 5}', 400, "bad_code"),
+            ("POST", "/api/rooms", b'{"code": "HM1-N-AAA"}', 400, "bad_code"),
+            ("POST", "/api/rooms", b'{"code": "HM1-D-AAAAAAA"}', 400, "bad_code"),
+            ("POST", "/api/rooms", b'{"code": "' + b"A" * 5000 + b'"}', 413, "too_large"),
+            ("GET", "/api/rooms/ZZZZZZ", None, 404, "no_such_room"),
+            ("GET", "/api/rooms/bad!", None, 404, "no_such_room"),
+            ("GET", "/api/leaderboard/HM9-N-AAAAAAA", None, 400, "bad_code"),
+            ("GET", "/api/leaderboard/HM1-N-AAAAAAA?limit=0", None, 400, "bad_request"),
+            ("GET", "/api/leaderboard/HM1-N-AAAAAAA?limit=x", None, 400, "bad_request"),
+            ("GET", "/api/daily/yesterday/leaderboard", None, 400, "bad_date"),
+            ("GET", "/api/daily/2099-01-01/leaderboard", None, 404, "no_such_day"),
+            ("GET", "/api/games/nothing-here", None, 404, "no_such_game"),
+            ("GET", "/api/nothing", None, 404, "not_found"),
+            ("DELETE", "/api/rooms", None, 405, "method_not_allowed"),
+            ("PUT", "/api/daily", None, 405, "method_not_allowed"),
+        ]
+        for method, path, body, status, code in cases:
+            response = await http.request(method, server.make_url(path), data=body)
+            assert response.status == status, (method, path, await response.text())
+            error = (await response.json())["error"]
+            assert error["code"] == code and error["message"], (method, path, error)
+            assert "Traceback" not in error["message"]
+        assert len((await (await http.get(server.make_url("/api/leaderboard/HM1-N-AAAAAAA"))).json())["entries"]) == 0
+
+
+async def test_static_client_and_single_page_routes(start_server: StartServer, tmp_path: Path) -> None:
+    static = tmp_path / "static"
+    (static / "js").mkdir(parents=True)
+    (static / "index.html").write_text("<!doctype html><title>Half Moon</title>")
+    (static / "js" / "app.js").write_text("export const x = 1;\n")
+    (static / "style.css").write_text("body{}")
+    (tmp_path / "secret.txt").write_text("not for the web")
+    server = await start_server(static_dir=static)
+    async with aiohttp.ClientSession() as http:
+        for path in ("/", "/play/HM1-N-AAAAAAB", "/r/K7WQ2M", "/watch/K7WQ2M", "/daily", "/rules",
+                     "/replay/abc", "/leaderboard", "/leaderboard/HM1-N-AAAAAAB"):
+            response = await http.get(server.make_url(path))
+            assert response.status == 200, path
+            assert response.content_type == "text/html" and "Half Moon" in await response.text()
+            assert response.headers["Cache-Control"] == "no-cache"
+        script = await http.get(server.make_url("/static/js/app.js"))
+        assert script.status == 200 and script.content_type == "text/javascript"
+        assert "max-age" in script.headers["Cache-Control"]
+        assert (await http.get(server.make_url("/static/style.css"))).content_type == "text/css"
+        assert (await http.get(server.make_url("/static/missing.js"))).status == 404
+        assert (await http.get(server.make_url("/static/..%2Fsecret.txt"))).status == 404
+        assert (await http.get(server.make_url("/static/%2e%2e/secret.txt"))).status == 404
+    await server.close()
+    (static / "index.html").unlink()
+    server = await start_server(static_dir=static)
+    async with aiohttp.ClientSession() as http:
+        response = await http.get(server.make_url("/"))
+        assert response.status == 503 and "not installed" in await response.text()
+
+
+async def test_the_installed_browser_client_is_served(start_server: StartServer) -> None:
+    from halfmoon_web import INDEX_HTML
+
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        response = await http.get(server.make_url("/"))
+        if INDEX_HTML.exists():
+            assert response.status == 200 and response.content_type == "text/html"
+        else:
+            assert response.status == 503
