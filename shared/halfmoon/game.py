@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import product
-from typing import Final
+from typing import Final, NoReturn
 
 from halfmoon.cards import JACK, KING, QUEEN, Card
 from halfmoon.codes import DealCode
@@ -27,6 +27,7 @@ from halfmoon.errors import (
 from halfmoon.positions import (
     PILE_COUNT,
     POSITION_COUNT,
+    POSITION_NAMES,
     parse_position,
     position_name,
 )
@@ -66,13 +67,22 @@ class Move:
         """Raises :class:`InvalidPositionError` for a bad name, :class:`IllegalMoveError` for a bad size."""
         if isinstance(names, str):
             raise IllegalMoveError(f"a move is a list of position names, not the string {names!r}")
-        names = list(names)
-        positions = tuple(parse_position(name) for name in names)
+        key = tuple(names)
+        try:
+            known = _KNOWN_MOVES.get(key)
+        except TypeError:  # unhashable items: parse_position below names the bad one
+            known = None
+        if known is not None:
+            return known
+        positions = tuple(parse_position(name) for name in key)
         if len(positions) not in (2, 3):
             raise IllegalMoveError(
-                f"a move names 2 positions (a pair) or 3 (a triple), not {len(positions)}: {list(names)!r}"
+                f"a move names 2 positions (a pair) or 3 (a triple), not {len(positions)}: {list(key)!r}"
             )
-        return cls(positions)
+        move = cls(positions)
+        if all(name in _CANONICAL_NAMES for name in key):  # at most 20**3 + 20**2 entries
+            _KNOWN_MOVES[key] = move
+        return move
 
     @classmethod
     def parse(cls, text: str) -> Move:
@@ -84,6 +94,12 @@ class Move:
 
     def __str__(self) -> str:
         return " ".join(self.names())
+
+
+#: Moves already parsed from canonical names (moves are immutable, so they can be shared).
+_KNOWN_MOVES: dict[tuple[str, ...], Move] = {}
+_CANONICAL_NAMES: Final = frozenset(POSITION_NAMES)
+_TRIPLE_RANKS: Final = frozenset({JACK, QUEEN, KING})
 
 
 class Game:
@@ -162,10 +178,42 @@ class Game:
     # -- the rules --------------------------------------------------------------------------
 
     def check(self, move: Move) -> tuple[Card, ...]:
-        """The cards a legal move removes; raises :class:`IllegalMoveError` (a subclass) if not legal."""
+        """The cards a legal move removes; raises :class:`IllegalMoveError` (a subclass) if not legal.
+
+        The legal case takes the short road; anything else goes to :meth:`_refuse`, which finds
+        the fault in a fixed order (bad index, size, same position twice, empty, no match).
+        """
+        positions = move.positions
+        piles = self._piles
+        reserve = self._reserve
+        cards = []
+        for p in positions:
+            if p.__class__ is not int or not 0 <= p < POSITION_COUNT:
+                self._refuse(move)
+            if p < PILE_COUNT:
+                pile = piles[p]
+                if not pile:
+                    self._refuse(move)
+                cards.append(pile[-1])
+            else:
+                card = reserve[p - PILE_COUNT]
+                if card is None:
+                    self._refuse(move)
+                cards.append(card)
+        if len(cards) == 2:
+            if positions[0] != positions[1] and cards[0].rank + cards[1].rank == 11:
+                return tuple(cards)
+        elif len(cards) == 3:
+            a, b, c = positions
+            if a != b and a != c and b != c and {card.rank for card in cards} == _TRIPLE_RANKS:
+                return tuple(cards)
+        self._refuse(move)
+
+    def _refuse(self, move: Move) -> NoReturn:
+        """Raise the error that names what is wrong with an illegal move."""
         positions = move.positions
         for p in positions:
-            if not (isinstance(p, int) and 0 <= p < POSITION_COUNT):
+            if not (type(p) is int and 0 <= p < POSITION_COUNT):
                 raise NotPlayableError(f"move {positions!r}: no position {p!r} (position indexes are 0-19)")
         if len(positions) not in (2, 3):
             raise IllegalMoveError(f"a move names 2 or 3 positions, not {len(positions)}: {move}")
@@ -180,18 +228,14 @@ class Game:
             cards.append(card)
         if len(cards) == 2:
             a, b = cards
-            if a.rank + b.rank != 11:  # two ranks 1-13 sum to 11 only if both are number cards
-                if a.is_face or b.is_face:
-                    why = "face cards never form a pair; they go in threes (J, Q, K)"
-                else:
-                    why = f"{a.rank} + {b.rank} = {a.rank + b.rank}, not 11"
-                raise NotAMatchError(f"move {move!s}: {a} and {b} are not a pair: {why}")
-        else:
-            ranks = {card.rank for card in cards}
-            if ranks != {JACK, QUEEN, KING}:
-                names = ", ".join(card.name for card in cards)
-                raise NotAMatchError(f"move {move!s}: {names} is not a triple: it needs one J, one Q and one K")
-        return tuple(cards)
+            # two ranks 1-13 sum to 11 only if both are number cards
+            if a.is_face or b.is_face:
+                why = "face cards never form a pair; they go in threes (J, Q, K)"
+            else:
+                why = f"{a.rank} + {b.rank} = {a.rank + b.rank}, not 11"
+            raise NotAMatchError(f"move {move!s}: {a} and {b} are not a pair: {why}")
+        names = ", ".join(card.name for card in cards)
+        raise NotAMatchError(f"move {move!s}: {names} is not a triple: it needs one J, one Q and one K")
 
     def is_legal(self, move: Move) -> bool:
         try:
@@ -207,9 +251,10 @@ class Game:
         when the move is not legal.
         """
         cards = self.check(move)
+        piles = self._piles
         for p in move.positions:
             if p < PILE_COUNT:
-                self._piles[p].pop()
+                piles[p].pop()
             else:
                 self._reserve[p - PILE_COUNT] = None
         self._history.append((move, cards))
