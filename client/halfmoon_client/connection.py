@@ -4,7 +4,8 @@ A :class:`Link` connects with the ``websockets`` asyncio client, sends JSON mess
 decoded ones. When the connection drops it says so (``on_event("reconnecting", …)``), waits
 along a :class:`Backoff` schedule, reconnects and sends its ``hello`` again — for a player that
 is ``resume`` with the token and the highest ``seq`` seen, so the game continues exactly where
-it was. The first connection is not retried: an unreachable server is reported at once.
+it was. The first connection is not retried: an unreachable server is reported at once. A
+close with code 4001 (the player resumed on another connection) is final, not a drop.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from halfmoon_client.address import normalize_server, websocket_url
-from halfmoon_client.errors import ProtocolError, UnreachableError
+from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
 from halfmoon_client.session import Message
 
 EventHook = Callable[[str, dict[str, Any]], None]
+#: The close code of a connection whose player resumed on another one: never reconnect then.
+RESUMED_ELSEWHERE = 4001
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +136,9 @@ class Link:
     async def messages(self) -> AsyncIterator[Message]:
         """Every server message, across reconnections, until :meth:`close`.
 
-        Raises :class:`UnreachableError` when every reconnection attempt failed, and
-        :class:`ProtocolError` on a frame that is not a JSON object.
+        Raises :class:`UnreachableError` when every reconnection attempt failed,
+        :class:`RefusedError` when the player was resumed on another connection (close 4001),
+        and :class:`ProtocolError` on a frame that is not a JSON object.
         """
         while not self._closing:
             ws = self._ws
@@ -146,6 +150,9 @@ class Link:
             except ConnectionClosed as exc:
                 if self.closed:
                     return
+                if exc.rcvd is not None and exc.rcvd.code == RESUMED_ELSEWHERE:
+                    self._ws = None
+                    raise RefusedError("resumed_elsewhere", "this player was resumed on another connection") from None
                 reason = exc.rcvd.reason if exc.rcvd is not None and exc.rcvd.reason else "connection closed"
                 await self._reconnect(reason)
                 continue

@@ -31,7 +31,17 @@ PROTOCOL_VERSION: Final = 1
 FINISHED_STATUSES: Final = frozenset({"won", "gave_up", "left", "timed_out"})
 #: Wire errors that end an attempt to enter a room: no point in waiting for a ``welcome``.
 ENTRY_ERRORS: Final = frozenset(
-    {"no_such_room", "bad_name", "name_taken", "room_full", "bad_token", "bad_code", "already_in_room", "bad_message"}
+    {
+        "no_such_room",
+        "bad_name",
+        "name_taken",
+        "room_full",
+        "bad_token",
+        "bad_code",
+        "already_in_room",
+        "bad_message",
+        "private_room",
+    }
 )
 
 Message = dict[str, Any]

@@ -32,27 +32,38 @@ def monotonic_ms() -> int:
 
 
 class Screen(Protocol):
-    def draw(self, text: str) -> None: ...
-
-    def status(self, text: str) -> None: ...
+    def draw(self, text: str, *, full: bool = False) -> None: ...
 
 
 class AnsiScreen:
-    """Redraws in place: cursor home, clear, the screen; ``status`` rewrites the last line only."""
+    """Draws screens in place on an ANSI terminal.
+
+    A full redraw is cursor home, clear, the screen and the prompt. Between full redraws only
+    the lines that changed are rewritten, with the cursor saved and restored around them, so
+    that what the racer is typing at the prompt stays where it is (the clock ticks every second).
+    """
+
+    PROMPT = "> "
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.last = ""
+        self.last: list[str] = []
 
-    def draw(self, text: str) -> None:
-        if text != self.last:
-            self.out.write(CLEAR + text + "\n> ")
-            self.out.flush()
-            self.last = text
-
-    def status(self, text: str) -> None:
-        self.out.write(f"\x1b7\x1b[24;1H\x1b[2K{text}\x1b8")
+    def draw(self, text: str, *, full: bool = False) -> None:
+        lines = text.split("\n")
+        if full or len(lines) != len(self.last):
+            self.out.write(CLEAR + text + "\n" + self.PROMPT)
+        else:
+            changed = [
+                f"\x1b[{row};1H\x1b[2K{line}"
+                for row, (line, old) in enumerate(zip(lines, self.last, strict=True), 1)
+                if line != old
+            ]
+            if not changed:
+                return
+            self.out.write("\x1b7" + "".join(changed) + "\x1b8")
         self.out.flush()
+        self.last = lines
 
 
 def stdin_lines() -> asyncio.Queue[str | None]:
@@ -103,8 +114,10 @@ async def enter(link: Link, session: Session, feed: Callable[[Message], object])
     await link.connect()
     async for message in link.messages():
         feed(message)
-        if message.get("type") == "error" and message.get("code") in ENTRY_ERRORS:
-            raise RefusedError(str(message["code"]), str(message.get("message") or message["code"]))
+        code = message.get("code") if message.get("type") == "error" else None
+        # refused entry; or, once in, a resume the server refuses (it forgot the room or the token)
+        if code in ENTRY_ERRORS and (not session.welcomed or code in ("bad_token", "no_such_room")):
+            raise RefusedError(str(code), str(message.get("message") or code))
         if session.welcomed:
             yield message
 
@@ -113,7 +126,7 @@ def _refused_text(code: str, message: str, room: str) -> str:
     if code == "no_such_room":
         return f"no room {room} on this server"
     if code == "bad_token":
-        return f"room {room} no longer knows this player (the server forgot the room): {message}"
+        return f"room {room} no longer knows this player (did the server restart?): {message}"
     return message
 
 
@@ -158,7 +171,7 @@ async def play_race(
                 return  # no more input: keep watching until the race is over
             for message in racer.command(line):
                 await link.send(message)
-            screen.draw(racer.screen(clock(), color=color))
+            screen.draw(racer.screen(clock(), color=color), full=True)  # the Enter moved the cursor
 
     async def tick() -> None:
         while True:
@@ -167,11 +180,9 @@ async def play_race(
 
     tasks: list[asyncio.Task[None]] = []
     try:
-        async for message in enter(link, session, feed):
+        async for _message in enter(link, session, feed):
             if not tasks:
                 tasks = [asyncio.create_task(read_input()), asyncio.create_task(tick())]
-            if message.get("type") == "error" and message.get("code") == "bad_token":
-                raise RefusedError("bad_token", _refused_text("bad_token", str(message.get("message")), room))
             screen.draw(racer.screen(clock(), color=color))
             if racer.done:
                 break

@@ -113,10 +113,7 @@ class RecordingScreen:
     def __init__(self) -> None:
         self.frames: list[str] = []
 
-    def draw(self, text: str) -> None:
-        self.frames.append(text)
-
-    def status(self, text: str) -> None:
+    def draw(self, text: str, *, full: bool = False) -> None:
         self.frames.append(text)
 
     @property

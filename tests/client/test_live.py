@@ -5,17 +5,23 @@ with backoff; the ``halfmoon`` commands' one-line errors. Every wait is bounded.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import socket
 import sys
+from pathlib import Path
 
 import pytest
+from aiohttp.test_utils import TestServer
 
 from halfmoon_client.bots import run_bots
 from halfmoon_client.connection import Backoff
 from halfmoon_client.errors import RefusedError, UnreachableError
 from halfmoon_client.rest import create_room
-from halfmoon_client.terminal import play_race, watch_room
+from halfmoon_client.screens import CLEAR
+from halfmoon_client.terminal import AnsiScreen, play_race, watch_room
+from halfmoon_server import create_app
+from halfmoon_server.settings import Settings
 from tests.client.conftest import Proxy
 from tests.client.support import RecordingScreen, board_from_screen
 from tests.conftest import ROOT
@@ -241,3 +247,46 @@ async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url
         "Time",
     ]
     assert len(lines) == 5 and all(line.split()[0] in "123" for line in lines[2:])
+
+
+async def test_after_a_server_restart_the_racer_reconnects_and_says_the_room_is_gone(tmp_path: Path) -> None:
+    """The server stops (close 1001) and comes back on the same port without the room (rooms
+    live in memory): the racer backs off, reconnects, and ends with one clear error."""
+    port = free_port()
+    settings = Settings(data_dir=tmp_path, secret=b"restart", countdown_s=0.1, solver_workers=0)
+    first = TestServer(create_app(settings), host="127.0.0.1", port=port)
+    await first.start_server()
+    url = f"http://127.0.0.1:{port}"
+    created = await create_room(url)
+    screen = RecordingScreen()
+    task = asyncio.create_task(play_race(url, created.room, "Ada", asyncio.Queue(), screen, backoff=FAST))
+    await until(lambda: "You are the host" in screen.last)
+    await first.close()
+    await until(lambda: "Connection lost" in screen.last)
+    second = TestServer(create_app(settings), host="127.0.0.1", port=port)
+    await second.start_server()
+    try:
+        with pytest.raises(RefusedError) as refused:
+            await asyncio.wait_for(task, 20)
+        assert refused.value.code in ("bad_token", "no_such_room")
+        assert created.room in str(refused.value)
+        assert any("Reconnected." in frame for frame in screen.frames)
+    finally:
+        await second.close()
+
+
+def test_the_ansi_screen_redraws_only_changed_lines_between_full_redraws() -> None:
+    out = io.StringIO()
+    screen = AnsiScreen(out)
+    screen.draw("Time 0:01\nboard\nhelp")
+    assert out.getvalue() == CLEAR + "Time 0:01\nboard\nhelp\n> "
+    out.seek(0)
+    out.truncate()
+    screen.draw("Time 0:02\nboard\nhelp")  # the clock ticked: only line 1, cursor saved and restored
+    assert out.getvalue() == "\x1b7\x1b[1;1H\x1b[2KTime 0:02\x1b8"
+    out.seek(0)
+    out.truncate()
+    screen.draw("Time 0:02\nboard\nhelp")
+    assert out.getvalue() == ""
+    screen.draw("Time 0:02\nboard\nhelp", full=True)
+    assert out.getvalue() == CLEAR + "Time 0:02\nboard\nhelp\n> "
