@@ -66,15 +66,17 @@ class AnsiScreen:
         self.last = lines
 
 
-def stdin_lines() -> asyncio.Queue[str | None]:
-    """Lines typed on standard input, read without blocking the event loop (``None`` at the end).
+def stdin_lines(stream: TextIO | None = None) -> asyncio.Queue[str | None]:
+    """Lines typed on standard input (or ``stream``), read without blocking the event loop;
+    ``None`` marks the end.
 
     Uses ``loop.add_reader`` on the descriptor; where that cannot watch it (a regular file),
     a daemon thread reads it instead.
     """
+    stream = stream or sys.stdin
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
-    fd = sys.stdin.fileno()
+    fd = stream.fileno()
     buffer = bytearray()
 
     def readable() -> None:
@@ -96,7 +98,7 @@ def stdin_lines() -> asyncio.Queue[str | None]:
     except (OSError, NotImplementedError, ValueError):
 
         def read_all() -> None:
-            for line in sys.stdin:
+            for line in stream:
                 loop.call_soon_threadsafe(queue.put_nowait, line.rstrip("\n"))
             loop.call_soon_threadsafe(queue.put_nowait, None)
 

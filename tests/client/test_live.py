@@ -290,3 +290,33 @@ def test_the_ansi_screen_redraws_only_changed_lines_between_full_redraws() -> No
     assert out.getvalue() == ""
     screen.draw("Time 0:02\nboard\nhelp", full=True)
     assert out.getvalue() == CLEAR + "Time 0:02\nboard\nhelp\n> "
+
+
+async def test_halfmoon_join_races_from_its_standard_input_to_the_results(server_url: str) -> None:
+    created = await create_room(server_url)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "halfmoon", "join", created.url, "--name", "Ada",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT, env={**os.environ, "LANG": "C"},
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    output = bytearray()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(4096):
+            output.extend(chunk)
+
+    reader = asyncio.create_task(read())
+    await until(lambda: b"You are the host" in output)
+    bots = asyncio.create_task(run_bots(server_url, players=1, room=created.room, think_ms=0, seed=5))
+    await until(lambda: b"bot-" in output.rsplit(CLEAR.encode(), 1)[-1])
+    process.stdin.write(b"s\n")
+    await until(lambda: b"Time 0:0" in output)
+    process.stdin.write(b"g\n")
+    await asyncio.wait_for(bots, 60)
+    status = await asyncio.wait_for(process.wait(), 20)
+    await reader
+    assert status == 0
+    last = output.decode().rsplit(CLEAR, 1)[-1]
+    assert last.startswith(f"Results — room {created.room}") and "Ada" in last and "gave up" in last
