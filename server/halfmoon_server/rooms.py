@@ -251,7 +251,9 @@ class Room:
             self.host = player.id
         now = self.clock.now_ms()
         self.players[player.id] = player
-        self._to_all("player_joined", {"player": self.summary(player, now), "host": self.host})
+        joined = self.summary(player, now)
+        joined["connected"] = True
+        self._to_all("player_joined", {"player": joined, "host": self.host})
         player.conn = conn
         conn.room = self
         conn.player_id = player.id
