@@ -70,7 +70,7 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert await get(f"/api/games/{over['game']}") == record.to_json()
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
-        assert set((await get("/api/daily/2026-11-28/leaderboard"))) == {"entries"}
+        assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
         assert len((await get(f"/api/leaderboard/{record.code}?limit=1"))["entries"]) == 1
 
 

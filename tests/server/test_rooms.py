@@ -1,0 +1,141 @@
+"""Room life: the lobby (host hand-over, full rooms), leaving mid-race, resuming (snapshot when
+the log no longer covers ``since``, taking over from an older connection), abandoned rooms, and
+sockets closed at shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from halfmoon_server import keys
+from halfmoon_server.clock import ManualClock
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, won_record
+
+
+async def _room(server: object, code: str | None = None) -> str:
+    async with aiohttp.ClientSession() as http:
+        body = {"code": code} if code else None
+        response = await http.post(server.make_url("/api/rooms"), json=body)  # type: ignore[attr-defined]
+        room: str = (await response.json())["room"]
+        return room
+
+
+async def test_lobby_host_hand_over_and_full_room(start_server: StartServer) -> None:
+    server = await start_server(max_players=2)
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    cy = await WsClient.connect(server, "cy")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await bob.send("join", room=room, name="Bob")
+    await bob.next("welcome")
+    await cy.send("join", room=room, name="Cy")
+    assert (await cy.next("error"))["code"] == "room_full"
+    await ada.send("leave")
+    left = await bob.next("player_left")
+    assert left["player"]["name"] == "Ada" and left["player"]["status"] == "left" and left["host"] == "p2"
+    await cy.send("join", room=room, name="Cy")  # a place came free
+    assert (await cy.next("welcome"))["room"]["host"] == "p2"
+    await cy.send("start")
+    assert (await cy.next("error"))["code"] == "not_host"
+    await bob.send("start")
+    assert (await cy.next("started"))["board"] is not None
+    for client in (ada, bob, cy):
+        await client.close()
+
+
+async def test_leaving_mid_race_counts_as_left_and_the_race_goes_on(start_server: StartServer) -> None:
+    record = won_record()
+    server = await start_server()
+    room = await _room(server, str(record.code))
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await bob.send("join", room=room, name="Bob")
+    await bob.next("welcome")
+    await ada.send("start")
+    await bob.next("started")
+    await bob.send("move", positions=record.moves[0].names())  # type: ignore[union-attr]
+    await bob.next("moved")
+    await bob.send("leave")
+    over = await bob.next("game_over")
+    assert over["outcome"] == "left" and over["moves"] == 1
+    left = await ada.next("player_left")
+    assert left["player"]["status"] == "left"
+    await bob.send("move", positions=record.moves[1].names())  # type: ignore[union-attr]
+    assert (await bob.next("error"))["code"] == "not_in_room"
+    await ada.send("give_up")
+    results = (await ada.next("race_over"))["results"]
+    assert [(e["name"], e["outcome"]) for e in results] == [("Bob", "left"), ("Ada", "gave_up")]
+    await ada.close()
+    await bob.close()
+
+
+async def test_resume_gives_a_snapshot_when_the_log_is_too_short_and_replaces_old_sockets(
+    start_server: StartServer,
+) -> None:
+    record = won_record()
+    server = await start_server(event_log=4)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada", code=str(record.code))
+    welcome = await ada.next("welcome")
+    room, token = welcome["room"]["room"], welcome["token"]
+    for step in record.moves[:6]:
+        await ada.send("move", positions=step.names())  # type: ignore[union-attr]
+        await ada.next("moved")
+    # a second connection takes the player over; the first is closed with 4001
+    again = await WsClient.connect(server, "again")
+    await again.send("resume", room=room, token=token, since=1)
+    snapshot = await again.next("welcome")
+    assert snapshot["room"] is not None and snapshot["seq"] == ada.seq  # since=1 is older than the log
+    assert snapshot["room"]["players"][0]["moves"] == 6 and snapshot["room"]["board"] is not None
+    await asyncio.wait_for(ada._reader, 5)
+    assert ada.ws.close_code == 4001
+    await again.send("move", positions=record.moves[6].names(), id=7)  # type: ignore[union-attr]
+    assert (await again.next("moved"))["moves"] == 7
+    await again.send("resume", room=room, token=token)
+    assert (await again.next("error"))["code"] == "already_in_room"
+    await again.close()
+    await ada.session.close()
+
+
+async def test_abandoned_rooms_are_closed_and_their_games_stored(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(abandon_after_s=60, finished_ttl_s=60)
+    registry = server.app[keys.REGISTRY]
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada")
+    snapshot = (await ada.next("welcome"))["room"]
+    room, code = snapshot["room"], snapshot["code"]
+    await ada.close()
+    empty = await _room(server)
+    assert {room, empty} <= set(registry.rooms)
+    clock.advance(61_000)
+    for _ in range(100):
+        if room not in registry.rooms and empty not in registry.rooms:
+            break
+        await asyncio.sleep(0.02)
+        if registry.rooms.get(room) is not None and registry.rooms[room].phase == "finished":
+            clock.advance(61_000)
+    assert room not in registry.rooms and empty not in registry.rooms
+    async with aiohttp.ClientSession() as http:
+        gone = await http.get(server.make_url(f"/api/rooms/{room}"))
+        assert gone.status == 404
+        board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
+        assert [(e["name"], e["outcome"]) for e in board["entries"]] == [("Ada", "left")]
+
+
+async def test_shutdown_closes_sockets_with_a_reason(start_server: StartServer) -> None:
+    server = await start_server()
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada")
+    await ada.next("welcome")
+    await server.close()
+    await asyncio.wait_for(ada._reader, 5)
+    assert ada.ws.close_code == 1001
+    await ada.session.close()
