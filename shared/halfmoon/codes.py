@@ -121,13 +121,26 @@ class DealCode:
         Each j is the first word of :func:`word_stream` (continuing where the previous draw
         stopped) below ``2**32 - 2**32 % (i + 1)``, reduced modulo ``i + 1``.
         """
-        next_word = word_stream(self.seed).__next__
+        # The words of word_stream(seed), computed 13 blocks (104 words) at a time: 103 draws
+        # almost never reject a word, so one batch nearly always suffices.
+        seed = self.seed
+        sha256 = hashlib.sha256
+        unpack = _EIGHT_WORDS.unpack
+        words: list[int] = []
+        block = 0
+        k = 0
         out = []
         for i in range(DECK_SIZE - 1, 0, -1):
             limit = _LIMITS[i + 1]
-            word = next_word()
-            while word >= limit:  # rejection sampling: no modulo bias
-                word = next_word()
+            while True:
+                if k == len(words):
+                    for _ in range(13):
+                        words.extend(unpack(sha256(seed + block.to_bytes(4, "big")).digest()))
+                        block += 1
+                word = words[k]
+                k += 1
+                if word < limit:  # rejection sampling: no modulo bias
+                    break
             out.append(word % (i + 1))
         return out
 

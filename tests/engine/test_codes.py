@@ -9,14 +9,18 @@ from datetime import date
 
 import pytest
 
-from halfmoon import DealCode, InvalidCodeError, daily_code, parse_code, random_code
+from halfmoon import DealCode, InvalidCodeError, codes, daily_code, parse_code, random_code
 from halfmoon.codes import CODE_SPACE, UNSHUFFLED, word_stream
 
 RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 
 
-def reference_deck(code: str) -> list[str]:
-    """The shuffle exactly as docs/deal-codes.md writes it, written again from the text."""
+def reference_deck(code: str, *, bits: int = 32) -> list[str]:
+    """The shuffle exactly as docs/deal-codes.md writes it, written again from the text.
+
+    ``bits`` < 32 lowers the rejection limit to ``2**bits - 2**bits % n`` (testing only: it
+    makes rejections frequent, where with 32 bits they almost never happen).
+    """
     seed = hashlib.sha256(code.encode("ascii")).digest()
     words: list[int] = []
     block = 0
@@ -34,7 +38,7 @@ def reference_deck(code: str) -> list[str]:
         n = i + 1
         while True:
             word = next_word()
-            if word < 2**32 - 2**32 % n:
+            if word < 2**bits - 2**bits % n:
                 break
         j = word % n
         deck[i], deck[j] = deck[j], deck[i]
@@ -125,6 +129,16 @@ def test_the_shuffle_is_the_documented_algorithm() -> None:
     codes += [str(DealCode(rng.choice("ND"), rng.randrange(CODE_SPACE))) for _ in range(150)]
     for text in codes:
         assert [card.name for card in parse_code(text).shuffled_deck()] == reference_deck(text), text
+
+
+def test_rejected_words_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a limit of about 2**31 half the words are rejected: the stream must skip each one."""
+    low = tuple(0 if n == 0 else 2**31 - 2**31 % n for n in range(105))
+    monkeypatch.setattr(codes, "_LIMITS", low)
+    for text in ("HM1-N-AAAAAAB", "HM1-D-ZZZZZZZ", "HM1-N-QWERTYU"):
+        deck = [card.name for card in parse_code(text).shuffled_deck()]
+        assert deck == reference_deck(text, bits=31)
+        assert deck != reference_deck(text)
 
 
 def test_swaps_are_fisher_yates_draws() -> None:
