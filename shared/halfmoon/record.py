@@ -19,6 +19,8 @@ Step = Move | Literal["undo"]
 
 @dataclass(slots=True)
 class GameRecord:
+    """A deal code and the steps played on it: moves and ``"undo"``s, in order."""
+
     code: DealCode
     moves: list[Step] = field(default_factory=list)
 
@@ -38,13 +40,13 @@ class GameRecord:
             raise InvalidRecordError(f"'moves' must be a list, not {type(raw_moves).__name__}")
         moves: list[Step] = []
         for i, raw in enumerate(raw_moves):
-            if raw == UNDO:
-                moves.append(UNDO)
-            elif isinstance(raw, list) and all(isinstance(name, str) for name in raw):
+            if isinstance(raw, list) and all(isinstance(name, str) for name in raw):
                 try:
                     moves.append(Move.from_names(raw))
                 except HalfMoonError as exc:
                     raise InvalidRecordError(f"move {i}: {exc}") from None
+            elif raw == UNDO:
+                moves.append(UNDO)
             else:
                 raise InvalidRecordError(
                     f"move {i}: {raw!r} is neither \"undo\" nor a list of 2 or 3 position names"
@@ -53,6 +55,11 @@ class GameRecord:
 
     @classmethod
     def loads(cls, text: str | bytes) -> GameRecord:
+        """Read a record from JSON text.
+
+        Raises :class:`InvalidRecordError` when the text is not JSON or not a record's shape,
+        :class:`InvalidCodeError` for a malformed code.
+        """
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -95,15 +102,18 @@ class ReplayResult:
 
 
 def replay(record: GameRecord) -> ReplayResult:
-    """Play a record's steps on a fresh game; stop at the first illegal move or undo."""
+    """Play a record's steps on a fresh game; stop at the first illegal move or undo.
+
+    Never raises for an illegal step: the result holds the error and the index of the step.
+    """
     game = Game.from_code(record.code)
     push = game.push
     for i, step in enumerate(record.moves):
         try:
-            if step == UNDO:
-                game.undo()
-            else:
+            if isinstance(step, Move):
                 push(step)
+            else:
+                game.undo()
         except HalfMoonError as exc:
             return ReplayResult(game, i, exc)
     return ReplayResult(game)
