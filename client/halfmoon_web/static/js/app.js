@@ -283,13 +283,13 @@ function replay(id) {
   const box = h("section", { class: "replay" }, h("p", { class: "muted" }, w.loading));
   main.append(box);
   getJson(`/api/games/${encodeURIComponent(id)}`).then((game) => {
-    const frames = replayBoards(game.deal, game.record ? game.record.moves : game.moves);
+    const frames = replayBoards(game.deal, game.moves);
     let at = 0;
     const stepInfo = h("p", { class: "step", role: "status" });
     const [scoreBox, score] = stat("score", w.score);
     const [movesBox, moves] = stat("moves", w.moves);
     const [codeBox, code] = stat("code", w.code);
-    code.textContent = game.code || (game.record && game.record.code) || "";
+    code.textContent = game.code;
     const range = h("input", { type: "range", min: "0", max: String(frames.length - 1), value: "0", "aria-label": w.step, oninput: (e) => go(Number(e.target.value)) });
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, {});
@@ -315,7 +315,7 @@ function replay(id) {
         : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${frame.step[moved.indexOf(p)]})`).join(" + ")}`;
     }
     go(0);
-  }, (error) => box.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)));
+  }).catch((error) => box.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)));
 }
 
 function stat(name, label) {

@@ -36,7 +36,7 @@ export function openLive(app, intent) {
     role: null, you: null, token: null, room: null, phase: null, mode: null, code: null,
     players: new Map(), host: null, offset: 0, startedAt: null, startsAt: null, timeLimit: null,
     board: null, pending: [], selection: [], boards: {}, spectators: 0, results: null,
-    gameOver: null, view: null, notice: null, failed: null,
+    gameOver: null, notice: null, failed: null, canUndo: false,
   };
   let path = location.pathname;
   let session = loadSession(path);
@@ -49,7 +49,8 @@ export function openLive(app, intent) {
 
   const conn = new Connection(wsUrl(), {
     hello: () => {
-      if (session) return { type: "resume", room: session.room, token: session.token, since: conn.seq || undefined };
+      // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
+      if (session) return conn.seq ? { type: "resume", room: session.room, token: session.token, since: conn.seq } : { type: "resume", room: session.room, token: session.token };
       if (s.role === "spectator" && s.room) return { type: "watch", room: s.room };
       const name = app.settings.name || defaultName(app.lang());
       switch (intent.kind) {
@@ -66,7 +67,6 @@ export function openLive(app, intent) {
       render();
     },
   });
-  if (session) conn.seq = session.seq || 0;
   conn.open();
   ticker = setInterval(tick, 250);
   render();
@@ -99,6 +99,7 @@ export function openLive(app, intent) {
     s.pending = [];
     s.selection = [];
     s.results = room.results;
+    s.canUndo = Boolean(room.can_undo);
   }
 
   function updatePlayer(id, fields) {
@@ -125,7 +126,7 @@ export function openLive(app, intent) {
         s.you = msg.you;
         if (msg.token) s.token = msg.token;
         else if (!session) s.token = null;
-        setSnapshot(msg.room);
+        if (msg.room) setSnapshot(msg.room); // null: a resume that catches up with the events that follow
         if (intent.kind === "race" && msg.role === "spectator" && !session) s.notice = words().becameSpectator;
         if (msg.role === "player") {
           adoptPath();
@@ -134,8 +135,10 @@ export function openLive(app, intent) {
         break;
       case "player_joined":
         updatePlayer(msg.player.id, msg.player);
+        if (msg.host) s.host = msg.host;
         break;
       case "player_left":
+        if (msg.host) s.host = msg.host;
         if (s.phase === "lobby") s.players.delete(msg.player.id);
         else updatePlayer(msg.player.id, msg.player);
         break;
@@ -162,6 +165,7 @@ export function openLive(app, intent) {
           if (msg.id != null) s.pending = s.pending.filter((p) => p.id !== msg.id);
           else if (msg.action === "move") s.pending = s.pending.filter((p) => p.move.map(positionName).join() !== (msg.positions || []).join());
           s.board = applyChanges(s.board, msg.changes);
+          if (typeof msg.can_undo === "boolean") s.canUndo = msg.can_undo;
           if (msg.action === "undo") s.selection = [];
         } else if (s.boards && s.boards[msg.player] && msg.changes) {
           s.boards[msg.player] = applyChanges(s.boards[msg.player], msg.changes);
@@ -407,7 +411,7 @@ export function openLive(app, intent) {
       code.textContent = s.code || "—";
       copyButton.hidden = !s.code;
       const playing = canPlay();
-      undoButton.disabled = !playing || stats.moves === 0 || s.pending.length > 0;
+      undoButton.disabled = !playing || !(s.canUndo || s.pending.length) || s.pending.length > 0;
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       let dimmed = new Set();
       if (app.settings.placementHelp && s.selection.length && shown) {

@@ -1,0 +1,144 @@
+"""Browser-test set-up: a real Half Moon server on 127.0.0.1 (free port, temporary SQLite
+database) in a subprocess, and Debian's chromium driven by Playwright (never a download)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CHROMIUM_ARGS, ROOT, VECTORS
+
+pytest.importorskip("playwright.sync_api")
+from playwright.sync_api import Browser, Page, ViewportSize, sync_playwright
+
+#: Runs the server the way ``halfmoon serve`` does, with test settings (short countdown, no
+#: solver workers, a fixed daily secret).
+_RUNNER = """
+import sys
+from pathlib import Path
+from aiohttp import web
+from halfmoon_server import Settings, create_app
+port, db, data = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{db}", data_dir=data,
+                             secret=b"browser-tests", countdown_s=1.0, solver_workers=0)
+web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
+"""
+
+PHONE: ViewportSize = {"width": 360, "height": 640}
+DESKTOP: ViewportSize = {"width": 1920, "height": 1080}
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a running server; its log is shown if it fails to start."""
+    tmp = tmp_path_factory.mktemp("server")
+    port = _free_port()
+    log = (tmp / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data")],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            log.close()
+            pytest.fail("the server did not start:\n" + (tmp / "server.log").read_text()[-3000:])
+        time.sleep(0.1)
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+class Pages:
+    """Opens pages in fresh contexts (each its own localStorage) and fails the test on a page error."""
+
+    def __init__(self, browser: Browser, base: str) -> None:
+        self.browser = browser
+        self.base = base
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def new(
+        self,
+        path: str = "/",
+        *,
+        viewport: ViewportSize = DESKTOP,
+        locale: str = "it-IT",
+        settings: dict[str, Any] | None = None,
+    ) -> Page:
+        context = self.browser.new_context(viewport=viewport, locale=locale, base_url=self.base)
+        context.set_default_timeout(8000)
+        if settings is not None:
+            saved = json.dumps(json.dumps(settings))
+            context.add_init_script(
+                f"if (!localStorage.getItem('halfmoon.settings')) localStorage.setItem('halfmoon.settings', {saved});"
+            )
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.goto(path)
+        return page
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def pages(browser: Browser, server: str) -> Iterator[Pages]:
+    opened = Pages(browser, server)
+    yield opened
+    opened.close()
+    assert not opened.errors, f"JavaScript errors in the page: {opened.errors}"
+
+
+def load_vector(name: str) -> Any:
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
+
+
+def screenshot(page: Page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+__all__ = ["DESKTOP", "PHONE", "Pages", "load_vector", "screenshot"]
