@@ -97,7 +97,8 @@ def lobby_screen(session: Session, *, lang: str = "en", message: str = "", width
     else:
         host = session.players.get(session.host or "")
         lines.append(say("waiting_host", lang, host=host.name if host else "?"))
-    lines += _wrap(message, width) if message else []
+    said = " ".join(text for text in (_notice(session, lang), message) if text)
+    lines += _wrap(said, width) if said else []
     lines.append(say("help_lobby", lang))
     return _fit(lines, width, HEIGHT - 1)
 

@@ -173,6 +173,9 @@ async def play_race(
                 return  # no more input: keep watching until the race is over
             for message in racer.command(line):
                 await link.send(message)
+            if racer.quit:
+                await link.close()  # ends the message loop below: nothing more will come
+                return
             screen.draw(racer.screen(clock(), color=color), full=True)  # the Enter moved the cursor
 
     async def tick() -> None:

@@ -5,6 +5,7 @@ with backoff; the ``halfmoon`` commands' one-line errors. Every wait is bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import socket
@@ -320,3 +321,20 @@ async def test_halfmoon_join_races_from_its_standard_input_to_the_results(server
     assert status == 0
     last = output.decode().rsplit(CLEAR, 1)[-1]
     assert last.startswith(f"Results — room {created.room}") and "Ada" in last and "gave up" in last
+
+
+async def test_q_leaves_the_room_at_once_and_the_host_passes_on(server_url: str) -> None:
+    created = await create_room(server_url)
+    ada_lines: asyncio.Queue[str | None] = asyncio.Queue()
+    ada_screen, bob_screen = RecordingScreen(), RecordingScreen()
+    ada = asyncio.create_task(play_race(server_url, created.room, "Ada", ada_lines, ada_screen, tick_s=0.1))
+    await until(lambda: "You are the host" in ada_screen.last)
+    bob = asyncio.create_task(play_race(server_url, created.room, "Bob", asyncio.Queue(), bob_screen, tick_s=0.1))
+    await until(lambda: "Waiting for Ada to start" in bob_screen.last)
+    ada_lines.put_nowait("q")
+    racer = await asyncio.wait_for(ada, 5)
+    assert racer.quit
+    await until(lambda: "Ada left." in bob_screen.last and "You are the host" in bob_screen.last)
+    bob.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await bob

@@ -66,6 +66,8 @@ def test_lobby_tells_the_host_to_start_and_the_others_to_wait() -> None:
     session.receive(welcome(1, players=[summary("p1", "Ada"), summary("p2", "Bob")]), T0)
     screen = race_screen(session, local_ms=T0)
     assert "You are the host" in screen and "★ Ada ←" in screen
+    session.receive({"type": "player_joined", "v": 1, "seq": 2, "player": summary("p3", "Cy"), "host": "p1"}, T0)
+    assert "Cy joined." in race_screen(session, local_ms=T0)
     guest = Session()
     guest.receive(welcome(1, you="p2", players=[summary("p1", "Ada"), summary("p2", "Bob")]), T0)
     assert "Waiting for Ada to start" in race_screen(guest, local_ms=T0)
