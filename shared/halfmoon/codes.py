@@ -52,7 +52,14 @@ class RandomSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class DealCode:
-    """A parsed, canonical deal code. ``DealCode.parse(text)`` and ``str(code)`` round-trip."""
+    """A parsed, canonical deal code. ``DealCode.parse(text)`` and ``str(code)`` round-trip.
+
+    >>> code = DealCode.parse("hm1-n-aaaaaab")
+    >>> code, code.kind, code.number
+    (DealCode.parse('HM1-N-AAAAAAB'), 'N', 1)
+    >>> [card.name for card in code.shuffled_deck()[-3:]]  # R6, R7, R8
+    ['AH', '8D', '9D']
+    """
 
     kind: str
     number: int  # 0 … 26**7 - 1, the seven letters read as a base-26 number (A = 0)

@@ -56,6 +56,10 @@ class Status(enum.StrEnum):
 class Move:
     """Two positions (a pair) or three (a triple), as position indexes 0-19.
 
+    >>> move = Move.parse("R3 5 12")
+    >>> move.positions, move.names(), str(move)
+    ((14, 4, 11), ['R3', '5', '12'], 'R3 5 12')
+
     ``Move.from_names(["1", "8"])`` and ``move.names()`` round-trip with the record format.
     Whether the cards there actually match is checked by :meth:`Game.push`.
     """

@@ -26,6 +26,9 @@ _BY_NAME: Final = {name: i for i, name in enumerate(POSITION_NAMES)}
 def parse_position(name: str) -> int:
     """``"1"``…``"12"`` → 0…11, ``"R1"``…``"R8"`` → 12…19 (``r3`` is accepted as ``R3``).
 
+    >>> parse_position("1"), parse_position("R3"), position_name(14)
+    (0, 14, 'R3')
+
     Raises :class:`InvalidPositionError` naming the input otherwise.
     """
     if isinstance(name, str):
