@@ -212,6 +212,14 @@ def test_new_prints_a_fresh_random_code(capsys: pytest.CaptureFixture[str]) -> N
     assert status == 0 and len(set(codes)) == 5 and all(parse_code(code).kind == "N" for code in codes)
 
 
+@pytest.mark.parametrize(("count", "says"), [("0", "must be from 1 to 100000, not 0"), ("-3", "not -3"), ("x", "'x'")])
+def test_new_refuses_a_bad_count(capsys: pytest.CaptureFixture[str], count: str, says: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["new", "--count", count])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and out == "" and says in err
+
+
 def test_the_installed_command_and_python_m() -> None:
     result = subprocess.run(["halfmoon", "deal", "--json", "HM1-N-AAAAAAB"], capture_output=True, text=True)
     assert result.returncode == 0 and json.loads(result.stdout) == GOLDEN["HM1-N-AAAAAAB"]

@@ -153,14 +153,25 @@ def _unreadable(reason: str) -> dict[str, Any]:
 
 def register_new(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("new", help="print a fresh random deal code", description="Print a fresh random deal code.")
-    p.add_argument("--count", type=int, default=1, help="how many codes (one per line)")
+    p.add_argument("--count", type=_count, default=1, help="how many codes, 1-100000 (one per line)")
     p.add_argument("--kind", choices=sorted(KINDS), default="N", help=argparse.SUPPRESS)
     p.set_defaults(func=run_new)
 
 
+def _count(text: str) -> int:
+    """``--count``: a whole number from 1 to 100,000 (argparse turns the error into a usage message)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= count <= 100_000:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 100000, not {count}")
+    return count
+
+
 def run_new(args: argparse.Namespace) -> int:
     rng = secrets.SystemRandom()
-    for _ in range(max(1, args.count)):
+    for _ in range(args.count):
         code: DealCode = random_code(rng, kind=args.kind)
         print(code)
     return 0
