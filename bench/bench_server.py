@@ -170,15 +170,60 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
     }
 
 
+class _Sink:
+    """A stand-in connection for the in-process measure: queues frames, never sends."""
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.room = None
+        self.player_id: str | None = None
+        self.dropped = False
+
+    def send(self, frame: bytes) -> None:
+        self.frames += 1
+
+
+def room_logic_us_per_move(moves: int = 20_000) -> float:
+    """Microseconds of room logic per move (engine check, 3 encodings, 4 queued frames), no sockets."""
+    from typing import Any, cast
+
+    from halfmoon.codes import DealCode
+    from halfmoon_server.clock import ManualClock
+    from halfmoon_server.rooms import RoomRegistry
+    from halfmoon_server.settings import Settings
+
+    async def measure() -> float:
+        settings = Settings(clock=ManualClock(0), countdown_s=0.0)
+        registry = RoomRegistry(settings, cast(Any, None), cast(Any, None))
+        room = registry.create("race", DealCode.parse(CODE))
+        sinks = [_Sink() for _ in range(ROOM_SIZE)]
+        for k, sink in enumerate(sinks):
+            room.add_player(cast(Any, sink), f"bot{k}")
+        room.begin()
+        mover = cast(Any, sinks[0])
+        move = next(Game.from_code(CODE).legal_moves())
+        t = time.perf_counter()
+        for i in range(moves // 2):
+            room.move(mover, move, i)
+            room.undo(mover, i)
+        return (time.perf_counter() - t) / moves * 1e6
+
+    return asyncio.run(measure())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conns", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--inproc", action="store_true", help="also time the room logic alone (no sockets)")
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
         return 0
+    if args.inproc:
+        runs = [room_logic_us_per_move() for _ in range(5)]
+        print(json.dumps({"room_logic_us_per_move_median": statistics.median(runs)}))
     taskset = shutil.which("taskset")
     if taskset and (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {1})
