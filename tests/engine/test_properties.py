@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halfmoon import Card, DealCode, Game, IllegalMoveError, Move, Status, UndoError
+from halfmoon import Card, DealCode, Game, IllegalMoveError, Move, NotPlayableError, Status, Tapper, UndoError
 from halfmoon.cards import is_pair, is_triple
 from halfmoon.codes import CODE_SPACE
 from tests.conftest import VECTORS
@@ -135,3 +135,38 @@ def test_illegal_moves_never_change_the_state(code: DealCode, data: st.DataObjec
         game.push(move)
         game.undo()
         assert game.snapshot() == before
+
+
+@settings(max_examples=100, deadline=None)
+@given(code=codes, taps=st.lists(st.integers(0, 19), max_size=60), move_errors=st.booleans())
+def test_random_taps_keep_the_selection_sound(code: DealCode, taps: list[int], move_errors: bool) -> None:
+    """Whatever is tapped: a selection is one number card or up to two face cards of different
+    ranks; a removal is a legal move; a refused tap changes nothing; messages only with the setting."""
+    tapper = Tapper(Game.from_code(code), move_errors=move_errors)
+    game = tapper.game
+    for position in taps:
+        before = (tapper.selection, game.snapshot())
+        legal = {tuple(sorted(m.positions)) for m in game.legal_moves()}
+        if game.card_at(position) is None:
+            with pytest.raises(NotPlayableError):
+                tapper.tap(position)
+            assert (tapper.selection, game.snapshot()) == before
+            continue
+        result = tapper.tap(position)
+        if result.move is not None:
+            assert tuple(sorted(result.move.positions)) in legal
+            assert result.move.positions[-1] == position
+            assert game.move_count == before[1][3] + 1
+        else:
+            assert game.snapshot() == before[1]
+        cards = [game.card_at(p) for p in tapper.selection]
+        assert None not in cards
+        if len(cards) == 1:
+            assert cards[0] is not None
+        elif cards:
+            assert len(cards) == 2 and all(c is not None and c.is_face for c in cards)
+            assert len({c.rank for c in cards if c is not None}) == 2
+        message = tapper.message(result)
+        assert (message is not None) == (move_errors and result.reason is not None)
+        assert (result.reason is not None) == (result.event.value == "cancelled")
+        assert tapper.matching() <= set(game.playable())
