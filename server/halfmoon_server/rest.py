@@ -14,6 +14,7 @@ import orjson
 from aiohttp import web
 
 from halfmoon.codes import DealCode, random_code
+from halfmoon.deal import Deal
 from halfmoon.errors import InvalidCodeError
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
@@ -187,7 +188,8 @@ async def get_game(request: web.Request) -> web.Response:
             "daily_hidden",
             f"game {game_id!r} is a daily-challenge game; its record opens when {game.daily_date} is over",
         )
-    return json_response(game.record)
+    # a record holds only positions: a client replaying it needs the cards (docs/protocol.md)
+    return json_response({**game.record, "deal": Deal.from_code(game.record["code"]).to_json()})
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -10,6 +10,7 @@ import aiohttp
 import yaml
 from openapi_spec_validator import validate
 
+from halfmoon.deal import Deal
 from halfmoon_server.clock import ManualClock
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
@@ -67,7 +68,8 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert board["entries"][0] == {
             "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"]
         }
-        assert await get(f"/api/games/{over['game']}") == record.to_json()
+        deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
+        assert await get(f"/api/games/{over['game']}") == {**record.to_json(), "deal": deal}
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
         assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
