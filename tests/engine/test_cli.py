@@ -228,6 +228,17 @@ def test_the_installed_command_and_python_m() -> None:
     assert result.returncode == 1 and "'!' not allowed" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_an_engine_command_does_not_load_the_server_or_the_client() -> None:
+    script = (
+        "import sys; from halfmoon.cli import main; status = main(['new']); "
+        "heavy = ('halfmoon_server', 'halfmoon_client', 'aiohttp'); "
+        "print(status, sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[-1] == "0 []"
+
+
 # -- play ---------------------------------------------------------------------------------------
 
 

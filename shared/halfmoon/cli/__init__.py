@@ -19,14 +19,19 @@ from halfmoon import __version__
 ENTRY_POINT_GROUP = "halfmoon.commands"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``halfmoon`` parser. With ``command`` (a subcommand's name), only that subcommand's
+    entry point is loaded: ``halfmoon deal`` need not import the server to start."""
     parser = argparse.ArgumentParser(
         prog="halfmoon",
         description="Half Moon: the two-deck solitaire of the Elevens family, solo and in races.",
     )
     parser.add_argument("--version", action="version", version=f"halfmoon {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    entries = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+    if any(entry.name == command for entry in entries):
+        entries = [entry for entry in entries if entry.name == command]
+    for entry in entries:
         try:
             register = entry.load()
         except ImportError as exc:  # a part of the project that is not installed here
@@ -48,8 +53,10 @@ def _register_unavailable(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    command = next((arg for arg in arguments if not arg.startswith("-")), None)
+    parser = build_parser(command)
+    args = parser.parse_args(arguments)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
