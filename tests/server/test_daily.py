@@ -18,10 +18,12 @@ DAY1 = date(2026, 11, 28)
 DAY2 = date(2026, 11, 29)
 
 
-async def _attempt(server: object, name: str, moves: int = 0) -> tuple[WsClient, dict[str, object], dict[str, object]]:
+async def _attempt(
+    server: object, name: str, timeout: float = 5.0
+) -> tuple[WsClient, dict[str, object], dict[str, object]]:
     client = await WsClient.connect(server, name)  # type: ignore[arg-type]
     await client.send("daily", name=name)
-    welcome = await client.next("welcome")
+    welcome = await client.next("welcome", timeout=timeout)
     return client, welcome, welcome["room"]
 
 
@@ -104,10 +106,10 @@ async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartSer
     from halfmoon.solver import first_winnable_daily
 
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
-    client, _, room = await _attempt(server, "Ada")
+    client, _, room = await _attempt(server, "Ada", timeout=60)  # the solver runs in a fresh process
     assert room["code"] is None
     await client.send("give_up")
-    over = await client.next("game_over", timeout=30)
+    over = await client.next("game_over", timeout=60)
     assert over["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
     assert over["analysis"]["winnable"] == "winnable" and over["analysis"]["last_winnable_move"] == 0
     await client.close()
