@@ -23,6 +23,7 @@ from halfmoon import (
     tap,
 )
 from halfmoon.errors import HalfMoonError
+from tests.conftest import VECTORS
 from tests.engine import build_tap_vectors
 from tests.engine.layouts import table
 
@@ -245,3 +246,16 @@ def test_tap_vector(vector: dict[str, Any]) -> None:
             assert t.message(result, "en") == (None if expected is None else expected["en"]), where
         assert sel(t) == step["selection"], where
         assert sorted(t.matching()) == [parse_position(name) for name in step["matching"]], where
+
+
+def test_a_whole_won_game_by_taps() -> None:
+    """Tapping each move of a won record, card by card, wins the game: 48 removals, 520 points."""
+    records = json.loads((VECTORS / "won_records.json").read_text(encoding="utf-8"))["records"]
+    for record in records:
+        t = Tapper(Game.from_code(record["code"]), move_errors=True)
+        for names in record["moves"]:
+            results = [t.tap(name) for name in names]
+            assert [r.event for r in results[:-1]] == [TapEvent.SELECTED] * (len(names) - 1)
+            assert results[-1].event is TapEvent.REMOVED and results[-1].move == Move.from_names(names)
+        assert t.game.is_won and t.game.score == 520 and t.game.move_count == 48
+        assert t.matching() == frozenset()
