@@ -47,7 +47,7 @@ def serve(port: int, data_dir: str) -> None:
         rate_per_s=1e9,
         solver_workers=0,
         daily_requires_winnable=False,
-        send_queue=4096,
+        max_send_buffer=4 * 1024 * 1024,
     )
     web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None, access_log=None)
 

@@ -1,23 +1,37 @@
-"""One WebSocket connection: its bounded outgoing queue and writer task, its rate limit, and
-which room and role it holds.
+"""One WebSocket connection: how frames leave (never waiting), its rate limit, and which room
+and role it holds.
 
-:meth:`Connection.send` never waits: it queues the frame, and a connection whose queue is full
-is dropped (its transport aborted) so one slow socket never stalls a room's broadcast.
+:meth:`Connection.send` never waits: it writes the frame straight into the connection's
+transport, whose buffer holds what the kernel has not taken yet. A connection whose buffer
+grows past ``max_buffer`` bytes (it stopped reading, or cannot keep up) is dropped — its
+transport aborted — so one slow socket never stalls a room's broadcast and never pins
+unbounded memory. There is no writer task per connection: a frame costs one ``write`` call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 if TYPE_CHECKING:
     from halfmoon_server.rooms import Room
 
 log = logging.getLogger("halfmoon_server.connection")
+
+_TEXT_FIN = 0x81  # FIN + opcode 1 (text); server frames are never masked
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A complete unmasked WebSocket text frame (RFC 6455 §5.2) around a UTF-8 payload."""
+    n = len(payload)
+    if n < 126:
+        return bytes((_TEXT_FIN, n)) + payload
+    if n < 65536:
+        return bytes((_TEXT_FIN, 126)) + n.to_bytes(2, "big") + payload
+    return bytes((_TEXT_FIN, 127)) + n.to_bytes(8, "big") + payload
 
 
 class RateLimit:
@@ -46,80 +60,54 @@ class RateLimit:
 class Connection:
     """A connected client, as rooms see it: ``send(frame)`` and where it belongs."""
 
-    __slots__ = ("_queue", "_transport", "_writer", "dropped", "peer", "player_id", "rate", "room", "ws")
+    __slots__ = ("_transport", "dropped", "max_buffer", "peer", "player_id", "rate", "room", "ws")
 
     def __init__(
         self,
         ws: web.WebSocketResponse,
-        transport: asyncio.Transport | None,
+        transport: asyncio.BaseTransport | None,
         *,
-        queue_size: int,
+        max_buffer: int,
         rate: RateLimit,
         peer: str,
     ) -> None:
         self.ws = ws
-        self._transport = transport
+        self._transport = transport if isinstance(transport, asyncio.WriteTransport) else None
+        self.max_buffer = max_buffer
         self.peer = peer
-        self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=queue_size)
-        self._writer: asyncio.Task[None] | None = None
         self.rate = rate
         self.room: Room | None = None
         self.player_id: str | None = None  # None: a spectator (when ``room`` is set)
         self.dropped = False
 
-    def start_writer(self) -> None:
-        self._writer = asyncio.get_running_loop().create_task(self._write_loop())
-
     @property
     def is_open(self) -> bool:
         return not self.dropped and not self.ws.closed
 
-    def send(self, frame: bytes) -> None:
-        """Queue a frame; never waits. A full queue drops the connection."""
-        if not self.is_open:
+    def send(self, payload: bytes) -> None:
+        """Write one text frame now; never waits. A connection too far behind is dropped."""
+        transport = self._transport
+        if self.dropped or transport is None or transport.is_closing() or self.ws.closed:
             return
-        try:
-            self._queue.put_nowait(frame)
-        except asyncio.QueueFull:
-            self.drop("too slow: the outgoing queue overflowed")
+        transport.write(text_frame(payload))
+        if transport.get_write_buffer_size() > self.max_buffer:
+            self.drop(f"too slow: more than {self.max_buffer} bytes waiting to be sent")
 
     def drop(self, why: str) -> None:
-        """Abort the connection at once (it cannot keep up, or it is being replaced)."""
+        """Abort the connection at once (it cannot keep up)."""
         if self.dropped:
             return
         self.dropped = True
         log.info("dropping connection %s: %s", self.peer, why)
-        if self._writer is not None:
-            self._writer.cancel()
         if self._transport is not None:
             self._transport.abort()
 
-    async def _write_loop(self) -> None:
-        queue = self._queue
-        ws = self.ws
-        try:
-            while True:
-                frame = await queue.get()
-                await ws.send_frame(frame, WSMsgType.TEXT)
-        except asyncio.CancelledError:
-            pass
-        except (ConnectionError, RuntimeError) as exc:
-            log.debug("writer for %s stopped: %s", self.peer, exc)
-
     async def flush_and_close(self, code: int, reason: str) -> None:
-        """Send what is queued (briefly), then close with ``code`` and ``reason``."""
+        """Close with ``code`` and ``reason`` (after the frames already written), or drop."""
         if self.dropped or self.ws.closed:
             return
         try:
             async with asyncio.timeout(1.0):
-                while not self._queue.empty():
-                    await asyncio.sleep(0.005)
                 await self.ws.close(code=code, message=reason.encode("utf-8"))
         except (TimeoutError, ConnectionError, RuntimeError):
             self.drop(f"could not close cleanly ({reason})")
-
-    async def stop(self) -> None:
-        if self._writer is not None:
-            self._writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._writer

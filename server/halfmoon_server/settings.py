@@ -44,8 +44,9 @@ class Settings:
     rate_burst: float = 20.0
     rate_per_s: float = 10.0
     rate_max_refused: int = 50
-    #: Outgoing messages queued per connection before it counts as too slow and is dropped.
-    send_queue: int = 256
+    #: Bytes written to a connection but not yet taken by the kernel before it counts as too
+    #: slow and is dropped (bounds the memory a non-reading client can pin).
+    max_send_buffer: int = 256 * 1024
     #: Kernel send buffer (SO_SNDBUF) of each WebSocket, in bytes; None keeps the system's
     #: autotuned default. A small one bounds the memory a non-reading client can pin.
     ws_send_buffer: int | None = None
@@ -120,8 +121,8 @@ class Settings:
             raise SettingsError(f"port {self.port} is outside 0-65535")
         if self.max_msg_size < 256:
             raise SettingsError(f"max_msg_size {self.max_msg_size} is too small (at least 256)")
-        if self.send_queue < 1:
-            raise SettingsError("send_queue must be at least 1")
+        if self.max_send_buffer < 4096:
+            raise SettingsError(f"max_send_buffer {self.max_send_buffer} is too small (at least 4096 bytes)")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
 

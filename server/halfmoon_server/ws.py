@@ -74,7 +74,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
             content_type="application/json",
         )
-    ws = web.WebSocketResponse(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0)
+    # no permessage-deflate: frames are small, and rooms write frames straight to the transport
+    ws = web.WebSocketResponse(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
     await ws.prepare(request)
     if settings.ws_send_buffer is not None and request.transport is not None:
         sock = request.transport.get_extra_info("socket")
@@ -85,12 +86,11 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     conn = Connection(
         ws,
         request.transport,
-        queue_size=settings.send_queue,
+        max_buffer=settings.max_send_buffer,
         rate=RateLimit(settings.rate_burst, settings.rate_per_s, loop.time()),
         peer=peer,
     )
     registry.connections.add(conn)
-    conn.start_writer()
     limit = settings.max_msg_size
     try:
         async for msg in ws:
@@ -118,7 +118,6 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             except Exception:
                 log.exception("disconnect failed in room %s", room.id)
         registry.connections.discard(conn)
-        await conn.stop()
     return ws
 
 

@@ -216,7 +216,7 @@ async def test_a_client_that_stops_reading_is_dropped_without_stalling_the_room(
     start_server: StartServer, clock: ManualClock
 ) -> None:
     record = won_record()
-    server = await start_server(send_queue=8, ws_send_buffer=8192)
+    server = await start_server(max_send_buffer=16 * 1024, ws_send_buffer=8192)
     player = await WsClient.connect(server, "p")
     await player.send("solo", name="Ada", code=str(record.code))
     room = (await player.next("welcome"))["room"]["room"]
