@@ -166,7 +166,9 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
 
 def run_tap_vector(page: Page, vector: dict[str, Any]) -> None:
     settings = {"moveErrors": vector["move_errors"], "placementHelp": True, "lang": "it", "name": "Tapper"}
-    page.evaluate("s => localStorage.setItem('halfmoon.settings', JSON.stringify(s))", settings)
+    # a fresh game each time: forget the tab's running game (else the address resumes it)
+    page.evaluate("s => { localStorage.setItem('halfmoon.settings', JSON.stringify(s)); sessionStorage.clear() }",
+                  settings)
     page.goto(f"/play/{vector['code']}")
     game = Game.from_code(vector["code"])
     wait_board(page, game)

@@ -174,7 +174,7 @@ function home() {
     h("div", { class: "menu" },
       h("button", { type: "button", class: "primary", id: "new-solo", onclick: () => { saveName(); navigate("/play"); } }, w.newSolo),
       h("button", { type: "button", id: "daily", onclick: () => { saveName(); navigate("/daily"); } }, w.daily),
-      h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(); } }, w.createRace)),
+      h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(code.value.trim().toUpperCase()); } }, w.createRace)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); if (code.value.trim()) navigate(`/play/${code.value.trim().toUpperCase()}`); } },
       h("label", { for: "code" }, w.playCode), code, h("button", { class: "primary" }, w.play)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomPlaceholder); } },
@@ -183,9 +183,10 @@ function home() {
     h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
 }
 
-async function createRace() {
+/** POST /api/rooms (on the deal typed in «play a code», if any), then open the new race. */
+async function createRace(code) {
   try {
-    const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ mode: "race" }) });
+    const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(code ? { code } : {}) });
     const data = await response.json();
     if (!response.ok) throw new Error(apiError(data) || response.statusText);
     navigate(`/r/${data.room}`);

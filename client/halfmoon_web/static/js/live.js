@@ -421,7 +421,7 @@ export function openLive(app, intent) {
       board.update(shown, { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
       banner.replaceChildren(...endContent(stats));
       banner.hidden = banner.childElementCount === 0;
-      if (race) side.replaceChildren(h("h2", {}, w.opponents), opponentList(), resultsTable());
+      if (race) side.replaceChildren(...[h("h2", {}, w.opponents), opponentList(), resultsTable()].filter(Boolean));
     };
   }
 
@@ -502,9 +502,9 @@ export function openLive(app, intent) {
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
-      head.replaceChildren(h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
+      head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
         s.notice ? h("p", { role: "status" }, s.notice) : null,
-        h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`));
+        h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`)].filter(Boolean));
       for (const p of s.players.values()) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who" });

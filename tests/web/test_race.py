@@ -1,0 +1,150 @@
+"""Races in real browsers: two players race while a third browser spectates; the lobby, the
+host's start and countdown, live progress, the results table everywhere, the placing, the
+leaderboards and the daily challenge."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from halfmoon.game import Game
+from halfmoon.positions import POSITION_NAMES
+from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, screenshot
+from tests.web.test_browser import play, wait_board
+
+pytestmark = pytest.mark.browser
+
+WON = load_vector("won_game_browser.json")
+
+
+def results_rows(page: Page) -> list[list[str]]:
+    table = page.locator("table.results").first
+    expect(table).to_be_visible()
+    return [
+        [cell.strip() for cell in row]
+        for row in table.locator("tbody tr").evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    ]
+
+
+def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
+    # Ada creates a race on a known deal from the home screen
+    ada = pages.new("/", viewport=DESKTOP)
+    ada.fill("#name", "Ada")
+    ada.fill("#code", WON["code"])
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    expect(ada.locator(".lobby h1")).to_contain_text(room)
+    expect(ada.locator(".lobby a.share")).to_have_text(f"{pages.base}/r/{room}")
+    # Bob follows the link on a phone and gives his name; a spectator opens /watch/{room}
+    bob = pages.new(f"/r/{room}", viewport=PHONE)
+    bob.get_by_label("Il tuo nome").fill("Bob")
+    bob.get_by_role("button", name="Entra").click()
+    expect(bob.locator(".players li")).to_have_count(2)
+    expect(bob.locator(".lobby")).to_contain_text("In attesa che l'organizzatore dia il via")
+    expect(bob.get_by_role("button", name="Via!")).to_be_hidden()
+    watcher = pages.new(f"/watch/{room}", viewport=DESKTOP)
+    expect(ada.locator(".players li")).to_have_count(2)
+    expect(ada.locator(".players")).to_contain_text("Bob")
+    expect(ada.locator('.players li[data-player="p1"]')).to_contain_text("organizzatore")
+    screenshot(bob, "lobby-phone")
+    # the host starts: a countdown, then everyone's game
+    ada.fill("#time-limit", "10")
+    ada.get_by_role("button", name="Via!").click()
+    expect(bob.locator(".countdown")).to_contain_text("Si parte tra")
+    game_ada = Game.from_code(WON["code"])
+    game_bob = Game.from_code(WON["code"])
+    wait_board(ada, game_ada)
+    wait_board(bob, game_bob)
+    expect(watcher.locator(".watch-player")).to_have_count(2)
+    # Bob makes a move and Ada sees his progress; the spectator sees Bob's board change
+    play(bob, game_bob, WON["moves"][0])
+    bob_row = ada.locator('.opponents [data-player="p2"]')
+    expect(bob_row).to_contain_text(f"Punti {game_bob.score} · Mosse 1")
+    expect(bob_row.locator("progress")).to_have_attribute("value", str(104 - game_bob.cards_left))
+    bob_board = watcher.locator('.watch-player[data-player="p2"] .board')
+    changed = WON["moves"][0][0]
+    top = game_bob.card_at(POSITION_NAMES.index(changed))
+    expect(bob_board.locator(f'[data-pos="{changed}"]')).to_have_attribute("data-card", top.name if top else "")
+    # Ada plays her winning game; half-way through, the spectator sees her board as she does
+    for names in WON["moves"][:24]:
+        play(ada, game_ada, names)
+    ada_board = watcher.locator('.watch-player[data-player="p1"] .board')
+    for p, name in enumerate(POSITION_NAMES):
+        card = game_ada.card_at(p)
+        if card is not None:
+            expect(ada_board.locator(f'[data-pos="{name}"]')).to_have_attribute("data-card", card.name)
+    expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punti {game_ada.score}")
+    assert watcher.locator(".board [aria-disabled='true']").count() == 40, "the spectator's boards are read-only"
+    screenshot(watcher, "spectator-desktop")
+    screenshot(bob, "race-phone")
+    # Bob gives up; Ada finishes
+    bob.get_by_role("button", name="Abbandona").click()
+    expect(ada.locator('.opponents [data-player="p2"]')).to_contain_text("ha abbandonato")
+    for names in WON["moves"][24:]:
+        play(ada, game_ada, names)
+    win = ada.locator('.endbox [data-outcome="won"]')
+    expect(win.locator('[data-result="score"]')).to_have_text("520")
+    expect(win.locator('[data-result="moves"]')).to_have_text("48")
+    expect(win.locator('[data-result="place"]')).to_have_text("1 su 2")
+    screenshot(ada, "race-desktop")
+    # the results table, the same in all three browsers
+    for page in (ada, bob, watcher):
+        assert not re.search(r"\b(null|undefined|NaN)\b", page.inner_text("main"))
+        rows = results_rows(page)
+        assert [r[:5] for r in rows] == [
+            ["1", "Ada", "vinto", "520", "48"],
+            ["2", "Bob", "ha abbandonato", str(game_bob.score), "1"],
+        ], rows
+    # the deal's leaderboard lists the race's games, with replays
+    board = pages.new(f"/leaderboard/{WON['code']}")
+    expect(board.locator("main h2")).to_contain_text(WON["code"])
+    names = board.locator("table.results tbody tr td:nth-child(2)").all_text_contents()
+    assert "Ada" in names and "Bob" in names
+    ada_row = board.locator("table.results tbody tr", has_text="Ada").first
+    expect(ada_row).to_contain_text("520")
+    ada_row.get_by_role("link", name="Replay").click()
+    expect(board.locator('[data-stat="code"]')).to_have_text(WON["code"])
+    board.click('[data-step="last"]')
+    expect(board.locator('[data-stat="score"]')).to_have_text("520")
+
+
+def test_a_late_joiner_becomes_a_spectator(pages: Pages) -> None:
+    ada = pages.new("/", viewport=DESKTOP)
+    ada.fill("#name", "Ada")
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    ada.get_by_role("button", name="Via!").click()
+    expect(ada.locator(".board")).to_be_visible()
+    late = pages.new(f"/r/{room}", settings={"moveErrors": False, "placementHelp": False, "lang": "en", "name": "Cy"})
+    expect(late.locator(".watch")).to_contain_text("The race has already started: you are watching it.")
+    expect(late.locator(".watch-player")).to_have_count(1)
+
+
+def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages) -> None:
+    page = pages.new("/", settings={"moveErrors": False, "placementHelp": False, "lang": "it", "name": "Dora"})
+    page.get_by_role("button", name="Sfida del giorno").click()
+    page.wait_for_url(re.compile(r"/daily$"))
+    expect(page.locator(".board")).to_be_visible()
+    expect(page.locator('[data-stat="code"]')).to_have_text("—")
+    page.get_by_role("button", name="Abbandona").click()
+    over = page.locator('.endbox [data-outcome="gave_up"]')
+    expect(over).to_be_visible()
+    expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-D-[A-Z]{7}$"))
+    today = datetime.now(UTC).date().isoformat()
+    page.goto(f"/leaderboard/daily/{today}")
+    expect(page.locator("main h2")).to_contain_text(today)
+    expect(page.locator("table.results tbody")).to_contain_text("Dora")
+
+
+def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
+    english = {"moveErrors": False, "placementHelp": False, "lang": "en", "name": "Eve"}
+    page = pages.new("/watch/ZZZZZZ", settings=english)
+    expect(page.get_by_role("alert")).to_be_visible()
+    page.goto("/play/HM1-N-AAA")
+    expect(page.get_by_role("alert")).to_contain_text("HM1-N-AAA")
+
