@@ -3,7 +3,7 @@
 const STRINGS = {
   it: {
     title: "Half Moon",
-    home: "Inizio", rules: "Regole", settings: "Impostazioni", language: "Lingua",
+    home: "Inizio", leave: "Esci", rules: "Regole", settings: "Impostazioni", language: "Lingua",
     moveErrors: "Errori di mossa", placementHelp: "Aiuto al posizionamento",
     yourName: "Il tuo nome", newSolo: "Nuova partita", playCode: "Gioca un codice",
     codePlaceholder: "HM1-N-AAAAAAB", play: "Gioca", createRace: "Crea una gara",
@@ -35,7 +35,7 @@ const STRINGS = {
   },
   en: {
     title: "Half Moon",
-    home: "Home", rules: "Rules", settings: "Settings", language: "Language",
+    home: "Home", leave: "Leave", rules: "Rules", settings: "Settings", language: "Language",
     moveErrors: "Move errors", placementHelp: "Placement help",
     yourName: "Your name", newSolo: "New game", playCode: "Play a code",
     codePlaceholder: "HM1-N-AAAAAAB", play: "Play", createRace: "Create a race",

@@ -61,7 +61,15 @@ export function openLive(app, intent) {
         default: throw new Error(`unknown live intent ${intent.kind}`);
       }
     },
-    onState: (state) => app.setBanner(state === "reconnecting" ? words().reconnecting : null),
+    onState: (state) => {
+      app.setBanner(state === "reconnecting" ? words().reconnecting : null);
+      if (state === "reconnecting" && s.pending.length) {
+        // moves in flight are drawn again as the server knows them: a resume replays what it accepted
+        s.pending = [];
+        s.selection = [];
+        render();
+      }
+    },
     onMessage: (msg) => {
       handle(msg);
       render();
@@ -357,7 +365,8 @@ export function openLive(app, intent) {
       h("h1", {}, `${w.lobby} ${s.room}`),
       h("p", {}, w.share, ": ", h("a", { href: link, class: "share" }, link), " ",
         h("button", { type: "button", onclick: () => copyText(link).then(() => app.toast(w.copied)) }, w.copy)),
-      h("h2", {}, w.players), list, hostBox, waiting, ui.countdown));
+      h("h2", {}, w.players), list, hostBox, waiting, ui.countdown,
+      h("p", {}, h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
     ui.update = () => {
       list.replaceChildren(...[...s.players.values()].map(playerRow));
       const isHost = s.role === "player" && s.you === s.host;
@@ -449,7 +458,9 @@ export function openLive(app, intent) {
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
         h("div", { class: "actions" },
           g.game != null ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
-          s.mode === "race" ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
+          s.mode === "race"
+            ? h("a", { href: "/", "data-link": true }, w.home)
+            : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
     }
     return out;
   }

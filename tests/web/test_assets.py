@@ -1,0 +1,37 @@
+"""The browser client's files: small, self-contained (no CDN, font or image from elsewhere) and
+served by the package that the server points at."""
+
+from __future__ import annotations
+
+import re
+
+from halfmoon_web import INDEX_HTML, STATIC_DIR
+
+ASSETS = sorted(p for p in STATIC_DIR.rglob("*") if p.is_file())
+
+
+def test_the_client_is_plain_html_css_and_js_modules_under_100_kb() -> None:
+    assert INDEX_HTML in ASSETS
+    kinds = {p.suffix for p in ASSETS}
+    assert kinds <= {".html", ".css", ".js"}, kinds
+    total = sum(p.stat().st_size for p in ASSETS)
+    assert total < 100 * 1024, f"the client weighs {total} bytes"
+
+
+def test_nothing_is_loaded_from_elsewhere() -> None:
+    for path in ASSETS:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text), path
+        assert not re.search(r"""url\(\s*["']?(https?:)?//""", text), path
+        assert "@import" not in text and "@font-face" not in text, path
+        assert not re.search(r"""from\s+["']https?:""", text), path
+
+
+def test_every_module_the_page_imports_exists() -> None:
+    for path in ASSETS:
+        if path.suffix != ".js":
+            continue
+        for name in re.findall(r"""from\s+["'](\./[^"']+)["']""", path.read_text(encoding="utf-8")):
+            assert (path.parent / name).is_file(), f"{path.name} imports missing {name}"
+    for ref in re.findall(r"""(?:src|href)="/static/([^"]+)\"""", INDEX_HTML.read_text(encoding="utf-8")):
+        assert (STATIC_DIR / ref).is_file(), ref
