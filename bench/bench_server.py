@@ -4,7 +4,8 @@ Starts ``halfmoon_server`` in a child process pinned to CPU 0 (``taskset``) on 1
 drives it from this process (pinned to CPU 1) through real WebSocket connections: N bots in
 race rooms of 4 on the same deal, each playing a move and its undo over and over (closed loop:
 the next message is sent once the server's ``moved`` answer arrived). Every move fans out to the
-room's 4 players. Reports moves/s (median of 1-second windows), the server's RSS per idle
+room's 4 players. Reports moves/s (median of 1-second windows), the server's CPU time per move
+(from /proc: steadier than wall-clock rates on a shared machine), the server's RSS per
 connection, and the round-trip latency median/p99. Figures go in docs/benchmarks.md ("Server").
 """
 
@@ -57,6 +58,12 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used (robust to other load, unlike wall time)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -147,6 +154,7 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
     await asyncio.sleep(0.5)
     rss_connected = rss_kib(pid)
     windows: list[int] = []
+    cpu_before = cpu_seconds(pid)
     stop = time.perf_counter() + seconds
     tasks = [asyncio.create_task(b.play(stop)) for b in bots]
     last = 0
@@ -156,6 +164,7 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
         windows.append(total - last)
         last = total
     await asyncio.gather(*tasks)
+    cpu_used = cpu_seconds(pid) - cpu_before
     latencies = sorted(x for b in bots for x in b.latencies)
     for b in bots:
         await b.ws.close()
@@ -163,6 +172,7 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
     return {
         "conns": conns,
         "moves_per_s_median": statistics.median(windows[1:] or windows),
+        "server_cpu_us_per_move": 1e6 * cpu_used / max(1, sum(b.done for b in bots)),
         "rss_per_conn_kib": (rss_connected - rss_before) / conns,
         "rss_mib": rss_connected / 1024,
         "latency_ms_median": 1000 * statistics.median(latencies),
