@@ -279,6 +279,11 @@ def test_undo_puts_the_cards_back(pages: Pages) -> None:
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     start = Game.from_code(WON["code"])
+    # the code's copy button puts the code on the clipboard
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=pages.base)
+    page.get_by_role("button", name="Copia Codice").click()
+    expect(page.locator("#toast")).to_have_text(f"Copiato: {WON['code']}")
+    assert page.evaluate("navigator.clipboard.readText()") == WON["code"]
     undo = page.get_by_role("button", name="Annulla")
     expect(undo).to_be_disabled()
     play(page, game, WON["moves"][0])
