@@ -251,14 +251,14 @@ function entriesTable(entries) {
 function leaderboard(kind, arg) {
   const w = words();
   const out = h("div", {});
-  const codeInput = h("input", { name: "code", placeholder: w.codePlaceholder, value: kind && kind !== "daily" ? kind : "" });
-  const dateInput = h("input", { type: "date", name: "date", value: kind === "daily" && arg ? arg : new Date().toISOString().slice(0, 10) });
+  const codeInput = h("input", { id: "lb-code", name: "code", placeholder: w.codePlaceholder, value: kind && kind !== "daily" ? kind : "" });
+  const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : new Date().toISOString().slice(0, 10) });
   main.append(h("section", { class: "panel" },
     h("h1", {}, w.leaderboards),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/${codeInput.value.trim().toUpperCase()}`); } },
-      h("label", {}, w.perDeal, " ", codeInput), h("button", { class: "primary" }, w.show)),
+      h("label", { for: "lb-code" }, w.perDeal), codeInput, h("button", { class: "primary" }, w.show)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/daily/${dateInput.value}`); } },
-      h("label", {}, w.dailyBoard, " ", dateInput), h("button", { class: "primary" }, w.show)),
+      h("label", { for: "lb-date" }, w.dailyBoard), dateInput, h("button", { class: "primary" }, w.show)),
     out));
   let url = null;
   let title = "";
