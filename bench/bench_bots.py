@@ -8,7 +8,8 @@ race once all have joined; bots play (greedy) until every race is over.
 Reports per run: the wall time, the moves the server accepted, moves per second over the racing
 window (from the first start to the last result), this process's memory (peak RSS above the
 baseline, per bot) and its CPU (share of its core, and per accepted move — every move also
-reaches the 7 other bots of the room, so this is the cost of one move and its fan-out).
+reaches the 7 other bots of the room, so this is the cost of one move and its fan-out), and the
+server process's CPU over the same run.
 Figures go in docs/benchmarks.md ("Bots").
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import platform
 import socket
@@ -38,6 +40,13 @@ def rss_kib() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -72,7 +81,7 @@ def server(data: Path) -> Any:
                     why = process.stderr.read().decode() if process.stderr else ""
                     raise RuntimeError("the server did not start: " + why) from None
                 time.sleep(0.1)
-        yield url
+        yield url, process.pid
     finally:
         process.terminate()
         process.wait(10)
@@ -110,26 +119,54 @@ async def one_run(url: str, bots: int, think_ms: int, strategy: str, seed: int) 
     }
 
 
+def child(url: str, bots: int, think: int, strategy: str, seed: int) -> int:
+    """One run in a fresh process, so that its memory figures start from a clean baseline."""
+    if (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {1})
+    print(json.dumps(asyncio.run(one_run(url, bots, think, strategy, seed))))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, nargs="+", default=[100, 500], help="bot counts to run")
     parser.add_argument("--think", type=int, default=100, help="ms between a bot's moves (default 100)")
     parser.add_argument("--strategy", default="greedy", choices=("greedy", "random"))
     parser.add_argument("--repeat", type=int, default=3, help="runs per bot count (the median is reported)")
+    parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {1})
+    if args.child:
+        return child(args.child, args.bots[0], args.think, args.strategy, args.seed)
     print(f"# Python {platform.python_version()}, {os.cpu_count()} CPUs, think {args.think} ms, {args.strategy}")
-    with tempfile.TemporaryDirectory() as tmp, server(Path(tmp)) as url:
+    print(f"# load average before: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp, server(Path(tmp)) as (url, server_pid):
         for bots in args.bots:
-            runs = [asyncio.run(one_run(url, bots, args.think, args.strategy, seed)) for seed in range(args.repeat)]
+            runs = []
+            for seed in range(args.repeat):
+                command = [sys.executable, __file__, "--child", url, "--bots", str(bots), "--think", str(args.think)]
+                command += ["--strategy", args.strategy, "--seed", str(seed)]
+                server_cpu = cpu_seconds(server_pid)
+                done = subprocess.run(command, capture_output=True, text=True, check=False)
+                server_cpu = cpu_seconds(server_pid) - server_cpu
+                if done.returncode != 0:
+                    print(f"bots {bots:>5}: run {seed} failed: {done.stderr.strip().splitlines()[-1:]}")
+                    continue
+                run = json.loads(done.stdout)
+                run["server_share"] = server_cpu / run["wall_s"]
+                run["server_us_per_move"] = server_cpu * 1e6 / max(1, run["moves"])
+                runs.append(run)
+            if not runs:
+                continue
             med = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             print(
                 f"bots {bots:>5}: wall {med['wall_s']:.1f} s, {med['moves']:.0f} moves, "
                 f"{med['moves_per_s']:.0f} moves/s, {med['kib_per_bot']:.1f} KiB/bot "
                 f"(peak RSS {med['peak_mib']:.0f} MiB), bot process CPU {med['cpu_share']:.0%} of a core, "
-                f"{med['cpu_us_per_move']:.0f} µs CPU per move — median of {len(runs)}"
+                f"{med['cpu_us_per_move']:.0f} µs CPU per move; server CPU {med['server_share']:.0%} of a core, "
+                f"{med['server_us_per_move']:.0f} µs per move — median of {len(runs)}"
             )
+    print(f"# load average after: {os.getloadavg()[0]:.1f}")
     return 0
 
 

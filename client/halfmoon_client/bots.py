@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 
 from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
-from halfmoon_client.connection import Backoff, Link
+from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ClientError, RefusedError
 from halfmoon_client.rest import create_room
-from halfmoon_client.session import ENTRY_ERRORS, Message, Session
+from halfmoon_client.session import Message, Session
 from halfmoon_client.strategy import STRATEGIES, Strategy, legal_moves
-from halfmoon_client.terminal import monotonic_ms
 
 MAX_PLAYERS = 8
 
@@ -119,7 +118,8 @@ async def run_bot(
     think_ms: int,
     backoff: Backoff | None = None,
     welcomed: asyncio.Event | None = None,
-    clock: Callable[[], int] = monotonic_ms,
+    clock: Callable[[], int] = wall_ms,
+    open_timeout: float = 30.0,
 ) -> BotReport:
     """Play one bot in ``room`` until the race is over (results in its session).
 
@@ -132,24 +132,19 @@ async def run_bot(
     def hello() -> Message:
         return session.resume_message() if session.token else session.join_message(room, name)
 
-    link = Link(server, hello=hello, backoff=backoff)
+    link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout)
 
     def on_event(kind: str, data: dict[str, object]) -> None:
         brain.waiting = False  # a move lost with the connection is answered by the resume
 
     link.on_event = on_event
     try:
-        await link.connect()
-        async for message in link.messages():
-            kind = brain.receive(message, clock())
-            if (
-                kind == "error"
-                and message.get("code") in ENTRY_ERRORS
-                and (not session.welcomed or message.get("code") == "bad_token")
-            ):
-                raise RefusedError(str(message["code"]), f"bot {name}: {message.get('message')}")
+        async for message in enter_room(link, session, lambda m: brain.receive(m, clock())):
+            kind = message["type"]
             if kind == "error" and message.get("code") == "rate_limited":
                 await asyncio.sleep(0.2)
+            if kind == "welcome" and session.role != "player":
+                raise RefusedError("race_started", f"the race in room {room} has already started")
             if kind == "welcome" and welcomed is not None:
                 welcomed.set()
             if session.race_over:
@@ -159,6 +154,8 @@ async def run_bot(
                 if outgoing["type"] == "move" and think_ms:
                     await asyncio.sleep(think_ms * rng.uniform(0.5, 1.5) / 1000)
                 await link.send(outgoing)
+    except RefusedError as exc:
+        raise RefusedError(exc.code, f"bot {name}: {exc}") from None
     finally:
         await link.close()
     return BotReport(name, room, session, reconnects=link.reconnects)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from halfmoon_client.address import normalize_server, websocket_url
 from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
-from halfmoon_client.session import Message
+from halfmoon_client.session import ENTRY_ERRORS, Message, Session
 
 EventHook = Callable[[str, dict[str, Any]], None]
 #: The close code of a connection whose player resumed on another one: never reconnect then.
@@ -34,7 +35,7 @@ class Backoff:
     """Reconnection delays: ``first`` seconds, times ``factor`` each attempt, at most ``cap``,
     each shortened by up to ``jitter`` (a fraction) at random; ``attempts`` tries in all.
 
-    >>> list(Backoff(first=0.5, factor=2, cap=3, jitter=0, attempts=5).delays())
+    >>> list(Backoff(first=0.5, factor=2, cap=3.0, jitter=0, attempts=5).delays())
     [0.5, 1.0, 2.0, 3.0, 3.0]
     """
 
@@ -192,3 +193,26 @@ class Link:
         ws, self._ws = self._ws, None
         if ws is not None:
             await ws.close()
+
+
+def wall_ms() -> int:
+    """The local wall clock in ms (what the session compares with the server's ``now``)."""
+    return int(time.time() * 1000)
+
+
+async def enter_room(link: Link, session: Session, feed: Callable[[Message], object]) -> AsyncIterator[Message]:
+    """Connect, send the hello, and wait for ``welcome``; then yield every later message.
+
+    Raises :class:`RefusedError` when the server refuses the entry (no such room, name
+    taken…), or a later resume; :class:`~halfmoon_client.errors.UnreachableError` when the
+    server cannot be reached.
+    """
+    await link.connect()
+    async for message in link.messages():
+        feed(message)
+        code = message.get("code") if message.get("type") == "error" else None
+        # refused entry; or, once in, a resume the server refuses (it forgot the room or the token)
+        if code in ENTRY_ERRORS and (not session.welcomed or code in ("bad_token", "no_such_room")):
+            raise RefusedError(str(code), str(message.get("message") or code))
+        if session.welcomed:
+            yield message

@@ -13,22 +13,17 @@ import contextlib
 import os
 import sys
 import threading
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-from halfmoon_client.connection import Backoff, Link
+from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ProtocolError, RefusedError
 from halfmoon_client.racer import Racer
 from halfmoon_client.screens import CLEAR, watch_pages, watch_screen
-from halfmoon_client.session import ENTRY_ERRORS, Message, Session
+from halfmoon_client.session import Message, Session
 from halfmoon_client.words import say
 
 Clock = Callable[[], int]
-
-
-def monotonic_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Screen(Protocol):
@@ -106,24 +101,6 @@ def stdin_lines(stream: TextIO | None = None) -> asyncio.Queue[str | None]:
     return queue
 
 
-async def enter(link: Link, session: Session, feed: Callable[[Message], object]) -> AsyncIterator[Message]:
-    """Connect, send the hello, and wait for ``welcome``; then yield every later message.
-
-    Raises :class:`RefusedError` when the server refuses the entry (no such room, name
-    taken…), or a later resume; :class:`~halfmoon_client.errors.UnreachableError` when the
-    server cannot be reached.
-    """
-    await link.connect()
-    async for message in link.messages():
-        feed(message)
-        code = message.get("code") if message.get("type") == "error" else None
-        # refused entry; or, once in, a resume the server refuses (it forgot the room or the token)
-        if code in ENTRY_ERRORS and (not session.welcomed or code in ("bad_token", "no_such_room")):
-            raise RefusedError(str(code), str(message.get("message") or code))
-        if session.welcomed:
-            yield message
-
-
 def _refused_text(code: str, message: str, room: str) -> str:
     if code == "no_such_room":
         return f"no room {room} on this server"
@@ -142,7 +119,7 @@ async def play_race(
     lang: str = "en",
     move_errors: bool = False,
     color: bool = False,
-    clock: Clock = monotonic_ms,
+    clock: Clock = wall_ms,
     tick_s: float = 1.0,
     backoff: Backoff | None = None,
 ) -> Racer:
@@ -185,7 +162,7 @@ async def play_race(
 
     tasks: list[asyncio.Task[None]] = []
     try:
-        async for _message in enter(link, session, feed):
+        async for _message in enter_room(link, session, feed):
             if not tasks:
                 tasks = [asyncio.create_task(read_input()), asyncio.create_task(tick())]
             screen.draw(racer.screen(clock(), color=color))
@@ -214,7 +191,7 @@ async def watch_room(
     screen: Screen,
     *,
     lang: str = "en",
-    clock: Clock = monotonic_ms,
+    clock: Clock = wall_ms,
     tick_s: float = 1.0,
     page_s: float = 5.0,
     height: int = 24,
@@ -254,7 +231,7 @@ async def watch_room(
 
     ticker: asyncio.Task[None] | None = None
     try:
-        async for _message in enter(link, session, lambda m: session.receive(m, clock())):
+        async for _message in enter_room(link, session, lambda m: session.receive(m, clock())):
             if ticker is None:
                 ticker = asyncio.create_task(tick())
             if _message.get("type") == "welcome":

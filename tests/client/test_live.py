@@ -338,3 +338,17 @@ async def test_q_leaves_the_room_at_once_and_the_host_passes_on(server_url: str)
     bob.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await bob
+
+
+async def test_bots_refuse_a_race_that_has_already_started(server_url: str) -> None:
+    created = await create_room(server_url)
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    screen = RecordingScreen()
+    racer = asyncio.create_task(play_race(server_url, created.room, "Ada", lines, screen, tick_s=0.1))
+    await until(lambda: "You are the host" in screen.last)
+    lines.put_nowait("s")
+    await until(lambda: screen.last.startswith("Time "))
+    with pytest.raises(RefusedError, match=f"the race in room {created.room} has already started"):
+        await asyncio.wait_for(run_bots(server_url, players=1, room=created.room), 10)
+    lines.put_nowait("g")
+    assert (await asyncio.wait_for(racer, 10)).session.race_over
