@@ -5,6 +5,7 @@ vectors, both settings, undo, a stall, keyboard play, the languages and a reconn
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
 from typing import Any
@@ -409,3 +410,43 @@ def test_a_reload_resumes_and_a_dropped_connection_reconnects(pages: Pages) -> N
     move = next(game.legal_moves())
     play(page, game, move.names())
     expect(page.locator('[data-stat="moves"]')).to_have_text("3")
+
+
+def test_a_refused_move_is_taken_back(pages: Pages) -> None:
+    """The removal is drawn at once; when the server refuses the move, the cards come back."""
+    page = pages.new("/", viewport=PHONE)
+    refuse = [True]
+
+    def handler(route: WebSocketRoute) -> None:
+        server = route.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            frame = json.loads(message)
+            if frame.get("type") == "move" and refuse[0]:
+                # the server never sees it: answer as a server refusing it would
+                refusal = {"type": "error", "v": 1, "code": "illegal_move", "reason": "not_a_match",
+                           "message": "refused for the test", "id": frame["id"]}
+                route.send(json.dumps(refusal))
+                return
+            server.send(message)
+
+        route.on_message(from_page)
+
+    page.route_web_socket("**/ws", handler)
+    page.goto(f"/play/{WON['code']}")
+    game = Game.from_code(WON["code"])
+    wait_board(page, game)
+    first, second = WON["moves"][1]
+    page.evaluate(  # note every score the bar shows
+        """() => { const score = document.querySelector('[data-stat=score]'); window.seen = [];
+        new MutationObserver(() => window.seen.push(score.textContent))
+          .observe(score, {childList: true, characterData: true, subtree: true}) }"""
+    )
+    tap(page, first)
+    tap(page, second)
+    expect(page.locator("#toast")).to_have_text("refused for the test")
+    expect(page.locator('[data-stat="score"]')).to_have_text("0")
+    wait_board(page, game)
+    assert "10" in page.evaluate("window.seen"), "the removal was drawn before the answer"
+    refuse[0] = False
+    play(page, game, [first, second])
