@@ -37,6 +37,7 @@ class GameRow(Base):
     __table_args__ = (
         Index("ix_games_code_rank", "code", "score", "time_ms"),
         Index("ix_games_daily_rank", "daily_date", "ranked", "score", "time_ms"),
+        Index("ix_games_room", "room"),
     )
 
 

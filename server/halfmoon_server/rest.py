@@ -123,13 +123,46 @@ async def create_room(request: web.Request) -> web.Response:
 async def get_room(request: web.Request) -> web.Response:
     registry = request.app[keys.REGISTRY]
     try:
-        room = registry.get(normalise_room(request.match_info["room"]))
+        room_id = normalise_room(request.match_info["room"])
     except ProtocolError as exc:
         raise ApiError(404, "no_such_room", exc.message) from None
+    room = registry.rooms.get(room_id)
+    if room is None:
+        return await _past_room(request, room_id)
     snapshot = room.snapshot(None, spectator=False)
     del snapshot["board"], snapshot["boards"], snapshot["can_undo"]
     snapshot["url"] = f"{base_url(request)}/r/{room.id}"
     return json_response(snapshot)
+
+
+async def _past_room(request: web.Request, room_id: str) -> web.Response:
+    """A room no longer in memory (finished and expired, or before a restart): its results,
+    rebuilt from the stored games. Raises :class:`ApiError` 404 when none were stored."""
+    games = await request.app[keys.STORAGE].games_of_room(room_id, 100)
+    if not games:
+        raise ApiError(404, "no_such_room", f"there is no room {room_id!r}")
+    first = games[0]
+    code: str | None = first.code
+    if first.daily_date is not None and first.daily_date >= request.app[keys.DAILY].today():
+        code = None  # the daily code stays hidden until the day is over
+    results = entries(games)["entries"]
+    return json_response(
+        {
+            "room": room_id,
+            "mode": first.mode,
+            "phase": "finished",
+            "code": code,
+            "host": None,
+            "now": request.app[keys.SETTINGS].clock.now_ms(),
+            "starts_at": None,
+            "started_at": None,
+            "time_limit_s": None,
+            "players": [],
+            "spectators": 0,
+            "results": results,
+            "url": f"{base_url(request)}/r/{room_id}",
+        }
+    )
 
 
 async def leaderboard_for_code(request: web.Request) -> web.Response:

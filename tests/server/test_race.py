@@ -159,6 +159,11 @@ async def test_three_player_race_to_the_end(start_server: StartServer, clock: Ma
             (2, "Cy", "won"),
             (3, "Bob", "gave_up"),
         ]
+        past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()  # rebuilt from storage
+        assert past["phase"] == "finished" and past["code"] == code
+        assert [(e["rank"], e["name"], e["game"]) for e in past["results"]] == [
+            (e["rank"], e["name"], e["game"]) for e in results[0]
+        ]
         stored = await (await http.get(server.make_url(f"/api/games/{ada_over['game']}"))).json()
     result = replay(GameRecord.from_json(stored))
     assert result.ok and result.game.is_won

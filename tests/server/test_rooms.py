@@ -124,7 +124,9 @@ async def test_abandoned_rooms_are_closed_and_their_games_stored(
             clock.advance(61_000)
     assert room not in registry.rooms and empty not in registry.rooms
     async with aiohttp.ClientSession() as http:
-        gone = await http.get(server.make_url(f"/api/rooms/{room}"))
+        past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()  # rebuilt from storage
+        assert past["phase"] == "finished" and [e["outcome"] for e in past["results"]] == ["left"]
+        gone = await http.get(server.make_url(f"/api/rooms/{empty}"))  # nothing was ever played there
         assert gone.status == 404
         board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
         assert [(e["name"], e["outcome"]) for e in board["entries"]] == [("Ada", "left")]

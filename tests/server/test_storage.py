@@ -77,13 +77,15 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0001"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0002"
 
     storage = SqlStorage(engine)
     await storage.ping()
     slow = await storage.save_game(_game("Slow", 520, 90_000))
     fast = await storage.save_game(_game("Fast", 520, 60_000))
     low = await storage.save_game(_game("Low", 200, 10_000))
+    assert [g.id for g in await storage.games_of_room("ABCDEF", 10)] == [fast, slow, low]
+    assert await storage.games_of_room("ZZZZZZ", 10) == []
     await storage.save_game(_game("Other", 520, 1_000, code="HM1-N-BBBBBBB"))
     board = await storage.leaderboard_for_code("HM1-N-AAAAAAA", 10)
     assert [g.id for g in board] == [fast, slow, low]
