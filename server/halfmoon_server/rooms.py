@@ -13,7 +13,7 @@ import asyncio
 import logging
 import secrets
 from collections import deque
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Final
@@ -546,13 +546,6 @@ class Room:
             self._maybe_race_over()
 
     # -- housekeeping -----------------------------------------------------------------------
-
-    @property
-    def members(self) -> Iterable[Connection]:
-        for player in self.players.values():
-            if player.conn is not None:
-                yield player.conn
-        yield from self.spectators
 
     def is_stale(self, now: int) -> bool:
         """Nobody is left to care: finished long ago, or everyone away for too long."""
