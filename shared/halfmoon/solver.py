@@ -1,0 +1,681 @@
+"""The solver: whether a position can still be won, and a winning line when it can.
+
+The solver is part of the pure engine: no I/O, no global state, no clock of its own (callers
+pass one in when they want a time budget). The app shows no solver and no hint during play;
+the server uses this module behind the scenes — to deal only winnable daily challenges and to
+tell a player, once their game is over, whether the deal was winnable and where it was lost.
+
+How it works (``docs/solver.md`` gives the proofs):
+
+* Suits never matter, only ranks, and the deal is fixed, so a position is the 12 pile heights
+  plus which reserve slots still hold a card: one integer key. Reserve cards of the same rank
+  are interchangeable, so the solver always takes the lowest-numbered slot of a rank first,
+  which makes the key canonical.
+* Depth-first search with a transposition table of positions proved lost.
+* Safe moves, played without branching: a whole class (A+10, 2+9, 3+8, 4+7, 5+6 or J+Q+K)
+  whose remaining cards are all playable; a card whose partners' remaining copies are all
+  *free* (in the reserve or alone at the bottom of a pile, so they block nothing and stay
+  playable).
+* Dead-end test by relaxation: the cards of one class, with every other card deleted, must
+  still be removable on their own (deleting cards only ever helps). Each class's relaxed
+  problem is tiny and its answers are cached.
+* Moves ordered to dig the tallest piles first and to spare the reserve.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from itertools import product
+from typing import Final
+
+from halfmoon.codes import DealCode, daily_code
+from halfmoon.errors import HalfMoonError
+from halfmoon.game import Game, Move
+from halfmoon.positions import PILE_COUNT
+from halfmoon.record import UNDO, GameRecord, replay
+
+__all__ = [
+    "DEFAULT_NODE_BUDGET",
+    "Analysis",
+    "NoWinnableDealError",
+    "SolveResult",
+    "Verdict",
+    "analyse",
+    "first_winnable_daily",
+    "solve",
+]
+
+#: The default node budget: enough for almost every deal (see docs/solver.md).
+DEFAULT_NODE_BUDGET: Final = 2_000_000
+
+#: Pair classes 0-4 (A+10, 2+9, 3+8, 4+7, 5+6) and the triple class 5 (J+Q+K), by rank.
+_CLASS_OF_RANK: Final = (-1, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0, 5, 5, 5)
+_CLASS_RANKS: Final[tuple[tuple[int, ...], ...]] = ((1, 10), (2, 9), (3, 8), (4, 7), (5, 6), (11, 12, 13))
+_FACE_CLASS: Final = 5
+_CLASS_COUNT: Final = 6
+_RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then one per reserve slot
+_PILE_BIT: Final = tuple(1 << (4 * p) for p in range(PILE_COUNT))
+_TIME_CHECK_EVERY: Final = 64
+_FIRST_RESTART_NODES: Final = 300
+_RELAXATION_CAP: Final = 300
+_RESTART_GROWTH: Final = 1.3
+_RESTART_NOISE: Final = 10.0
+
+
+class Verdict(enum.StrEnum):
+    """What the solver concluded (a ``str``, so it compares equal to its wire and JSON name)."""
+
+    WINNABLE = "winnable"
+    UNWINNABLE = "unwinnable"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """A verdict, a winning line from the position solved (when winnable), and the effort.
+
+    ``nodes`` counts positions the search expanded; ``ms`` is the time measured with the
+    caller's clock (0.0 when no clock was given).
+    """
+
+    verdict: Verdict
+    moves: list[Move] | None
+    nodes: int
+    ms: float
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A finished (or abandoned) game looked at afterwards.
+
+    ``winnable``: the verdict for the deal from its start. ``last_winnable_move``: for the final
+    line of play (undos cancelled out), the largest k such that a win was still possible after
+    its first k moves — 48 for a won game; None when the deal was never winnable or the budget
+    ran out before the answer was known.
+    """
+
+    winnable: Verdict
+    last_winnable_move: int | None
+    nodes: int = 0
+    ms: float = 0.0
+
+
+class NoWinnableDealError(HalfMoonError):
+    """No candidate daily code was proved winnable within the attempts allowed."""
+
+    code = "no_winnable_deal"
+
+
+class _GiveUp(Exception):
+    """Raised inside a relaxed problem that takes too long to be worth its answer."""
+
+
+class _OutOfBudget(Exception):
+    """Raised inside the search when the node or time budget is spent."""
+
+
+class _ClassProblem:
+    """Some classes' cards alone (every other card deleted): can they all be removed?
+
+    A relaxation of the real game: a card is playable when every card above it has gone, and
+    deleting the other classes' cards only removes obstacles, so cards that cannot be cleared
+    on their own cannot be cleared in the game either. Keys count the group's cards: 4 bits
+    per pile, then 4 bits per rank (at ``_RESERVE_SHIFT + 4 * (rank - 1)``) for the reserve.
+    """
+
+    __slots__ = (
+        "class_ranks",
+        "class_sizes",
+        "left",
+        "memo",
+        "pile_class_counts",
+        "rank_class",
+        "ranks",
+        "tick",
+        "tops",
+    )
+
+    def __init__(self, classes: tuple[int, ...], piles: list[list[int]], tick: Callable[[], None]) -> None:
+        self.tick = tick  # counts a node against the solve's budget (may raise _OutOfBudget)
+        self.class_ranks = [_CLASS_RANKS[c] for c in classes]
+        self.class_sizes = [len(ranks) for ranks in self.class_ranks]
+        self.ranks = [r for c in classes for r in _CLASS_RANKS[c]]
+        self.rank_class = {r: i for i, ranks in enumerate(self.class_ranks) for r in ranks}
+        # piles[p] lists the group's cards in pile p, bottom to top; for each count n of them
+        # left: the top card's rank, and how many cards of each class the n cards hold
+        self.tops: list[list[int]] = [[0, *pile] for pile in piles]
+        self.pile_class_counts: list[list[tuple[int, ...]]] = [
+            [
+                tuple(sum(1 for rank in pile[:n] if rank in ranks) for ranks in self.class_ranks)
+                for n in range(len(pile) + 1)
+            ]
+            for pile in piles
+        ]
+        self.memo: dict[int, bool] = {}
+        self.left = 0
+
+    def check(self, key: int) -> bool:
+        """False only when the group's cards provably cannot all be removed.
+
+        A query that takes more than ``_RELAXATION_CAP`` nodes gives up and answers True:
+        that only weakens the pruning, never its soundness.
+        """
+        known = self.memo.get(key)
+        if known is not None:
+            return known
+        self.left = _RELAXATION_CAP
+        try:
+            return self.solvable(key)
+        except _GiveUp:
+            self.memo[key] = True
+            return True
+
+    def solvable(self, key: int) -> bool:
+        known = self.memo.get(key)
+        if known is not None:
+            return known
+        result = self._search(key)
+        self.memo[key] = result
+        return result
+
+    def _search(self, key: int) -> bool:
+        if key == 0:
+            return True
+        self.tick()
+        self.left -= 1
+        if self.left < 0:
+            raise _GiveUp
+        sources: dict[int, list[int]] = {r: [] for r in self.ranks}
+        width = len(self.class_ranks)
+        totals = [0] * width
+        tallest = [0] * width
+        tops = self.tops
+        pile_class_counts = self.pile_class_counts
+        for p in range(PILE_COUNT):
+            n = (key >> (4 * p)) & 15
+            if n:
+                sources[tops[p][n]].append(p)
+                counts = pile_class_counts[p][n]
+                for i in range(width):
+                    k = counts[i]
+                    totals[i] += k
+                    if k > tallest[i]:
+                        tallest[i] = k
+        for r in self.ranks:
+            in_reserve = (key >> (_RESERVE_SHIFT + 4 * (r - 1))) & 15
+            if in_reserve:
+                totals[self.rank_class[r]] += in_reserve
+                sources[r].append(-r)  # one reserve source per rank: they are interchangeable
+        # Hall's condition, class by class: a group takes at most one card from a pile.
+        for i in range(width):
+            if tallest[i] * self.class_sizes[i] > totals[i]:
+                return False
+        children = []
+        for class_ranks in self.class_ranks:
+            for combo in product(*(sources[r] for r in class_ranks)):
+                child = key
+                score = 0
+                for q in combo:
+                    if q >= 0:
+                        child -= _PILE_BIT[q]
+                        score += (key >> (4 * q)) & 15
+                    else:
+                        child -= 1 << (_RESERVE_SHIFT + 4 * (-q - 1))
+                children.append((score, child))
+        children.sort(reverse=True)  # dig the tallest piles first, spare the reserve
+        return any(self.solvable(child) for _, child in children)
+
+
+class _Search:
+    """The state of one solve: the fixed layout, the current heights, the tables."""
+
+    def __init__(
+        self,
+        game: Game,
+        node_budget: int,
+        deadline: float | None,
+        clock: Callable[[], float] | None,
+    ) -> None:
+        self.cols: list[list[int]] = [[card.rank for card in pile] for pile in game.piles()]
+        self.h: list[int] = [len(pile) for pile in self.cols]
+        reserve = game.reserve()
+        self.res_rank: list[int] = [0 if card is None else card.rank for card in reserve]
+        # occupied slots of each rank, lowest first; the next one used is slots[len - count]
+        self.res_slots: list[list[int]] = [[] for _ in range(14)]
+        for slot, card in enumerate(reserve):
+            if card is not None:
+                self.res_slots[card.rank].append(slot)
+        self.res_cnt: list[int] = [len(slots) for slots in self.res_slots]
+        self.key = sum(h << (4 * p) for p, h in enumerate(self.h)) + sum(
+            1 << (_RESERVE_SHIFT + slot) for slot, card in enumerate(reserve) if card is not None
+        )
+        # remaining cards per class, and the relaxed per-class keys
+        self.left: list[int] = [0] * _CLASS_COUNT
+        class_piles: list[list[list[int]]] = [[[] for _ in range(PILE_COUNT)] for _ in range(_CLASS_COUNT)]
+        self.ckey: list[int] = [0] * _CLASS_COUNT
+        for p, pile in enumerate(self.cols):
+            for rank in pile:
+                c = _CLASS_OF_RANK[rank]
+                class_piles[c][p].append(rank)
+                self.left[c] += 1
+                self.ckey[c] += _PILE_BIT[p]
+        for rank in range(1, 14):
+            c = _CLASS_OF_RANK[rank]
+            self.left[c] += self.res_cnt[rank]
+            self.ckey[c] += self.res_cnt[rank] << (_RESERVE_SHIFT + 4 * (rank - 1))
+        self.cards_left = sum(self.left)
+        self.problems = [_ClassProblem((c,), class_piles[c], self._sub_tick) for c in range(_CLASS_COUNT)]
+        self.pair_problems: dict[tuple[int, int], _ClassProblem] = {}
+        for c1 in range(_CLASS_COUNT):
+            for c2 in range(c1 + 1, _CLASS_COUNT):
+                merged = [[rank for rank in pile if _CLASS_OF_RANK[rank] in (c1, c2)] for pile in self.cols]
+                problem = _ClassProblem((c1, c2), merged, self._sub_tick)
+                self.pair_problems[c1, c2] = problem
+                self.pair_problems[c2, c1] = problem
+
+        self.dead: set[int] = set()
+        self.path: list[tuple[int, ...]] = []
+        self.nodes = 0
+        self.node_budget = node_budget
+        self.deadline = deadline
+        self.clock = clock
+        self.stop_at = node_budget
+        self.sub_nodes = 0
+        self.use_pairs = False
+        self.timed_out = False
+        self.noise = 0.0
+        self.rng = random.Random(0)
+
+    # -- applying moves --------------------------------------------------------------------
+
+    def _apply(self, move: tuple[int, ...]) -> None:
+        h = self.h
+        c = -1
+        for q in move:
+            if q < PILE_COUNT:
+                rank = self.cols[q][h[q] - 1]
+                h[q] -= 1
+                self.key -= _PILE_BIT[q]
+                c = _CLASS_OF_RANK[rank]
+                self.ckey[c] -= _PILE_BIT[q]
+            else:
+                slot = q - PILE_COUNT
+                rank = self.res_rank[slot]
+                self.res_cnt[rank] -= 1
+                self.key -= 1 << (_RESERVE_SHIFT + slot)
+                c = _CLASS_OF_RANK[rank]
+                self.ckey[c] -= 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
+        self.left[c] -= len(move)
+        self.cards_left -= len(move)
+        self.path.append(move)
+
+    def _undo(self) -> None:
+        move = self.path.pop()
+        h = self.h
+        c = -1
+        for q in move:
+            if q < PILE_COUNT:
+                h[q] += 1
+                rank = self.cols[q][h[q] - 1]
+                self.key += _PILE_BIT[q]
+                c = _CLASS_OF_RANK[rank]
+                self.ckey[c] += _PILE_BIT[q]
+            else:
+                slot = q - PILE_COUNT
+                rank = self.res_rank[slot]
+                self.res_cnt[rank] += 1
+                self.key += 1 << (_RESERVE_SHIFT + slot)
+                c = _CLASS_OF_RANK[rank]
+                self.ckey[c] += 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
+        self.left[c] += len(move)
+        self.cards_left += len(move)
+
+    def _reserve_pos(self, rank: int) -> int:
+        """The canonical reserve position (12-19) of the next card of ``rank``."""
+        slots = self.res_slots[rank]
+        return PILE_COUNT + slots[len(slots) - self.res_cnt[rank]]
+
+    # -- the search ------------------------------------------------------------------------
+
+    def _sub_tick(self) -> None:
+        """A node of a relaxed problem: it counts against the budget, not against a restart."""
+        self.sub_nodes += 1
+        if self.nodes + self.sub_nodes >= self.node_budget:
+            raise _OutOfBudget
+        if self.sub_nodes % _TIME_CHECK_EVERY == 0:
+            self._check_clock()
+
+    def _tick(self) -> None:
+        self.nodes += 1
+        if self.nodes >= self.stop_at or self.nodes + self.sub_nodes >= self.node_budget:
+            raise _OutOfBudget
+        if self.nodes % _TIME_CHECK_EVERY == 0:
+            self._check_clock()
+
+    def _check_clock(self) -> None:
+        if self.deadline is not None and self.clock is not None and self.clock() > self.deadline:
+            self.timed_out = True
+            raise _OutOfBudget
+
+    def _relaxed_ok(self, c: int) -> bool:
+        ckey = self.ckey
+        if not self.problems[c].check(ckey[c]):
+            return False
+        if not self.use_pairs:
+            return True
+        pairs = self.pair_problems
+        own = ckey[c]
+        return all(other == c or pairs[c, other].check(own + ckey[other]) for other in range(_CLASS_COUNT))
+
+    def run(self) -> bool:
+        """True when the position can be won (the winning line is then ``self.path``).
+
+        Raises :class:`_OutOfBudget` when the budget runs out first.
+        """
+        for c in range(_CLASS_COUNT):
+            if not self._relaxed_ok(c):
+                return False
+        # Restarts: short searches, the first in heuristic order, the next ones with the order
+        # shaken by a seeded generator, each longer than the last, until one finishes. The
+        # table of lost positions carries over: a position enters it only once proved lost.
+        limit = _FIRST_RESTART_NODES
+        attempt = 0
+        while True:
+            self.stop_at = self.nodes + limit
+            self.noise = 0.0 if attempt == 0 else _RESTART_NOISE
+            # the two-class relaxations cost more than they save on easy deals: only from
+            # the second attempt on
+            self.use_pairs = attempt > 0
+            self.rng.seed(attempt)
+            try:
+                return self._dfs()
+            except _OutOfBudget:
+                while self.path:
+                    self._undo()
+                if self.nodes + self.sub_nodes >= self.node_budget or self.timed_out:
+                    raise
+            attempt += 1
+            limit = int(limit * _RESTART_GROWTH)
+
+    def _dfs(self) -> bool:
+        if self.cards_left == 0:
+            return True
+        key = self.key
+        if key in self.dead:
+            return False
+        self._tick()
+        h = self.h
+        cols = self.cols
+        # playable pile tops by rank
+        tops: list[list[int]] = [[] for _ in range(14)]
+        for p in range(PILE_COUNT):
+            hp = h[p]
+            if hp:
+                tops[cols[p][hp - 1]].append(p)
+        # safe moves first: no branching
+        safe = self._safe_move(tops)
+        if safe is not None:
+            self._apply(safe)
+            ok = self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(safe[0])]) and self._dfs()
+            if ok:
+                return True
+            self._undo()
+            self.dead.add(key)
+            return False
+        moves = self._moves(tops)
+        for _, move in moves:
+            self._apply(move)
+            c = _CLASS_OF_RANK[self._rank_at_removed(move[0])]
+            if self._relaxed_ok(c) and self._dfs():
+                return True
+            self._undo()
+        self.dead.add(key)
+        return False
+
+    def _rank_at_removed(self, q: int) -> int:
+        """The rank of the card just removed from position ``q`` (after ``_apply``)."""
+        if q < PILE_COUNT:
+            return self.cols[q][self.h[q]]
+        return self.res_rank[q - PILE_COUNT]
+
+    def _sources(self, tops: list[list[int]], rank: int) -> list[int]:
+        """The playable positions of a rank: pile tops, then one canonical reserve slot."""
+        if self.res_cnt[rank]:
+            return [*tops[rank], self._reserve_pos(rank)]
+        return tops[rank]
+
+    def _free_count(self, tops: list[list[int]], rank: int) -> int:
+        """Cards of ``rank`` that block nothing and stay playable: reserve, or alone in a pile."""
+        h = self.h
+        return self.res_cnt[rank] + sum(1 for p in tops[rank] if h[p] == 1)
+
+    def _free_source(self, tops: list[list[int]], rank: int) -> int:
+        if self.res_cnt[rank]:
+            return self._reserve_pos(rank)
+        for p in tops[rank]:
+            if self.h[p] == 1:
+                return p
+        raise AssertionError("no free card of this rank")  # pragma: no cover
+
+    def _best_source(self, sources: list[int]) -> int:
+        """The source to spend first: the tallest pile, a reserve card last."""
+        h = self.h
+        return max(sources, key=lambda q: h[q] if q < PILE_COUNT else -1)
+
+    def _safe_move(self, tops: list[list[int]]) -> tuple[int, ...] | None:
+        left = self.left
+        res_cnt = self.res_cnt
+        for c in range(5):
+            if not left[c]:
+                continue
+            r, s = _CLASS_RANKS[c]
+            n = left[c] // 2
+            playable_r = len(tops[r]) + res_cnt[r]
+            playable_s = len(tops[s]) + res_cnt[s]
+            if not playable_r or not playable_s:
+                continue
+            if playable_r == n and playable_s == n:
+                # the whole class is playable: any pairing clears it
+                return (self._sources(tops, r)[0], self._sources(tops, s)[0])
+            if self._free_count(tops, s) == n:
+                return (self._best_source(self._sources(tops, r)), self._free_source(tops, s))
+            if self._free_count(tops, r) == n:
+                return (self._free_source(tops, r), self._best_source(self._sources(tops, s)))
+        if left[_FACE_CLASS]:
+            n = left[_FACE_CLASS] // 3
+            ranks = _CLASS_RANKS[_FACE_CLASS]
+            playable = [len(tops[r]) + res_cnt[r] for r in ranks]
+            if min(playable) == 0:
+                return None
+            if playable == [n, n, n]:
+                return tuple(self._sources(tops, r)[0] for r in ranks)
+            free = [self._free_count(tops, r) == n for r in ranks]
+            if sum(free) >= 2:
+                return self._face_safe(tops, ranks, free)
+        return None
+
+    def _face_safe(self, tops: list[list[int]], ranks: tuple[int, ...], free: list[bool]) -> tuple[int, ...]:
+        # two ranks entirely free: spend a free card of each with the best card of the third
+        chosen: list[int] = []
+        odd = free.index(False) if not all(free) else 0
+        for i, r in enumerate(ranks):
+            if i == odd:
+                chosen.append(self._best_source(self._sources(tops, r)))
+            else:
+                chosen.append(self._free_source(tops, r))
+        return tuple(chosen)
+
+    def _moves(self, tops: list[list[int]]) -> list[tuple[float, tuple[int, ...]]]:
+        """Every move (one reserve card per rank), best first."""
+        h = self.h
+        out: list[tuple[float, tuple[int, ...]]] = []
+        for c in range(5):
+            if not self.left[c]:
+                continue
+            r, s = _CLASS_RANKS[c]
+            rs = self._sources(tops, r)
+            if not rs:
+                continue
+            ss = self._sources(tops, s)
+            for a in rs:
+                for b in ss:
+                    out.append((_score(h, a) + _score(h, b), (a, b)))
+        if self.left[_FACE_CLASS]:
+            js = self._sources(tops, 11)
+            qs = self._sources(tops, 12)
+            ks = self._sources(tops, 13)
+            for a in js:
+                for b in qs:
+                    for d in ks:
+                        out.append((_score(h, a) + _score(h, b) + _score(h, d), (a, b, d)))
+        if self.noise:
+            rnd = self.rng.random
+            noise = self.noise
+            out = [(score + noise * rnd(), move) for score, move in out]
+        out.sort(key=lambda item: -item[0])
+        return out
+
+
+def _score(h: list[int], q: int) -> int:
+    """How much removing the card at ``q`` digs: its pile's height; a reserve card scores 0."""
+    return h[q] if q < PILE_COUNT else 0
+
+
+def _to_moves(path: list[tuple[int, ...]]) -> list[Move]:
+    return [Move(tuple(sorted(move))) for move in path]
+
+
+def solve(
+    game: Game,
+    *,
+    node_budget: int = DEFAULT_NODE_BUDGET,
+    time_budget_ms: float | None = None,
+    clock: Callable[[], float] | None = None,
+) -> SolveResult:
+    """Solve from the game's current position, without modifying ``game``.
+
+    Returns a :class:`SolveResult`: ``winnable`` with a winning line (which the engine's
+    ``Game.push`` accepts move by move up to ``won``), ``unwinnable`` (proved), or ``unknown``
+    when ``node_budget`` nodes or ``time_budget_ms`` milliseconds (measured with ``clock``,
+    a function returning seconds such as ``time.perf_counter``) ran out. Without a clock the
+    time budget is ignored and ``ms`` is 0.0. Raises nothing for a legal game.
+    """
+    start = clock() if clock is not None else 0.0
+    deadline = start + time_budget_ms / 1000.0 if time_budget_ms is not None and clock is not None else None
+
+    def elapsed_ms() -> float:
+        return (clock() - start) * 1000.0 if clock is not None else 0.0
+
+    if game.is_won:
+        return SolveResult(Verdict.WINNABLE, [], 0, elapsed_ms())
+    search = _Search(game, node_budget, deadline, clock)
+    try:
+        won = search.run()
+    except _OutOfBudget:
+        return SolveResult(Verdict.UNKNOWN, None, search.nodes + search.sub_nodes, elapsed_ms())
+    if won:
+        return SolveResult(Verdict.WINNABLE, _to_moves(search.path), search.nodes + search.sub_nodes, elapsed_ms())
+    return SolveResult(Verdict.UNWINNABLE, None, search.nodes + search.sub_nodes, elapsed_ms())
+
+
+def final_line(record: GameRecord) -> list[Move]:
+    """The moves of a record's final line of play: each undo cancels the move before it.
+
+    Raises :class:`InvalidRecordError` (or the engine error naming the fault) when the record
+    does not replay: an illegal move, or an undo with nothing to undo.
+    """
+    result = replay(record)
+    if result.error is not None:
+        raise result.error
+    line: list[Move] = []
+    for step in record.moves:
+        if step == UNDO:
+            line.pop()
+        else:
+            line.append(step)
+    return line
+
+
+def analyse(
+    record: GameRecord,
+    *,
+    node_budget: int = DEFAULT_NODE_BUDGET,
+    clock: Callable[[], float] | None = None,
+    time_budget_ms: float | None = None,
+) -> Analysis:
+    """Was the deal winnable from its start, and after which move of the final line was it lost?
+
+    The budgets bound the whole analysis (several solves). Raises the engine's error naming
+    the fault (:class:`InvalidRecordError`, :class:`IllegalMoveError`, :class:`UndoError`) when
+    the record does not replay.
+    """
+    line = final_line(record)
+    start = clock() if clock is not None else 0.0
+    deadline_ms = time_budget_ms
+    nodes_used = 0
+
+    def run(k: int) -> Verdict:
+        nonlocal nodes_used
+        game = Game.from_code(record.code)
+        for move in line[:k]:
+            game.push(move)
+        remaining_ms = None
+        if deadline_ms is not None and clock is not None:
+            remaining_ms = max(0.0, deadline_ms - (clock() - start) * 1000.0)
+        result = solve(game, node_budget=max(0, node_budget - nodes_used), time_budget_ms=remaining_ms, clock=clock)
+        nodes_used += result.nodes
+        return result.verdict
+
+    def finish(winnable: Verdict, last: int | None) -> Analysis:
+        ms = (clock() - start) * 1000.0 if clock is not None else 0.0
+        return Analysis(winnable, last, nodes_used, ms)
+
+    end = Game.from_code(record.code)
+    for move in line:
+        end.push(move)
+    if end.is_won:
+        return finish(Verdict.WINNABLE, len(line))
+    verdict = run(0)
+    if verdict is not Verdict.WINNABLE:
+        return finish(verdict, None)
+    lo, hi = 0, len(line)  # winnable after lo moves; after hi moves: to be found
+    if hi and run(hi) is Verdict.WINNABLE:
+        return finish(verdict, hi)
+    # invariant: winnable after lo moves, not winnable after hi moves
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        outcome = run(mid)
+        if outcome is Verdict.WINNABLE:
+            lo = mid
+        elif outcome is Verdict.UNWINNABLE:
+            hi = mid
+        else:
+            return finish(verdict, None)
+    return finish(verdict, lo)
+
+
+def first_winnable_daily(
+    day: date,
+    secret: bytes,
+    *,
+    node_budget: int = DEFAULT_NODE_BUDGET,
+    max_attempts: int = 50,
+) -> DealCode:
+    """The first of ``daily_code(day, secret, attempt=0, 1, 2, …)`` the solver proves winnable.
+
+    Deterministic: the same day and secret always give the same code. Raises
+    :class:`NoWinnableDealError` when none of the first ``max_attempts`` candidates is proved
+    winnable within ``node_budget`` nodes each.
+    """
+    for attempt in range(max_attempts):
+        code = daily_code(day, secret, attempt=attempt)
+        if solve(Game.from_code(code), node_budget=node_budget).verdict is Verdict.WINNABLE:
+            return code
+    raise NoWinnableDealError(
+        f"no daily code for {day.isoformat()} was proved winnable in {max_attempts} attempts "
+        f"of {node_budget} nodes each"
+    )
