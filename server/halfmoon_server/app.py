@@ -18,7 +18,7 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
-from halfmoon_server.daily import DailyService
+from halfmoon_server.daily import DailyService, warm_up
 from halfmoon_server.rooms import RoomRegistry
 from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.storage import SqlStorage, make_engine, migrate
@@ -54,6 +54,10 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         executor = ProcessPoolExecutor(
             max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")
         )
+    if executor is not None:
+        # start the worker now (importing the engine and the solver), not on a player's game_over
+        warm = asyncio.get_running_loop().run_in_executor(executor, warm_up)
+        warm.add_done_callback(lambda f: f.cancelled() or f.exception())
     app[keys.EXECUTOR] = executor
     app[keys.DAILY] = DailyService(
         storage=app[keys.STORAGE],

@@ -37,6 +37,15 @@ def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node
     return str(daily_code(day, secret))
 
 
+def warm_up() -> bool:
+    """Import the solver in a worker so the first real job does not pay for it."""
+    try:
+        import halfmoon.solver  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def analyse_record(record: dict[str, Any], node_budget: int, time_budget_ms: int) -> dict[str, Any] | None:
     """``{"winnable", "last_winnable_move"}`` for a finished game's record (runs in a worker)."""
     try:
@@ -113,14 +122,23 @@ class DailyService:
             del self._pending[day]
 
     async def analyse(self, record: dict[str, Any]) -> dict[str, Any] | None:
-        """The post-game analysis, or None when analysis is off, unavailable or failed."""
+        """The post-game analysis, or None when analysis is off, unavailable, too slow or failed."""
         if self.executor is None:
             return None
         loop = asyncio.get_running_loop()
+        # the solver stops itself at its time budget; waiting is bounded too, so analyses queued
+        # behind others (many players finishing at once) give up instead of delaying game_over
+        deadline = self.analysis_time_budget_ms / 1000 + 2.0
         try:
-            return await loop.run_in_executor(
-                self.executor, analyse_record, record, self.node_budget, self.analysis_time_budget_ms
+            return await asyncio.wait_for(
+                loop.run_in_executor(
+                    self.executor, analyse_record, record, self.node_budget, self.analysis_time_budget_ms
+                ),
+                deadline,
             )
+        except TimeoutError:
+            log.info("post-game analysis skipped: not done within %.1f s", deadline)
+            return None
         except asyncio.CancelledError:
             raise
         except Exception:
