@@ -60,10 +60,13 @@ def run_serve(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 2
-    log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port,
-             describe_db(settings.database_url()))
+    database = describe_db(settings.database_url())
+
+    def listening(_banner: str) -> None:  # run_app calls this once the socket is bound
+        log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)
+
     try:
-        web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+        web.run_app(create_app(settings), host=settings.host, port=settings.port, print=listening)
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 1
