@@ -38,7 +38,7 @@ async def test_three_player_race_to_the_end(start_server: StartServer, clock: Ma
     await cy.send("join", room=room, name="ada")  # names are unique case-insensitively
     assert (await cy.next("error"))["code"] == "name_taken"
     await cy.send("join", room=room, name="Cy")
-    await cy.next("welcome")
+    cy_token = (await cy.next("welcome"))["token"]
     await spec.send("watch", room=room)
     spec_welcome = await spec.next("welcome")
     assert spec_welcome["role"] == "spectator" and spec_welcome["you"] is None
@@ -92,6 +92,17 @@ async def test_three_player_race_to_the_end(start_server: StartServer, clock: Ma
     caught_up = [m for m in await bob.drain() if m["type"] == "moved"]
     assert [m["moves"] for m in caught_up] == [21, 22, 23, 24, 25]  # Ada's moves he missed
     assert all("changes" not in m for m in caught_up)  # an opponent's cards never reach him
+
+    # Cy reloads the page: a resume without `since` gets a full snapshot with only Cy's board
+    cy_before = cy.history
+    await cy.close()
+    cy = await WsClient.connect(server, "cy")
+    cy.history = cy_before
+    await cy.send("resume", room=room, token=cy_token)
+    snapshot = (await cy.next("welcome"))["room"]
+    assert snapshot["phase"] == "running" and snapshot["boards"] is None
+    assert snapshot["board"] == starts["cy"]["board"]  # Cy has not moved yet
+    assert [p["moves"] for p in snapshot["players"]] == [25, 0, 0]
 
     # Bob: an illegal move changes nothing; then he stalls, undoes, stalls again and gives up
     mirror = Game.from_code(code)
