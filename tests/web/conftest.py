@@ -1,5 +1,6 @@
 """Browser-test set-up: a real Half Moon server on 127.0.0.1 (free port, temporary SQLite
-database) in a subprocess, and Debian's chromium driven by Playwright (never a download)."""
+database) in a subprocess, Debian's chromium driven by Playwright (never a download), and the
+helpers that play on the board by clicks and compare it with the engine's game."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ import pytest
 from tests.conftest import CHROMIUM_ARGS, ROOT, VECTORS
 
 pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import Browser, Page, ViewportSize, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
+
+from halfmoon.game import Game, Move
+from halfmoon.positions import POSITION_NAMES
 
 #: Runs the server the way ``halfmoon serve`` does, with test settings (short countdown, no
 #: solver workers, a fixed daily secret).
@@ -141,4 +145,43 @@ def screenshot(page: Page, name: str) -> Path:
     return path
 
 
-__all__ = ["DESKTOP", "PHONE", "Pages", "load_vector", "screenshot"]
+# -- playing on the board ---------------------------------------------------------------------
+
+TOPS_JS = (
+    "() => Object.fromEntries([...document.querySelectorAll('.board [data-pos]')]"
+    ".map(b => [b.dataset.pos, b.dataset.card || null]))"
+)
+
+
+def tops_of(game: Game) -> dict[str, str | None]:
+    return {name: (None if (card := game.card_at(p)) is None else card.name) for p, name in enumerate(POSITION_NAMES)}
+
+
+def wait_board(page: Page, game: Game) -> None:
+    """Wait until every pile and slot shows the engine's top card (data-card), then check counts."""
+    expected = tops_of(game)
+    page.wait_for_function(
+        f"expected => {{ const now = ({TOPS_JS})(); return Object.keys(expected).every(k => now[k] === expected[k]) }}",
+        arg=expected,
+    )
+    labels = page.eval_on_selector_all(".board [data-pos] .label", "els => els.map(e => e.textContent)")
+    assert labels == [f"{name}·{game.count_at(p)}" for p, name in enumerate(POSITION_NAMES)]
+
+
+def tap(page: Page, name: str) -> None:
+    """Click a pile or slot with the mouse at its centre, even an empty one (marked
+    aria-disabled, but a finger can still hit it)."""
+    found = page.locator(f'.board [data-pos="{name}"]').bounding_box()
+    assert found is not None
+    page.mouse.click(found["x"] + found["width"] / 2, found["y"] + found["height"] / 2)
+
+
+def play(page: Page, game: Game, names: list[str]) -> None:
+    """Play one move by clicking its cards, then wait for the server's answer on the board."""
+    for name in names:
+        page.wait_for_selector(f'.board [data-pos="{name}"][data-card]')
+        tap(page, name)
+    game.push(Move.from_names(names))
+    expect(page.locator('[data-stat="moves"]')).to_have_text(str(game.move_count))
+    expect(page.locator('[data-stat="score"]')).to_have_text(str(game.score))
+    wait_board(page, game)

@@ -16,50 +16,11 @@ from playwright.sync_api import FloatRect, Page, WebSocketRoute, expect
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 from halfmoon.taps import matching_positions
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, screenshot
+from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, tap, wait_board
 
 pytestmark = pytest.mark.browser
 
 WON = load_vector("won_game_browser.json")
-
-TOPS_JS = (
-    "() => Object.fromEntries([...document.querySelectorAll('.board [data-pos]')]"
-    ".map(b => [b.dataset.pos, b.dataset.card || null]))"
-)
-
-
-def tops_of(game: Game) -> dict[str, str | None]:
-    return {name: (None if (card := game.card_at(p)) is None else card.name) for p, name in enumerate(POSITION_NAMES)}
-
-
-def wait_board(page: Page, game: Game) -> None:
-    """Wait until every pile and slot shows the engine's top card (data-card), then check counts."""
-    expected = tops_of(game)
-    page.wait_for_function(
-        f"expected => {{ const now = ({TOPS_JS})(); return Object.keys(expected).every(k => now[k] === expected[k]) }}",
-        arg=expected,
-    )
-    labels = page.eval_on_selector_all(".board [data-pos] .label", "els => els.map(e => e.textContent)")
-    assert labels == [f"{name}·{game.count_at(p)}" for p, name in enumerate(POSITION_NAMES)]
-
-
-def tap(page: Page, name: str) -> None:
-    """Click a pile or slot with the mouse at its centre, even an empty one (marked
-    aria-disabled, but a finger can still hit it)."""
-    found = page.locator(f'.board [data-pos="{name}"]').bounding_box()
-    assert found is not None
-    page.mouse.click(found["x"] + found["width"] / 2, found["y"] + found["height"] / 2)
-
-
-def play(page: Page, game: Game, names: list[str]) -> None:
-    """Play one move by clicking its cards, then wait for the server's answer on the board."""
-    for name in names:
-        page.wait_for_selector(f'.board [data-pos="{name}"][data-card]')
-        tap(page, name)
-    game.push(Move.from_names(names))
-    expect(page.locator('[data-stat="moves"]')).to_have_text(str(game.move_count))
-    expect(page.locator('[data-stat="score"]')).to_have_text(str(game.score))
-    wait_board(page, game)
 
 
 def selected(page: Page) -> set[str]:
@@ -168,8 +129,9 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
 def run_tap_vector(page: Page, vector: dict[str, Any]) -> None:
     settings = {"moveErrors": vector["move_errors"], "placementHelp": True, "lang": "it", "name": "Tapper"}
     # a fresh game each time: forget the tab's running game (else the address resumes it)
-    page.evaluate("s => { localStorage.setItem('halfmoon.settings', JSON.stringify(s)); sessionStorage.clear() }",
-                  settings)
+    page.evaluate(
+        "s => { localStorage.setItem('halfmoon.settings', JSON.stringify(s)); sessionStorage.clear() }", settings
+    )
     page.goto(f"/play/{vector['code']}")
     game = Game.from_code(vector["code"])
     wait_board(page, game)
@@ -424,8 +386,14 @@ def test_a_refused_move_is_taken_back(pages: Pages) -> None:
             frame = json.loads(message)
             if frame.get("type") == "move" and refuse[0]:
                 # the server never sees it: answer as a server refusing it would
-                refusal = {"type": "error", "v": 1, "code": "illegal_move", "reason": "not_a_match",
-                           "message": "refused for the test", "id": frame["id"]}
+                refusal = {
+                    "type": "error",
+                    "v": 1,
+                    "code": "illegal_move",
+                    "reason": "not_a_match",
+                    "message": "refused for the test",
+                    "id": frame["id"],
+                }
                 route.send(json.dumps(refusal))
                 return
             server.send(message)

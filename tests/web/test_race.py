@@ -12,8 +12,7 @@ from playwright.sync_api import Page, expect
 
 from halfmoon.game import Game
 from halfmoon.positions import POSITION_NAMES
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, screenshot
-from tests.web.test_browser import play, wait_board
+from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, wait_board
 
 pytestmark = pytest.mark.browser
 
@@ -147,4 +146,3 @@ def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     expect(page.get_by_role("alert")).to_be_visible()
     page.goto("/play/HM1-N-AAA")
     expect(page.get_by_role("alert")).to_contain_text("HM1-N-AAA")
-
