@@ -1,0 +1,352 @@
+"""The solver: its winning lines replay to ``won``, its proofs agree with a brute-force search,
+it keeps to its budgets, and ``halfmoon solve`` prints what it promises."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from halfmoon import Game, GameRecord, Move, Status, daily_code, replay
+from halfmoon.cli import main
+from halfmoon.codes import DealCode
+from halfmoon.errors import IllegalMoveError, InvalidRecordError
+from halfmoon.game import WINNING_MOVES, WINNING_SCORE
+from halfmoon.record import UNDO, Step
+from halfmoon.solver import (
+    NoWinnableDealError,
+    Verdict,
+    analyse,
+    final_line,
+    first_winnable_daily,
+    solve,
+)
+from tests.conftest import VECTORS
+
+#: Deals the solver decides quickly (checked by the tests below, not assumed).
+EASY_CODES = ("HM1-N-AAAAAAB", "HM1-N-BRBOULL", "HM1-D-QWERTYU")
+BUDGET = 200_000
+
+
+def brute_force_winnable(game: Game) -> bool:
+    """Try every legal move in every position (positions remembered): the slow, obvious answer."""
+    game = game.copy()
+    seen: dict[tuple[int, ...], bool] = {}
+
+    def search() -> bool:
+        if game.is_won:
+            return True
+        key = tuple(game.count_at(p) for p in range(20))
+        known = seen.get(key)
+        if known is not None:
+            return known
+        result = False
+        for move in list(game.legal_moves()):
+            game.push(move)
+            try:
+                result = search()
+            finally:
+                game.undo()
+            if result:
+                break
+        seen[key] = result
+        return result
+
+    return search()
+
+
+def fake_clock(step: float) -> Callable[[], float]:
+    """A clock that advances ``step`` seconds each time it is read."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step
+        return now[0]
+
+    return clock
+
+
+def play(code: str | DealCode, moves: list[Move]) -> Game:
+    game = Game.from_code(code)
+    for move in moves:
+        game.push(move)
+    return game
+
+
+def winning_line(code: str | DealCode) -> list[Move]:
+    result = solve(Game.from_code(code), node_budget=BUDGET)
+    assert result.verdict is Verdict.WINNABLE, f"{code} was expected to be solved quickly: {result}"
+    assert result.moves is not None
+    return result.moves
+
+
+# -- winning lines -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", EASY_CODES)
+def test_a_winning_line_replays_to_won(code: str) -> None:
+    moves = winning_line(code)
+    outcome = replay(GameRecord(DealCode.parse(code), list(moves)))
+    assert outcome.ok
+    assert outcome.game.status is Status.WON
+    assert outcome.game.move_count == WINNING_MOVES
+    assert outcome.game.score == WINNING_SCORE
+
+
+def test_solving_leaves_the_game_untouched() -> None:
+    game = Game.from_code(EASY_CODES[0])
+    game.push(winning_line(EASY_CODES[0])[0])
+    before = game.snapshot()
+    history = game.history()
+    solve(game, node_budget=BUDGET)
+    assert game.snapshot() == before
+    assert game.history() == history
+
+
+def test_solving_part_way_gives_the_rest_of_a_win() -> None:
+    code = EASY_CODES[1]
+    game = play(code, winning_line(code)[:20])
+    result = solve(game, node_budget=BUDGET)
+    assert result.verdict is Verdict.WINNABLE and result.moves is not None
+    assert len(result.moves) == WINNING_MOVES - 20
+    for move in result.moves:
+        game.push(move)
+    assert game.status is Status.WON
+
+
+def test_a_won_game_and_a_stalled_game_need_no_search() -> None:
+    code = EASY_CODES[0]
+    won = play(code, winning_line(code))
+    result = solve(won)
+    assert (result.verdict, result.moves) == (Verdict.WINNABLE, [])
+    stalled = next(stalled_games())
+    assert stalled.status is Status.STALLED
+    assert solve(stalled).verdict is Verdict.UNWINNABLE
+
+
+def test_the_won_games_vectors_replay_to_won() -> None:
+    records = json.loads((VECTORS / "won_games.json").read_text())
+    assert len(records) >= 10
+    assert len({record["code"] for record in records}) == len(records)
+    for data in records:
+        outcome = replay(GameRecord.from_json(data))
+        assert outcome.ok, data["code"]
+        assert outcome.game.status is Status.WON, data["code"]
+        assert len(data["moves"]) == WINNING_MOVES
+
+
+# -- proofs checked by brute force ----------------------------------------------------------
+
+
+def late_positions(seed: int) -> Iterator[Game]:
+    """Positions with at most 30 cards left: a winning line's first moves, then random play."""
+    rng = random.Random(seed)
+    for code in EASY_CODES:
+        line = winning_line(code)
+        for start in (30, 34, 38):
+            game = play(code, line[:start])
+            while game.status is Status.PLAYING:
+                if game.cards_left <= 30:
+                    yield game.copy()
+                game.push(rng.choice(list(game.legal_moves())))
+
+
+def stalled_games() -> Iterator[Game]:
+    rng = random.Random(7)
+    for code in EASY_CODES:
+        game = Game.from_code(code)
+        while game.status is Status.PLAYING:
+            game.push(rng.choice(list(game.legal_moves())))
+        if game.status is Status.STALLED:
+            yield game
+
+
+def test_verdicts_agree_with_brute_force_on_late_positions() -> None:
+    checked = {Verdict.WINNABLE: 0, Verdict.UNWINNABLE: 0}
+    for game in late_positions(seed=11):
+        result = solve(game, node_budget=BUDGET)
+        expected = brute_force_winnable(game)
+        assert result.verdict is (Verdict.WINNABLE if expected else Verdict.UNWINNABLE), (
+            f"{game.code} after {game.move_count} moves: solver {result.verdict}, brute force {expected}"
+        )
+        checked[result.verdict] += 1
+        if result.moves is not None:
+            for move in result.moves:
+                game.push(move)
+            assert game.status is Status.WON
+    # both kinds of verdict were put to the test
+    assert checked[Verdict.WINNABLE] >= 5
+    assert checked[Verdict.UNWINNABLE] >= 5
+
+
+# -- budgets -------------------------------------------------------------------------------
+
+
+def test_a_tiny_node_budget_gives_unknown_within_the_budget() -> None:
+    for budget in (1, 10, 40):
+        result = solve(Game.from_code(EASY_CODES[0]), node_budget=budget)
+        assert result.verdict is Verdict.UNKNOWN
+        assert result.moves is None
+        assert result.nodes <= budget
+
+
+def test_the_node_budget_holds_on_a_hard_deal() -> None:
+    # HM1-N-KJDPLAW takes the solver far more than 5,000 nodes
+    result = solve(Game.from_code("HM1-N-KJDPLAW"), node_budget=5_000)
+    assert result.verdict is Verdict.UNKNOWN
+    assert 4_900 <= result.nodes <= 5_000
+
+
+def test_the_time_budget_is_read_from_the_clock_passed_in() -> None:
+    clock = fake_clock(0.001)  # every reading is a millisecond later
+    result = solve(Game.from_code("HM1-N-KJDPLAW"), time_budget_ms=50, clock=clock)
+    assert result.verdict is Verdict.UNKNOWN
+    assert 50 <= result.ms <= 60
+    untimed = solve(Game.from_code(EASY_CODES[0]), node_budget=BUDGET)
+    assert untimed.ms == 0.0
+    timed = solve(Game.from_code(EASY_CODES[0]), node_budget=BUDGET, clock=fake_clock(0.5))
+    assert timed.ms > 0.0 and timed.verdict is Verdict.WINNABLE
+
+
+# -- analysis ------------------------------------------------------------------------------
+
+
+def test_analysis_of_a_won_record() -> None:
+    code = EASY_CODES[0]
+    analysis = analyse(GameRecord(DealCode.parse(code), list(winning_line(code))))
+    assert analysis.winnable is Verdict.WINNABLE
+    assert analysis.last_winnable_move == WINNING_MOVES
+
+
+def test_analysis_of_a_stalled_record_finds_the_losing_move() -> None:
+    code = EASY_CODES[1]
+    line = winning_line(code)[:34]
+    game = play(code, line)
+    rng = random.Random(3)
+    played = list(line)
+    while game.status is Status.PLAYING:
+        move = rng.choice(list(game.legal_moves()))
+        game.push(move)
+        played.append(move)
+    if game.status is Status.WON:  # pragma: no cover - the seed is chosen to stall
+        pytest.fail("the random continuation won; pick another seed")
+    # an undone detour does not count: the final line is what was played
+    detour = next(play(code, played[:34]).legal_moves())
+    steps: list[Step] = [*played[:34], detour, UNDO, *played[34:]]
+    record = GameRecord(DealCode.parse(code), steps)
+    assert final_line(record) == played
+    analysis = analyse(record)
+    assert analysis.winnable is Verdict.WINNABLE
+    last = analysis.last_winnable_move
+    assert last is not None and 34 <= last < len(played)
+    assert brute_force_winnable(play(code, played[:last]))
+    assert not brute_force_winnable(play(code, played[: last + 1]))
+
+
+def test_analysis_refuses_a_record_that_does_not_replay() -> None:
+    record = GameRecord(DealCode.parse(EASY_CODES[0]), [Move((0, 1))])
+    with pytest.raises(IllegalMoveError):
+        analyse(record)
+
+
+def test_analysis_says_unknown_when_the_budget_is_too_small() -> None:
+    record = GameRecord(DealCode.parse(EASY_CODES[0]), list(winning_line(EASY_CODES[0])[:3]))
+    analysis = analyse(record, node_budget=5)
+    assert analysis.winnable is Verdict.UNKNOWN
+    assert analysis.last_winnable_move is None
+
+
+# -- daily deals ---------------------------------------------------------------------------
+
+
+def test_first_winnable_daily_is_deterministic_and_proved_winnable() -> None:
+    day, secret = date(2026, 3, 14), b"a server secret"
+    code = first_winnable_daily(day, secret, node_budget=BUDGET)
+    assert first_winnable_daily(day, secret, node_budget=BUDGET) == code
+    assert code.kind == "D"
+    candidates = [daily_code(day, secret, attempt=k) for k in range(50)]
+    attempt = candidates.index(code)
+    assert solve(Game.from_code(code), node_budget=BUDGET).verdict is Verdict.WINNABLE
+    for earlier in candidates[:attempt]:
+        assert solve(Game.from_code(earlier), node_budget=BUDGET).verdict is not Verdict.WINNABLE
+    assert first_winnable_daily(date(2026, 3, 15), secret, node_budget=BUDGET) != code
+
+
+def test_first_winnable_daily_says_so_when_nothing_is_proved() -> None:
+    with pytest.raises(NoWinnableDealError, match="2026-03-14"):
+        first_winnable_daily(date(2026, 3, 14), b"s", node_budget=3, max_attempts=4)
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def test_cli_several_codes_print_one_json_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["solve", EASY_CODES[0], "hm1-n-kjdplaw", "--nodes", "2000"])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0
+    first, second = (json.loads(line) for line in lines)
+    assert set(first) == {"code", "result", "moves", "nodes", "ms"}
+    assert first["result"] == "winnable"
+    assert replay(GameRecord.from_json(first)).game.status is Status.WON
+    assert second["code"] == "HM1-N-KJDPLAW"
+    assert (second["result"], second["moves"]) == ("unknown", None)
+    assert second["nodes"] <= 2000
+
+
+def test_cli_a_bad_code_gets_an_error_line_and_status_1(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["solve", "HM1-N-AAAAAA", EASY_CODES[0], "--json"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert status == 1
+    assert lines[0]["code"] == "HM1-N-AAAAAA" and "7" in lines[0]["error"]
+    assert lines[1]["result"] == "winnable"
+
+
+def test_cli_one_code_reads_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", EASY_CODES[0]]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{EASY_CODES[0]}: winnable")
+    assert f"{WINNING_MOVES:3d}. " in out
+    assert main(["solve", "nonsense"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "halfmoon solve:" in captured.err and "'nonsense'" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_cli_solves_from_a_record_part_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = EASY_CODES[1]
+    line = winning_line(code)[:10]
+    path = tmp_path / "game.json"
+    path.write_text(GameRecord(DealCode.parse(code), list(line)).dumps())
+    assert main(["solve", "--record", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["from_move"] == 10
+    assert result["moves"][:10] == [move.names() for move in line]
+    assert replay(GameRecord.from_json(result)).game.status is Status.WON
+
+
+def test_cli_bad_inputs_are_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve"]) == 2
+    assert "give at least one deal code" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"code": "HM1-N-AAAAAAB", "moves": [["1", "2"]]}')
+    assert main(["solve", "--record", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "not a pair" in err
+    assert main(["solve", "--record", str(tmp_path / "missing.json")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["solve", EASY_CODES[0], "--nodes", "0"])
+    assert exit_info.value.code == 2
+    assert "--nodes" in capsys.readouterr().err
+
+
+def test_final_line_refuses_an_undo_with_nothing_to_undo() -> None:
+    with pytest.raises(InvalidRecordError):
+        GameRecord.from_json({"code": EASY_CODES[0], "moves": [17]})
+    record = GameRecord(DealCode.parse(EASY_CODES[0]), [UNDO])
+    with pytest.raises(Exception, match="nothing to undo"):
+        final_line(record)
