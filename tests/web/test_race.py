@@ -62,7 +62,7 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     # Bob makes a move and Ada sees his progress; the spectator sees Bob's board change
     play(bob, game_bob, WON["moves"][0])
     bob_row = ada.locator('.opponents [data-player="p2"]')
-    expect(bob_row).to_contain_text(f"Punti {game_bob.score} · Mosse 1")
+    expect(bob_row).to_contain_text(f"Punteggio {game_bob.score} · Mosse 1")
     expect(bob_row.locator("progress")).to_have_attribute("value", str(104 - game_bob.cards_left))
     bob_board = watcher.locator('.watch-player[data-player="p2"] .board')
     changed = WON["moves"][0][0]
@@ -76,7 +76,7 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
         card = game_ada.card_at(p)
         if card is not None:
             expect(ada_board.locator(f'[data-pos="{name}"]')).to_have_attribute("data-card", card.name)
-    expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punti {game_ada.score}")
+    expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punteggio {game_ada.score}")
     assert watcher.locator(".board [aria-disabled='true']").count() == 40, "the spectator's boards are read-only"
     screenshot(watcher, "spectator-desktop")
     screenshot(bob, "race-phone")

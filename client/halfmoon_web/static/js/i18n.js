@@ -9,7 +9,7 @@ const STRINGS = {
     codePlaceholder: "HM1-N-AAAAAAB", play: "Gioca", createRace: "Crea una gara",
     joinRace: "Entra in una gara", roomPlaceholder: "codice o link della gara", join: "Entra",
     watch: "Guarda", daily: "Sfida del giorno", leaderboards: "Classifiche",
-    time: "Tempo", score: "Punti", moves: "Mosse", code: "Codice", copy: "Copia", copied: "Copiato",
+    time: "Tempo", score: "Punteggio", moves: "Mosse", code: "Codice", copy: "Copia", copied: "Copiato",
     undo: "Annulla", newGame: "Nuova partita", giveUp: "Abbandona", close: "Chiudi",
     stalled: "Stallo: non ci sono né coppie con somma 11 né terzetti Fante, Donna, Re.",
     stalledHint: "Puoi annullare o iniziare una nuova partita.",
