@@ -146,3 +146,17 @@ def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     expect(page.get_by_role("alert")).to_be_visible()
     page.goto("/play/HM1-N-AAA")
     expect(page.get_by_role("alert")).to_contain_text("HM1-N-AAA")
+
+
+def test_a_name_already_taken_in_the_room_asks_for_another(pages: Pages) -> None:
+    ada = pages.new("/", settings={"moveErrors": False, "placementHelp": False, "lang": "it", "name": "Ada"})
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    expect(ada.locator(".players li")).to_have_count(1)
+    twin = pages.new(f"/r/{room}", settings={"moveErrors": False, "placementHelp": False, "lang": "it", "name": "ada"})
+    expect(twin.get_by_role("alert")).to_be_visible()
+    twin.get_by_label("Il tuo nome").fill("Bea")
+    twin.get_by_role("button", name="Entra").click()
+    expect(twin.locator(".players li")).to_have_count(2)
+    expect(ada.locator(".players")).to_contain_text("Bea")

@@ -27,6 +27,7 @@ const app = {
   settings,
   lang,
   navigate,
+  saveSettings: () => store(),
   toast(text) {
     toastBox.textContent = text;
     toastBox.hidden = false;

@@ -226,6 +226,7 @@ export function openLive(app, intent) {
     }
     if (["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "race_started"].includes(msg.code) && !s.role) {
       s.failed = msg.message || msg.code;
+      s.failedCode = msg.code;
       return;
     }
     app.toast(`${words().errorPrefix}: ${msg.message || msg.code}`);
@@ -340,8 +341,20 @@ export function openLive(app, intent) {
   }
 
   function buildFailed() {
-    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, s.failed),
-      h("a", { href: "/", "data-link": true }, words().home)));
+    const w = words();
+    let retry = null;
+    if (intent.kind === "race" && (s.failedCode === "bad_name" || s.failedCode === "name_taken")) {
+      // another name, then join again
+      const input = h("input", { name: "name", required: true, maxlength: "20", "aria-label": w.yourName });
+      retry = h("form", { class: "row", onsubmit: (e) => {
+        e.preventDefault();
+        app.settings.name = input.value.trim();
+        app.saveSettings();
+        app.navigate(location.pathname);
+      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, w.join));
+    }
+    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, s.failed), retry,
+      h("a", { href: "/", "data-link": true }, w.home)));
     ui.update = () => {};
   }
 
