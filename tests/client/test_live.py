@@ -72,7 +72,7 @@ async def test_a_terminal_racer_two_bots_and_a_spectator_race_to_the_results(ser
     watcher_screen = RecordingScreen()
     watcher = asyncio.create_task(watch_room(server_url, created.room, watcher_screen, tick_s=0.1, page_s=0.3))
     bots = asyncio.create_task(run_bots(server_url, players=2, room=created.room, think_ms=20, seed=1))
-    await until(lambda: screen.last.count("bot-") == 2)
+    await until(lambda: sum(line.startswith("    bot-") for line in screen.last.split("\n")) == 2)  # the list
     assert "★ Ada ←" in screen.last
 
     lines.put_nowait("s")
