@@ -68,7 +68,7 @@ def rival_line(player: Player, session: Session, local_ms: int, lang: str) -> st
         else status_word(player.status, lang)[:_BAR_CELLS].ljust(_BAR_CELLS)
     )
     away = "" if player.connected else "⌁"
-    return f"{away or ' '}{player.name:<10.10} {player.score:>3} {player.moves:>2} {state}"
+    return f"{away or ' '}{player.name:<14.14} {player.score:>3} {player.moves:>2} {state}"
 
 
 def _rivals(session: Session, local_ms: int, lang: str, width: int) -> list[str]:

@@ -49,7 +49,7 @@ def test_the_race_screen_has_the_bar_the_seeds_diagram_and_every_rival_in_80x24(
     for name in ["Bob", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal"]:
         assert name in screen
     eve = next(line for line in screen.split("\n") if "Eve" in line)
-    assert f"Eve{' ' * 8}{rival.score:>3}  3 {progress_bar(rival.cards_left)}" in eve
+    assert f" Eve{' ' * 12}{rival.score:>3}  3 {progress_bar(rival.cards_left)}" in eve
 
 
 def test_italian_screen_uses_the_seeds_letters_and_words() -> None:
@@ -139,3 +139,10 @@ def test_racer_screen_shows_its_message_line() -> None:
     racer.session.receive(started(2, Game.from_code(CODE)), T0)
     racer.command("1 99")
     assert "✗ no such position: '99'" in racer.screen(T0)
+
+
+def test_a_rival_who_lost_the_connection_is_marked() -> None:
+    session, _ = running([summary("p1", "Ada"), summary("p2", "Bob")])
+    assert "⌁Bob" not in race_screen(session, local_ms=T0)
+    session.receive({"type": "progress", "v": 1, "seq": 3, "player": summary("p2", "Bob", connected=False)}, T0)
+    assert "⌁Bob" in race_screen(session, local_ms=T0)
