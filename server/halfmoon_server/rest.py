@@ -116,7 +116,10 @@ async def create_room(request: web.Request) -> web.Response:
                 raise ApiError(400, "bad_code", f"{code} is a daily-challenge deal and cannot be raced")
     else:
         code = random_code(_RANDOM)
-    room = request.app[keys.REGISTRY].create("race", code)
+    try:
+        room = request.app[keys.REGISTRY].create("race", code)
+    except ProtocolError as exc:
+        raise ApiError(503, exc.code, exc.message) from None
     return json_response({"room": room.id, "code": str(code), "url": f"{base_url(request)}/r/{room.id}"}, 201)
 
 

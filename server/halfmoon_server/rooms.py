@@ -588,9 +588,16 @@ class RoomRegistry:
                 return room_id
 
     def create(self, mode: str, code: DealCode, *, daily_day: date | None = None) -> Room:
+        """A new room. Raises :class:`ProtocolError` ``server_full`` at ``max_rooms``."""
+        self.ensure_capacity()
         room = Room(self, self.new_room_id(), mode, code, daily_day=daily_day)
         self.rooms[room.id] = room
         return room
+
+    def ensure_capacity(self) -> None:
+        """Raises :class:`ProtocolError` ``server_full`` when no room can be added."""
+        if len(self.rooms) >= self.settings.max_rooms:
+            raise ProtocolError("server_full", "the server holds as many rooms as it can; try again later")
 
     def get(self, room_id: str) -> Room:
         """Raises :class:`ProtocolError` ``no_such_room``."""

@@ -40,6 +40,8 @@ class Settings:
     countdown_s: float = 3.0
     default_time_limit_s: int = 1800
     max_players: int = 8
+    #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
+    max_rooms: int = 10_000
     max_msg_size: int = 4096
     rate_burst: float = 20.0
     rate_per_s: float = 10.0

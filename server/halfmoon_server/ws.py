@@ -203,6 +203,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             _start_single(registry, conn, registry.create("solo", code), name, ranked=True)
         case Daily(name=name):
             _not_in_room(conn)
+            registry.ensure_capacity()  # before the ranked attempt is spent
             daily = registry.daily
             day = daily.today()
             try:

@@ -141,3 +141,21 @@ async def test_shutdown_closes_sockets_with_a_reason(start_server: StartServer) 
     await asyncio.wait_for(ada._reader, 5)
     assert ada.ws.close_code == 1001
     await ada.session.close()
+
+
+async def test_a_full_server_refuses_new_rooms(start_server: StartServer) -> None:
+    server = await start_server(max_rooms=2)
+    async with aiohttp.ClientSession() as http:
+        assert (await http.post(server.make_url("/api/rooms"))).status == 201
+        client = await WsClient.connect(server, "ada")
+        await client.send("solo", name="Ada")
+        await client.next("welcome")
+        full = await http.post(server.make_url("/api/rooms"))
+        assert full.status == 503 and (await full.json())["error"]["code"] == "server_full"
+        other = await WsClient.connect(server, "bob")
+        await other.send("solo", name="Bob")
+        assert (await other.next("error"))["code"] == "server_full"
+        await other.send("ping")
+        await other.next("pong")  # refused, not disconnected
+        await client.close()
+        await other.close()
