@@ -179,9 +179,11 @@ async def run_bots(
     seed: int | None = None,
     connect_concurrency: int = 50,
     backoff: Backoff | None = None,
+    on_room: Callable[[str, str, int], None] | None = None,
 ) -> list[BotReport]:
     """Run ``players`` bots: into ``room``, or (``room`` None) into as many new rooms as needed,
     ``per_room`` each, where the first bot is the host and starts once all have joined.
+    ``on_room(room, link, bots)`` hears of each room created, before its bots join.
 
     Returns one report per bot once every race is over. Raises
     :class:`~halfmoon_client.errors.ClientError` (unreachable server, refused entry…).
@@ -198,6 +200,8 @@ async def run_bots(
             size = min(per_room, remaining)
             created = await create_room(server)
             plans.append((created.room, size, True))
+            if on_room is not None:
+                on_room(created.room, created.url, size)
             remaining -= size
     gate = asyncio.Semaphore(connect_concurrency)
 

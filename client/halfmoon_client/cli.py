@@ -111,7 +111,7 @@ def run_watch(args: argparse.Namespace) -> int:
     except ClientError as exc:
         print(f"halfmoon watch: {exc}", file=sys.stderr)
         return 1
-    status, _ = _run("watch", watch_room(server, room, AnsiScreen(sys.stdout), lang=args.lang))
+    status, _ = _run("watch", watch_room(server, room, AnsiScreen(sys.stdout, prompt=""), lang=args.lang))
     return status
 
 
@@ -202,6 +202,7 @@ def run_bot(args: argparse.Namespace) -> int:
             think_ms=args.think,
             time_limit_s=args.time_limit,
             seed=args.seed,
+            on_room=lambda room, link, count: print(f"room {room}: {count} bots · {link}", flush=True),
         ),
     )
     if reports is None:

@@ -197,13 +197,14 @@ def watch_screen(
         return results_screen(session, lang=lang, width=width)
     watchers = say("spectators", lang, count=session.spectators)
     head = f"{session.room} · {session.phase} · {session.code or '—'} · {watchers}"
+    second = ""
     if session.phase == "countdown":
         remaining = ((session.countdown_ms(local_ms) or 0) + 999) // 1000
-        head += " · " + say("countdown", lang, seconds=remaining)
+        second = say("countdown", lang, seconds=remaining)
     players = list(session.players.values())
     if len(players) == 1 and players[0].id in session.boards:
         player = players[0]
-        lines = [head, player_header(player, session, local_ms, lang), ""]
+        lines = [head, player_header(player, session, local_ms, lang), second]
         lines += render(session.boards[player.id].view(), lang=lang).split("\n")
         return _fit(lines, width, height - 1)
     per_page = max(1, (height - 3) // 3)
@@ -211,7 +212,7 @@ def watch_screen(
     page %= pages
     if pages > 1:
         head += " · " + say("page", lang, page=page + 1, pages=pages)
-    lines = [head, ""]
+    lines = [head, second]
     for player in players[page * per_page : (page + 1) * per_page]:
         lines.append(player_header(player, session, local_ms, lang))
         board = session.boards.get(player.id)

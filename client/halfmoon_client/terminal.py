@@ -38,16 +38,15 @@ class AnsiScreen:
     that what the racer is typing at the prompt stays where it is (the clock ticks every second).
     """
 
-    PROMPT = "> "
-
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, prompt: str = "> ") -> None:
         self.out = out
+        self.prompt = prompt
         self.last: list[str] = []
 
     def draw(self, text: str, *, full: bool = False) -> None:
         lines = text.split("\n")
         if full or len(lines) != len(self.last):
-            self.out.write(CLEAR + text + "\n" + self.PROMPT)
+            self.out.write(CLEAR + text + "\n" + self.prompt)
         else:
             changed = [
                 f"\x1b[{row};1H\x1b[2K{line}"

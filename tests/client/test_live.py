@@ -239,7 +239,9 @@ async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url
     )
     assert status == 0, err
     lines = out.strip().split("\n")
-    assert lines[0].startswith("Results — room ") and lines[1].split() == [
+    room_line = lines.pop(0)  # the room is announced before the race, so that it can be watched
+    assert room_line.startswith("room ") and room_line.endswith(f"3 bots · {server_url}/r/{room_line[5:11]}")
+    assert lines[0].startswith(f"Results — room {room_line[5:11]}") and lines[1].split() == [
         "#",
         "Player",
         "Outcome",

@@ -146,3 +146,11 @@ def test_a_rival_who_lost_the_connection_is_marked() -> None:
     assert "⌁Bob" not in race_screen(session, local_ms=T0)
     session.receive({"type": "progress", "v": 1, "seq": 3, "player": summary("p2", "Bob", connected=False)}, T0)
     assert "⌁Bob" in race_screen(session, local_ms=T0)
+
+
+def test_the_spectator_sees_the_countdown() -> None:
+    session = Session()
+    session.receive(welcome(1, you=None, token=None, players=SEVEN_RIVALS, phase="countdown", starts_at=T0 + 2000), T0)
+    screen = watch_screen(session, local_ms=T0)
+    fits(screen)
+    assert screen.split("\n")[1] == "The race starts in 2…" and "page 1/2" in screen.split("\n")[0]
