@@ -29,7 +29,7 @@ WORDS: Final = {
         "outcome_left": "Hai lasciato la gara.",
         "wait_others": "In attesa che gli altri finiscano…",
         "help_lobby": "s avvia (ospite) · q esci",
-        "help_race": "Mossa: «1 8» o «R3 5 12» · u annulla · g arrenditi · e errori di mossa ({errors}) · q esci",
+        "help_race": "«1 8» o «R3 5 12» · u annulla · g arrenditi · e errori di mossa ({errors}) · q esci",
         "on": "sì",
         "off": "no",
         "results": "Risultati — sala {room} · {code}",

@@ -155,13 +155,24 @@ async def test_the_racer_reconnects_with_backoff_and_resumes_where_it_was(server
     assert bot_me is not None and racer.session.players[bot_me.id].moves == bot_me.moves
 
 
-async def test_bots_reconnect_and_finish_their_race(server_url: str, proxy: Proxy) -> None:
-    bots = asyncio.create_task(run_bots(proxy.url, players=2, think_ms=100, seed=4, backoff=FAST))
+async def test_bots_and_a_spectator_reconnect_and_see_the_race_to_its_end(server_url: str, proxy: Proxy) -> None:
+    rooms: list[str] = []
+    bots = asyncio.create_task(
+        run_bots(
+            proxy.url, players=2, think_ms=100, seed=4, backoff=FAST, on_room=lambda room, url, n: rooms.append(room)
+        )
+    )
+    await until(lambda: bool(rooms))
+    watcher_screen = RecordingScreen()
+    watcher = asyncio.create_task(watch_room(proxy.url, rooms[0], watcher_screen, tick_s=0.1, backoff=FAST))
     await asyncio.sleep(1.0)  # created, joined, started, a few moves made
     proxy.cut()
     await asyncio.sleep(0.3)
     proxy.restore()
     reports = await asyncio.wait_for(bots, 60)
+    spectator = await asyncio.wait_for(watcher, 20)
+    assert any("Connection lost" in frame for frame in watcher_screen.frames)
+    assert spectator.race_over and watcher_screen.last.startswith(f"Results — room {rooms[0]}")
     assert all(report.reconnects >= 1 for report in reports)
     for report in reports:
         session = report.session
@@ -180,6 +191,19 @@ async def test_reconnection_gives_up_after_the_last_attempt(server_url: str, pro
     proxy.cut()
     with pytest.raises(UnreachableError, match="could not reconnect \\(3 attempts"):
         await asyncio.wait_for(task, 10)
+
+
+async def test_a_taken_name_is_refused_with_the_servers_words(server_url: str) -> None:
+    created = await create_room(server_url)
+    screen = RecordingScreen()
+    ada = asyncio.create_task(play_race(server_url, created.room, "Ada", asyncio.Queue(), screen))
+    await until(lambda: "You are the host" in screen.last)
+    with pytest.raises(RefusedError, match="already used") as refused:
+        await asyncio.wait_for(play_race(server_url, created.room, "ada", asyncio.Queue(), RecordingScreen()), 10)
+    assert refused.value.code == "name_taken"
+    ada.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ada
 
 
 async def test_a_bad_room_id_is_refused_in_one_clear_error(server_url: str) -> None:

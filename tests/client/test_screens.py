@@ -154,3 +154,10 @@ def test_the_spectator_sees_the_countdown() -> None:
     screen = watch_screen(session, local_ms=T0)
     fits(screen)
     assert screen.split("\n")[1] == "The race starts in 2…" and "page 1/2" in screen.split("\n")[0]
+
+
+def test_the_help_line_fits_in_both_languages() -> None:
+    for lang in ("it", "en"):
+        session, _ = running([summary("p1", "Ada")])
+        help_line = race_screen(session, local_ms=T0, lang=lang, move_errors=True).split("\n")[-1]
+        assert len(help_line) <= 80 and "…" not in help_line and "u " in help_line
