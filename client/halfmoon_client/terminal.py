@@ -92,9 +92,12 @@ def stdin_lines(stream: TextIO | None = None) -> asyncio.Queue[str | None]:
     except (OSError, NotImplementedError, ValueError):
 
         def read_all() -> None:
-            for line in stream:
-                loop.call_soon_threadsafe(queue.put_nowait, line.rstrip("\n"))
-            loop.call_soon_threadsafe(queue.put_nowait, None)
+            try:
+                for line in stream:
+                    loop.call_soon_threadsafe(queue.put_nowait, line.rstrip("\n"))
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+            except (RuntimeError, ValueError, OSError):  # the loop or the stream is closed: the command ended
+                return
 
         threading.Thread(target=read_all, name="stdin", daemon=True).start()
     return queue
