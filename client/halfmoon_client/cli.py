@@ -70,6 +70,9 @@ def register_join(sub: Sub) -> None:
     _server_arg(p)
     p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
     p.add_argument("--move-errors", action="store_true", help="explain refused moves («Errori di mossa»)")
+    p.add_argument(
+        "--time-limit", type=_positive, metavar="S", help="race time limit in seconds, if you start it (default 1800)"
+    )
     p.set_defaults(func=run_join)
 
 
@@ -84,7 +87,15 @@ def run_join(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         racer = await play_race(
-            server, room, args.name, stdin_lines(), screen, lang=args.lang, move_errors=args.move_errors, color=color
+            server,
+            room,
+            args.name,
+            stdin_lines(),
+            screen,
+            lang=args.lang,
+            move_errors=args.move_errors,
+            color=color,
+            time_limit_s=args.time_limit,
         )
         return 0 if racer.done else 1
 

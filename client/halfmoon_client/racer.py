@@ -26,8 +26,16 @@ from halfmoon_client.words import say
 class Racer:
     """One human racer. ``command(line)`` returns the messages to send; ``screen()`` draws."""
 
-    def __init__(self, session: Session | None = None, *, lang: str = "en", move_errors: bool = False) -> None:
+    def __init__(
+        self,
+        session: Session | None = None,
+        *,
+        lang: str = "en",
+        move_errors: bool = False,
+        time_limit_s: int | None = None,
+    ) -> None:
         self.session = session or Session()
+        self.time_limit_s = time_limit_s  # what the host's ``s`` asks for (None: the server's default)
         self.lang = lang
         self.move_errors = move_errors
         self.message = ""
@@ -66,7 +74,7 @@ class Racer:
             if not session.is_host:
                 self.message = say("not_host", self.lang)
                 return []
-            return [session.start_message()]
+            return [session.start_message(self.time_limit_s)]
         if session.phase in ("lobby", "countdown"):
             self.message = say("not_started", self.lang)
             return []

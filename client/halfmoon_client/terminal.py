@@ -124,13 +124,14 @@ async def play_race(
     clock: Clock = wall_ms,
     tick_s: float = 1.0,
     backoff: Backoff | None = None,
+    time_limit_s: int | None = None,
 ) -> Racer:
     """Race in room ``room`` as ``name`` until the race is over or the racer quits.
 
     Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError` (with
     a message naming the room) or :class:`ProtocolError`.
     """
-    racer = Racer(lang=lang, move_errors=move_errors)
+    racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s)
     session = racer.session
 
     def hello() -> Message:

@@ -95,3 +95,9 @@ def test_after_my_game_is_over_moves_are_refused_locally() -> None:
         {"type": "game_over", "v": 1, "seq": 3, "outcome": "gave_up", "score": 0, "moves": 0, "time_ms": 10}, T0
     )
     assert racer.command("1 8") == [] and racer.message == "Your game is over."
+
+
+def test_the_host_asks_for_the_time_limit_it_was_given() -> None:
+    host = Racer(time_limit_s=90)
+    host.receive(welcome(1), T0)
+    assert host.command("s") == [{"type": "start", "v": 1, "time_limit_s": 90}]
