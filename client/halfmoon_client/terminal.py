@@ -234,10 +234,10 @@ async def watch_room(
 
     ticker: asyncio.Task[None] | None = None
     try:
-        async for _message in enter_room(link, session, lambda m: session.receive(m, clock())):
+        async for message in enter_room(link, session, lambda m: session.receive(m, clock())):
             if ticker is None:
                 ticker = asyncio.create_task(tick())
-            if _message.get("type") == "welcome":
+            if message.get("type") == "welcome":
                 state["message"] = ""
             draw()
             if session.race_over:
