@@ -60,10 +60,11 @@ _CLASS_COUNT: Final = 6
 _RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then one per reserve slot
 _PILE_BIT: Final = tuple(1 << (4 * p) for p in range(PILE_COUNT))
 _TIME_CHECK_EVERY: Final = 64
-_FIRST_RESTART_NODES: Final = 300
+_FIRST_RESTART_NODES: Final = 1000
 _RELAXATION_CAP: Final = 300
-_RESTART_GROWTH: Final = 1.3
-_RESTART_NOISE: Final = 10.0
+_PAIRS_AFTER_NODES: Final = 20_000
+_RESTART_GROWTH: Final = 1.5
+_RESTART_NOISE: Final = 3.0
 
 
 class Verdict(enum.StrEnum):
@@ -389,7 +390,7 @@ class _Search:
             self.noise = 0.0 if attempt == 0 else _RESTART_NOISE
             # the two-class relaxations cost more than they save on easy deals: only from
             # the second attempt on
-            self.use_pairs = attempt > 0
+            self.use_pairs = self.nodes >= _PAIRS_AFTER_NODES
             self.rng.seed(attempt)
             try:
                 return self._dfs()
@@ -443,10 +444,25 @@ class _Search:
         return self.res_rank[q - PILE_COUNT]
 
     def _sources(self, tops: list[list[int]], rank: int) -> list[int]:
-        """The playable positions of a rank: pile tops, then one canonical reserve slot."""
+        """The playable positions of a rank worth telling apart.
+
+        Free cards of a rank (reserve cards, and a pile's last card) block nothing and stay
+        playable until used, so which one a move spends makes no difference: one is offered,
+        the canonical reserve slot if any, else the first lone pile card.
+        """
+        h = self.h
+        out = []
+        free = False
+        for p in tops[rank]:
+            if h[p] > 1:
+                out.append(p)
+            elif not free:
+                free = True
+                if not self.res_cnt[rank]:
+                    out.append(p)
         if self.res_cnt[rank]:
-            return [*tops[rank], self._reserve_pos(rank)]
-        return tops[rank]
+            out.append(self._reserve_pos(rank))
+        return out
 
     def _free_count(self, tops: list[list[int]], rank: int) -> int:
         """Cards of ``rank`` that block nothing and stay playable: reserve, or alone in a pile."""
