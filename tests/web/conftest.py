@@ -24,8 +24,8 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwr
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 
-#: Runs the server the way ``halfmoon serve`` does, with test settings (short countdown, no
-#: solver workers, a fixed daily secret).
+#: Runs the server the way ``halfmoon serve`` does, with test settings (short countdown, one
+#: solver worker for the post-game analysis, a fixed daily secret).
 _RUNNER = """
 import sys
 from pathlib import Path
@@ -33,7 +33,7 @@ from aiohttp import web
 from halfmoon_server import Settings, create_app
 port, db, data = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{db}", data_dir=data,
-                             secret=b"browser-tests", countdown_s=1.0, solver_workers=0)
+                             secret=b"browser-tests", countdown_s=1.0, solver_workers=1)
 web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 """
 

@@ -83,6 +83,11 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     # Bob gives up; Ada finishes
     bob.get_by_role("button", name="Abbandona").click()
     expect(ada.locator('.opponents [data-player="p2"]')).to_contain_text("ha abbandonato")
+    # once his game is over (and only then) Bob learns whether the deal could be won
+    analysis = bob.locator(".endbox .analysis")
+    expect(analysis).to_have_attribute("data-analysis", "winnable")
+    expect(analysis).to_contain_text("Questa smazzata si poteva vincere dall'inizio.")
+    assert ada.locator(".analysis").count() == 0, "no analysis reaches a player still racing"
     for names in WON["moves"][24:]:
         play(ada, game_ada, names)
     win = ada.locator('.endbox [data-outcome="won"]')

@@ -463,7 +463,7 @@ export function openLive(app, intent) {
       const place = placing();
       out.push(h("div", { class: won ? "win" : "over", dataset: { outcome: g.outcome } },
         h("h2", {}, won ? w.won : (w.statuses[g.outcome] || g.outcome)),
-        won ? h("p", {}, w.wonDetail) : null,
+        won ? h("p", {}, w.wonDetail) : analysisLine(g.analysis),
         h("dl", {},
           h("dt", {}, w.time), h("dd", { dataset: { result: "time" } }, formatTime(g.time_ms)),
           h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, String(g.score)),
@@ -476,6 +476,19 @@ export function openLive(app, intent) {
             : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
     }
     return out;
+  }
+
+  /** After a game that did not win: could the deal be won, and after how many moves a win was
+   * still possible (the server sends this only once the game is over). */
+  function analysisLine(analysis) {
+    if (!analysis) return null;
+    const a = words().analysis;
+    let text = a.unknown;
+    if (analysis.winnable === "unwinnable") text = a.unwinnable;
+    else if (analysis.winnable === "winnable") {
+      text = analysis.last_winnable_move == null ? a.winnableFromStart : a.winnable(analysis.last_winnable_move);
+    }
+    return h("p", { class: "analysis", dataset: { analysis: analysis.winnable } }, text);
   }
 
   /** [my place, players] in a race: from the results, else the winners so far ranked by time. */
