@@ -5,9 +5,11 @@ helpers that play on the board by clicks and compare it with the engine's game."
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -39,7 +41,9 @@ web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 
 PHONE: ViewportSize = {"width": 360, "height": 640}
 DESKTOP: ViewportSize = {"width": 1920, "height": 1080}
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+#: Where the browser tests save their screenshots: a temporary folder, unless
+#: HALFMOON_SCREENSHOTS names one (``HALFMOON_SCREENSHOTS=docs/screenshots`` refreshes the docs' images).
+SCREENSHOTS = Path(os.environ.get("HALFMOON_SCREENSHOTS") or Path(tempfile.gettempdir()) / "halfmoon-screenshots")
 
 
 def _free_port() -> int:
