@@ -16,15 +16,13 @@ Strategies are pure functions of the visible board and a random source:
 from __future__ import annotations
 
 import random
-from collections import deque
 from collections.abc import Callable
 from typing import Final
 
 from halfmoon.cards import Card
 from halfmoon.codes import DealCode
-from halfmoon.deal import Deal
 from halfmoon.errors import HalfMoonError, NotAMatchError
-from halfmoon.game import UNDO_LIMIT, Game, Move
+from halfmoon.game import Game, Move
 from halfmoon.positions import PILE_COUNT, parse_position
 from halfmoon.taps import MOVE_ERROR_MESSAGES
 from halfmoon.view import BoardView
@@ -33,22 +31,10 @@ Strategy = Callable[[BoardView, list[Move], random.Random], Move]
 
 
 def mirror(view: BoardView, code: DealCode) -> Game:
-    """A game holding only what ``view`` shows: each pile is its top card alone.
-
-    Its legal moves, checks and playable cards are those of the real game in that position;
-    its card counts and history are not (nothing under a top is known).
-    """
-    piles = tuple(() if top is None else (top,) for top in view.tops[:PILE_COUNT])
-    reserve = view.tops[PILE_COUNT:]
-    game = Game.__new__(Game)
-    game.deal = Deal(code, piles, tuple(card for card in reserve if card is not None))
-    game._piles = [list(pile) for pile in piles]
-    game._reserve = list(reserve)
-    game._history = deque(maxlen=UNDO_LIMIT)
-    game.score = 0
-    game.move_count = 0
-    game.cards_left = sum(view.counts)
-    return game
+    """A game holding only what ``view`` shows (:meth:`halfmoon.BoardView.as_game`): each pile is
+    its top card alone. Its legal moves, checks and playable cards are those of the real game in
+    that position; its history is not (nothing under a top is known)."""
+    return view.as_game(code)
 
 
 def legal_moves(view: BoardView, code: DealCode) -> list[Move]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Final, NoReturn
@@ -20,6 +20,7 @@ from halfmoon.deal import Deal
 from halfmoon.errors import (
     DuplicatePositionError,
     IllegalMoveError,
+    InvalidPositionError,
     NotAMatchError,
     NotPlayableError,
     UndoError,
@@ -132,6 +133,30 @@ class Game:
     @property
     def code(self) -> DealCode:
         return self.deal.code
+
+    @classmethod
+    def from_visible(cls, code: str | DealCode, tops: Sequence[Card | None], *, cards_left: int) -> Game:
+        """A game holding only what a player sees: each pile is its top card alone, each reserve
+        slot its card (``tops`` in position order, 20 entries, None where empty).
+
+        Its playable cards, legal moves and move checks are those of the real game in that
+        position; what lies under a top is unknown, so it is not a game to play on past one move.
+        Bots and clients use it to reason about the board the server sent them, never more.
+        """
+        if len(tops) != POSITION_COUNT:
+            raise InvalidPositionError(f"a visible board has {POSITION_COUNT} positions, not {len(tops)}")
+        piles = tuple(() if top is None else (top,) for top in tops[:PILE_COUNT])
+        reserve = tuple(tops[PILE_COUNT:])
+        parsed = code if isinstance(code, DealCode) else DealCode.parse(code)
+        game = cls.__new__(cls)
+        game.deal = Deal(parsed, piles, tuple(card for card in reserve if card is not None))
+        game._piles = [list(pile) for pile in piles]
+        game._reserve = list(reserve)
+        game._history = deque(maxlen=UNDO_LIMIT)
+        game.score = 0
+        game.move_count = 0
+        game.cards_left = cards_left
+        return game
 
     def copy(self) -> Game:
         """An independent game in the same state, with the same undo history."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from halfmoon.cards import Card
+from halfmoon.codes import DealCode
 from halfmoon.errors import InvalidCardError
 from halfmoon.game import Game
 from halfmoon.positions import POSITION_COUNT, POSITIONS
@@ -27,6 +28,11 @@ class BoardView:
             tuple(game.card_at(p) for p in POSITIONS),
             tuple(game.count_at(p) for p in POSITIONS),
         )
+
+    def as_game(self, code: str | DealCode) -> Game:
+        """The board as a :class:`Game` that knows only these tops (see :meth:`Game.from_visible`):
+        its legal moves and checks are exactly what the server accepts now."""
+        return Game.from_visible(code, self.tops, cards_left=sum(self.counts))
 
     def to_json(self) -> dict[str, Any]:
         """``{"tops": ["5S", null, …] × 20, "counts": [8, 0, …] × 20}`` in position order."""

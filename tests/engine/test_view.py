@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
-from halfmoon import BoardView, Game, InvalidCardError, Move
+from halfmoon import BoardView, Game, InvalidCardError, InvalidPositionError, Move
 
 
 def test_the_view_shows_tops_and_counts_only() -> None:
@@ -51,3 +52,23 @@ def test_view_json_round_trips() -> None:
 def test_malformed_view_json_is_refused(document: object) -> None:
     with pytest.raises(InvalidCardError):
         BoardView.from_json(document)
+
+
+def test_a_game_from_the_visible_board_has_the_real_legal_moves_and_nothing_more() -> None:
+    game = Game.from_code("HM1-N-QWERTYU")
+    rng = random.Random(7)
+    while True:
+        visible = BoardView.of(game).as_game(game.code)
+        assert list(visible.legal_moves()) == list(game.legal_moves())
+        assert visible.playable() == game.playable()
+        assert visible.cards_left == game.cards_left
+        assert all(len(pile) <= 1 for pile in visible.piles()), "nothing under a top is known"
+        moves = list(game.legal_moves())
+        if not moves:
+            break
+        game.push(rng.choice(moves))
+
+
+def test_a_visible_board_must_have_twenty_positions() -> None:
+    with pytest.raises(InvalidPositionError, match="20 positions, not 3"):
+        Game.from_visible("HM1-N-AAAAAAB", [None, None, None], cards_left=0)
