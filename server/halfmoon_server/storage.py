@@ -43,19 +43,10 @@ class FinishedGame:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredGame:
+class StoredGame(FinishedGame):
+    """A finished game as stored: the same fields and the id the storage gave it."""
+
     id: str
-    nickname: str
-    code: str
-    mode: str
-    room: str
-    score: int
-    moves: int
-    time_ms: int
-    outcome: str
-    record: dict[str, Any]
-    ranked: bool
-    daily_date: date | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +123,7 @@ def _stored(row: GameRow) -> StoredGame:
         record=row.record,
         ranked=row.ranked,
         daily_date=row.daily_date,
+        finished_at=row.finished_at,
     )
 
 
