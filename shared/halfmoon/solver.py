@@ -11,14 +11,16 @@ How it works (``docs/solver.md`` gives the proofs):
   plus which reserve slots still hold a card: one integer key. Reserve cards of the same rank
   are interchangeable, so the solver always takes the lowest-numbered slot of a rank first,
   which makes the key canonical.
-* Depth-first search with a transposition table of positions proved lost.
+* Depth-first search with a transposition table of positions proved lost, restarted with a
+  slightly shaken move order (a generator seeded by the attempt number: deterministic) and a
+  growing node limit; the table carries over, since its entries are proofs.
 * Safe moves, played without branching: a whole class (A+10, 2+9, 3+8, 4+7, 5+6 or J+Q+K)
   whose remaining cards are all playable; a card whose partners' remaining copies are all
   *free* (in the reserve or alone at the bottom of a pile, so they block nothing and stay
-  playable).
+  playable). Free cards of one rank are interchangeable, so a move is offered with one of them.
 * Dead-end test by relaxation: the cards of one class, with every other card deleted, must
-  still be removable on their own (deleting cards only ever helps). Each class's relaxed
-  problem is tiny and its answers are cached.
+  still be removable on their own (deleting cards only ever helps); in long searches, the
+  cards of every two classes too. The relaxed problems are small and their answers cached.
 * Moves ordered to dig the tallest piles first and to spare the reserve.
 """
 
@@ -59,6 +61,8 @@ _FACE_CLASS: Final = 5
 _CLASS_COUNT: Final = 6
 _RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then one per reserve slot
 _PILE_BIT: Final = tuple(1 << (4 * p) for p in range(PILE_COUNT))
+#: what removing the card at a position (pile 0-11, reserve slot 12-19) takes off the key
+_POSITION_BIT: Final = _PILE_BIT + tuple(1 << (_RESERVE_SHIFT + slot) for slot in range(8))
 _TIME_CHECK_EVERY: Final = 64
 _FIRST_RESTART_NODES: Final = 1000
 _RELAXATION_CAP: Final = 300
@@ -413,12 +417,16 @@ class _Search:
         cols = self.cols
         # playable pile tops by rank
         tops: list[list[int]] = [[] for _ in range(14)]
+        free = self.res_cnt[:]  # free cards by rank: the reserve's, and piles' last cards
         for p in range(PILE_COUNT):
             hp = h[p]
             if hp:
-                tops[cols[p][hp - 1]].append(p)
+                rank = cols[p][hp - 1]
+                tops[rank].append(p)
+                if hp == 1:
+                    free[rank] += 1
         # safe moves first: no branching
-        safe = self._safe_move(tops)
+        safe = self._safe_move(tops, free)
         if safe is not None:
             self._apply(safe)
             ok = self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(safe[0])]) and self._dfs()
@@ -428,7 +436,13 @@ class _Search:
             self.dead.add(key)
             return False
         moves = self._moves(tops)
+        dead = self.dead
         for _, move in moves:
+            child = key
+            for q in move:
+                child -= _POSITION_BIT[q]
+            if child in dead:  # known lost: no need to play it
+                continue
             self._apply(move)
             c = _CLASS_OF_RANK[self._rank_at_removed(move[0])]
             if self._relaxed_ok(c) and self._dfs():
@@ -464,11 +478,6 @@ class _Search:
             out.append(self._reserve_pos(rank))
         return out
 
-    def _free_count(self, tops: list[list[int]], rank: int) -> int:
-        """Cards of ``rank`` that block nothing and stay playable: reserve, or alone in a pile."""
-        h = self.h
-        return self.res_cnt[rank] + sum(1 for p in tops[rank] if h[p] == 1)
-
     def _free_source(self, tops: list[list[int]], rank: int) -> int:
         if self.res_cnt[rank]:
             return self._reserve_pos(rank)
@@ -482,7 +491,8 @@ class _Search:
         h = self.h
         return max(sources, key=lambda q: h[q] if q < PILE_COUNT else -1)
 
-    def _safe_move(self, tops: list[list[int]]) -> tuple[int, ...] | None:
+    def _safe_move(self, tops: list[list[int]], free: list[int]) -> tuple[int, ...] | None:
+        """A move that keeps a won position won, if one is known (see docs/solver.md)."""
         left = self.left
         res_cnt = self.res_cnt
         for c in range(5):
@@ -497,9 +507,9 @@ class _Search:
             if playable_r == n and playable_s == n:
                 # the whole class is playable: any pairing clears it
                 return (self._sources(tops, r)[0], self._sources(tops, s)[0])
-            if self._free_count(tops, s) == n:
+            if free[s] == n:
                 return (self._best_source(self._sources(tops, r)), self._free_source(tops, s))
-            if self._free_count(tops, r) == n:
+            if free[r] == n:
                 return (self._free_source(tops, r), self._best_source(self._sources(tops, s)))
         if left[_FACE_CLASS]:
             n = left[_FACE_CLASS] // 3
@@ -509,9 +519,9 @@ class _Search:
                 return None
             if playable == [n, n, n]:
                 return tuple(self._sources(tops, r)[0] for r in ranks)
-            free = [self._free_count(tops, r) == n for r in ranks]
-            if sum(free) >= 2:
-                return self._face_safe(tops, ranks, free)
+            all_free = [free[r] == n for r in ranks]
+            if sum(all_free) >= 2:
+                return self._face_safe(tops, ranks, all_free)
         return None
 
     def _face_safe(self, tops: list[list[int]], ranks: tuple[int, ...], free: list[bool]) -> tuple[int, ...]:
@@ -526,39 +536,45 @@ class _Search:
         return tuple(chosen)
 
     def _moves(self, tops: list[list[int]]) -> list[tuple[float, tuple[int, ...]]]:
-        """Every move (one reserve card per rank), best first."""
+        """Every move (one free card per rank), best first: the sum of the heights of the piles
+        its cards come from, a reserve card counting 0."""
         h = self.h
+        left = self.left
+        sources = self._sources
+        # a source's score: its pile's height (positions 12-19, the reserve, score 0)
+        score = [*h, 0, 0, 0, 0, 0, 0, 0, 0]
         out: list[tuple[float, tuple[int, ...]]] = []
         for c in range(5):
-            if not self.left[c]:
+            if not left[c]:
                 continue
             r, s = _CLASS_RANKS[c]
-            rs = self._sources(tops, r)
-            if not rs:
+            if (not tops[r] and not self.res_cnt[r]) or (not tops[s] and not self.res_cnt[s]):
                 continue
-            ss = self._sources(tops, s)
-            for a in rs:
+            ss = sources(tops, s)
+            for a in sources(tops, r):
+                sa = score[a]
                 for b in ss:
-                    out.append((_score(h, a) + _score(h, b), (a, b)))
-        if self.left[_FACE_CLASS]:
-            js = self._sources(tops, 11)
-            qs = self._sources(tops, 12)
-            ks = self._sources(tops, 13)
-            for a in js:
-                for b in qs:
-                    for d in ks:
-                        out.append((_score(h, a) + _score(h, b) + _score(h, d), (a, b, d)))
+                    out.append((sa + score[b], (a, b)))
+        if left[_FACE_CLASS]:
+            res_cnt = self.res_cnt
+            if (tops[11] or res_cnt[11]) and (tops[12] or res_cnt[12]) and (tops[13] or res_cnt[13]):
+                qs = sources(tops, 12)
+                ks = sources(tops, 13)
+                for a in sources(tops, 11):
+                    for b in qs:
+                        sab = score[a] + score[b]
+                        for d in ks:
+                            out.append((sab + score[d], (a, b, d)))
         if self.noise:
             rnd = self.rng.random
             noise = self.noise
-            out = [(score + noise * rnd(), move) for score, move in out]
-        out.sort(key=lambda item: -item[0])
+            out = [(value + noise * rnd(), move) for value, move in out]
+        out.sort(key=_first, reverse=True)
         return out
 
 
-def _score(h: list[int], q: int) -> int:
-    """How much removing the card at ``q`` digs: its pile's height; a reserve card scores 0."""
-    return h[q] if q < PILE_COUNT else 0
+def _first(item: tuple[float, tuple[int, ...]]) -> float:
+    return item[0]
 
 
 def _to_moves(path: list[tuple[int, ...]]) -> list[Move]:
