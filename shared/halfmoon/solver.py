@@ -59,10 +59,10 @@ _CLASS_OF_RANK: Final = (-1, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0, 5, 5, 5)
 _CLASS_RANKS: Final[tuple[tuple[int, ...], ...]] = ((1, 10), (2, 9), (3, 8), (4, 7), (5, 6), (11, 12, 13))
 _FACE_CLASS: Final = 5
 _CLASS_COUNT: Final = 6
-_RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then one per reserve slot
+_RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then 4 per rank
 _PILE_BIT: Final = tuple(1 << (4 * p) for p in range(PILE_COUNT))
-#: what removing the card at a position (pile 0-11, reserve slot 12-19) takes off the key
-_POSITION_BIT: Final = _PILE_BIT + tuple(1 << (_RESERVE_SHIFT + slot) for slot in range(8))
+#: a free card of each rank (in the reserve, or alone in its pile) adds this to the key
+_FREE_BIT: Final = (0, *(1 << (_RESERVE_SHIFT + 4 * (rank - 1)) for rank in range(1, 14)))
 _TIME_CHECK_EVERY: Final = 64
 _FIRST_RESTART_NODES: Final = 1000
 _RELAXATION_CAP: Final = 300
@@ -255,9 +255,11 @@ class _Search:
             if card is not None:
                 self.res_slots[card.rank].append(slot)
         self.res_cnt: list[int] = [len(slots) for slots in self.res_slots]
-        self.key = sum(h << (4 * p) for p, h in enumerate(self.h)) + sum(
-            1 << (_RESERVE_SHIFT + slot) for slot, card in enumerate(reserve) if card is not None
-        )
+        # The key: the height of each pile of two cards or more, and how many free cards of
+        # each rank there are (reserve cards and piles' last cards: interchangeable).
+        self.key = sum(h << (4 * p) for p, h in enumerate(self.h) if h >= 2)
+        self.key += sum(_FREE_BIT[pile[0]] for pile, h in zip(self.cols, self.h, strict=True) if h == 1)
+        self.key += sum(_FREE_BIT[card.rank] for card in reserve if card is not None)
         # remaining cards per class, and the relaxed per-class keys
         self.left: list[int] = [0] * _CLASS_COUNT
         class_piles: list[list[list[int]]] = [[[] for _ in range(PILE_COUNT)] for _ in range(_CLASS_COUNT)]
@@ -297,21 +299,31 @@ class _Search:
 
     # -- applying moves --------------------------------------------------------------------
 
+    def _key_delta(self, q: int) -> int:
+        """What removing the card at position ``q`` now takes off the key."""
+        if q < PILE_COUNT:
+            height = self.h[q]
+            if height >= 3:
+                return _PILE_BIT[q]
+            if height == 2:  # the pile's last card becomes free
+                return 2 * _PILE_BIT[q] - _FREE_BIT[self.cols[q][0]]
+            return _FREE_BIT[self.cols[q][0]]
+        return _FREE_BIT[self.res_rank[q - PILE_COUNT]]
+
     def _apply(self, move: tuple[int, ...]) -> None:
         h = self.h
         c = -1
         for q in move:
+            self.key -= self._key_delta(q)
             if q < PILE_COUNT:
                 rank = self.cols[q][h[q] - 1]
                 h[q] -= 1
-                self.key -= _PILE_BIT[q]
                 c = _CLASS_OF_RANK[rank]
                 self.ckey[c] -= _PILE_BIT[q]
             else:
                 slot = q - PILE_COUNT
                 rank = self.res_rank[slot]
                 self.res_cnt[rank] -= 1
-                self.key -= 1 << (_RESERVE_SHIFT + slot)
                 c = _CLASS_OF_RANK[rank]
                 self.ckey[c] -= 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
         self.left[c] -= len(move)
@@ -326,16 +338,15 @@ class _Search:
             if q < PILE_COUNT:
                 h[q] += 1
                 rank = self.cols[q][h[q] - 1]
-                self.key += _PILE_BIT[q]
                 c = _CLASS_OF_RANK[rank]
                 self.ckey[c] += _PILE_BIT[q]
             else:
                 slot = q - PILE_COUNT
                 rank = self.res_rank[slot]
                 self.res_cnt[rank] += 1
-                self.key += 1 << (_RESERVE_SHIFT + slot)
                 c = _CLASS_OF_RANK[rank]
                 self.ckey[c] += 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
+            self.key += self._key_delta(q)
         self.left[c] += len(move)
         self.cards_left += len(move)
 
@@ -437,10 +448,11 @@ class _Search:
             return False
         moves = self._moves(tops)
         dead = self.dead
+        key_delta = self._key_delta
         for _, move in moves:
             child = key
             for q in move:
-                child -= _POSITION_BIT[q]
+                child -= key_delta(q)
             if child in dead:  # known lost: no need to play it
                 continue
             self._apply(move)
