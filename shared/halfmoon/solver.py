@@ -8,9 +8,10 @@ tell a player, once their game is over, whether the deal was winnable and where 
 How it works (``docs/solver.md`` gives the proofs):
 
 * Suits never matter, only ranks, and the deal is fixed, so a position is the 12 pile heights
-  plus which reserve slots still hold a card: one integer key. Reserve cards of the same rank
-  are interchangeable, so the solver always takes the lowest-numbered slot of a rank first,
-  which makes the key canonical.
+  plus which reserve slots still hold a card. The table's key: the heights of the piles of two
+  cards or more, and how many *free* cards (reserve cards, piles' last cards: they cover
+  nothing and stay playable) of each rank are left, since free cards of a rank are
+  interchangeable. The solver spends the lowest-numbered reserve slot of a rank first.
 * Depth-first search with a transposition table of positions proved lost, restarted with a
   slightly shaken move order (a generator seeded by the attempt number: deterministic) and a
   growing node limit; the table carries over, since its entries are proofs.
