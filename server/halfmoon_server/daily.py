@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import Executor
 from datetime import UTC, date, datetime
 from typing import Any
 
 from halfmoon.codes import daily_code
+from halfmoon.record import GameRecord
+from halfmoon.solver import NoWinnableDealError, analyse, first_winnable_daily, solve
 from halfmoon_server.clock import Clock, utc_day
 from halfmoon_server.storage import Storage
 
@@ -22,39 +25,34 @@ log = logging.getLogger("halfmoon_server.daily")
 
 
 def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node_budget: int) -> str:
-    """The code for a day (runs in a worker). Falls back to the plain daily code without a solver."""
+    """The code for a day (runs in a worker): the first candidate the solver proves winnable,
+    or the plain daily code when that setting is off."""
     day = date.fromisoformat(day_iso)
     if requires_winnable:
         try:
-            from halfmoon.solver import NoWinnableDealError, first_winnable_daily
-        except ImportError:
-            log.warning("halfmoon.solver is not available: the daily deal is not checked for a win")
-        else:
-            try:
-                return str(first_winnable_daily(day, secret, node_budget=node_budget))
-            except NoWinnableDealError:
-                log.warning("no daily candidate for %s was proved winnable; using the first one", day_iso)
+            return str(first_winnable_daily(day, secret, node_budget=node_budget))
+        except NoWinnableDealError:
+            # 50 candidates, each proved winnable ~95 % of the time: practically never happens
+            log.warning("no daily candidate for %s was proved winnable; using the first one", day_iso)
     return str(daily_code(day, secret))
 
 
 def warm_up() -> bool:
-    """Import the solver in a worker so the first real job does not pay for it."""
-    try:
-        import halfmoon.solver  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Touch the solver in a worker so the first real job does not pay for starting it."""
+    return solve is not None
 
 
-def analyse_record(record: dict[str, Any], node_budget: int, time_budget_ms: int) -> dict[str, Any] | None:
-    """``{"winnable", "last_winnable_move"}`` for a finished game's record (runs in a worker)."""
-    try:
-        from halfmoon.solver import analyse
-    except ImportError:
-        return None
-    from halfmoon.record import GameRecord
+def analyse_record(record: dict[str, Any], node_budget: int, time_budget_ms: int) -> dict[str, Any]:
+    """``{"winnable", "last_winnable_move"}`` for a finished game's record (runs in a worker).
 
-    result = analyse(GameRecord.from_json(record), node_budget=node_budget, time_budget_ms=time_budget_ms)
+    The time budget is measured on the worker's ``time.perf_counter``; the node budget bounds
+    the work as well."""
+    result = analyse(
+        GameRecord.from_json(record),
+        node_budget=node_budget,
+        time_budget_ms=time_budget_ms,
+        clock=time.perf_counter,
+    )
     return {"winnable": str(result.winnable.value), "last_winnable_move": result.last_winnable_move}
 
 
