@@ -165,7 +165,7 @@ def parse_message(frame: str | bytes) -> ClientMessage:
         raise ProtocolError("bad_json", f"a message is a JSON object, not {type(data).__name__}")
     raw_id = data.get("id")
     msg_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
-    if data.get("v") != VERSION or isinstance(data.get("v"), bool):
+    if type(data.get("v")) is not int or data.get("v") != VERSION:  # not True, not 1.0
         raise ProtocolError("bad_version", f"'v' must be {VERSION}, not {data.get('v')!r}", msg_id=msg_id)
     kind = data.get("type")
     if not isinstance(kind, str):

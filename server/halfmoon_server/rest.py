@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from datetime import date, timedelta
 from typing import Any
@@ -25,6 +26,7 @@ from halfmoon_server.storage import StoredGame
 log = logging.getLogger("halfmoon_server.rest")
 
 MAX_BODY = 4096
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _RANDOM = secrets.SystemRandom()
 
 
@@ -82,7 +84,10 @@ def _limit(request: web.Request) -> int:
 
 
 def _day(text: str) -> date:
+    # fromisoformat alone also takes "20261129" and "2026-W48-7": the API names days one way only
     try:
+        if not _DATE_RE.fullmatch(text):
+            raise ValueError(text)
         return date.fromisoformat(text)
     except ValueError:
         raise ApiError(400, "bad_date", f"{text[:20]!r} is not a date like 2026-11-29") from None

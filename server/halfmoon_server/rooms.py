@@ -281,7 +281,13 @@ class Room:
         player.conn = None
         player.disconnected_at = None
         if not was_connected:
-            self._to_all("progress", {"player": self._summary_connected(player)})
+            body: dict[str, Any] = {"player": self._summary_connected(player)}
+            if self.phase == "lobby":
+                host = self.players.get(self.host) if self.host is not None else None
+                if host is None or host.conn is None:
+                    self.host = player.id  # the host is away: the lobby needs one who can start
+                body["host"] = self.host
+            self._to_all("progress", body)
         player.conn = conn
         conn.room = self
         conn.player_id = player.id
@@ -303,7 +309,13 @@ class Room:
             return
         player.conn = None
         player.disconnected_at = self.clock.now_ms()
-        self._to_all("progress", {"player": self.summary(player, player.disconnected_at)})
+        body: dict[str, Any] = {"player": self.summary(player, player.disconnected_at)}
+        if self.phase == "lobby":
+            if self.host == player.id:
+                # a host who dropped may never come back: a connected player can start instead
+                self.host = next((p.id for p in self.players.values() if p.conn is not None), self.host)
+            body["host"] = self.host
+        self._to_all("progress", body)
 
     def leave(self, conn: Connection) -> None:
         """``leave``: a spectator goes; a player in the lobby goes; a player still playing is ``left``."""

@@ -61,7 +61,10 @@ def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
         return False
     if not url.host:
         return False
-    own = URL(f"{url.scheme}://{request.host}")
+    try:
+        own = URL(f"{url.scheme}://{request.host}")
+    except ValueError:  # a Host header yarl cannot parse ("x:99999", "[::1") is not our origin
+        return False
     return bool(own.host) and own.host == url.host and own.port == url.port
 
 
@@ -94,22 +97,26 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     limit = settings.max_msg_size
     try:
         async for msg in ws:
-            if msg.type is WSMsgType.TEXT:
-                data: str = msg.data
-                if len(data) > limit or (len(data) * 4 > limit and len(data.encode("utf-8")) > limit):
-                    await conn.flush_and_close(CLOSE_TOO_BIG, "frame too big")
-                    break
-                if not conn.rate.allow(loop.time()):
-                    if conn.rate.refused_in_row >= settings.rate_max_refused:
-                        await conn.flush_and_close(CLOSE_POLICY, "rate limit")
-                        break
-                    conn.send(error_message("rate_limited", "too many messages; this one was ignored"))
-                    continue
-                await dispatch(app, conn, data)
-            elif msg.type is WSMsgType.BINARY:
-                conn.send(error_message("bad_json", "binary frames are not accepted: send JSON text frames"))
-            elif msg.type is WSMsgType.ERROR:
+            if msg.type is WSMsgType.ERROR:
                 break
+            if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+                continue
+            data: str | bytes = msg.data
+            size = len(data) if isinstance(data, bytes) or len(data) * 4 <= limit else len(data.encode("utf-8"))
+            if size > limit:
+                await conn.flush_and_close(CLOSE_TOO_BIG, "frame too big")
+                break
+            # binary frames count against the rate limit too, or a client could flood with them
+            if not conn.rate.allow(loop.time()):
+                if conn.rate.refused_in_row >= settings.rate_max_refused:
+                    await conn.flush_and_close(CLOSE_POLICY, "rate limit")
+                    break
+                conn.send(error_message("rate_limited", "too many messages; this one was ignored"))
+                continue
+            if isinstance(data, bytes):
+                conn.send(error_message("bad_json", "binary frames are not accepted: send JSON text frames"))
+                continue
+            await dispatch(app, conn, data)
     finally:
         room = conn.room
         if room is not None:

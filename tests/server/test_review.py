@@ -1,0 +1,130 @@
+"""Regressions found by the adversarial review of the server: a host who drops in the lobby,
+versions that only look like 1, binary floods, Host headers yarl cannot parse, and dates in
+ISO forms the API does not name."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient
+
+
+async def _room(server: object) -> str:
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(server.make_url("/api/rooms"))  # type: ignore[attr-defined]
+        room: str = (await response.json())["room"]
+        return room
+
+
+async def test_a_host_who_drops_in_the_lobby_hands_over_to_a_connected_player(start_server: StartServer) -> None:
+    server = await start_server()
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("join", room=room, name="Ada")
+    ada_token = (await ada.next("welcome"))["token"]
+    await bob.send("join", room=room, name="Bob")
+    bob_token = (await bob.next("welcome"))["token"]
+    await ada.close()  # the host's page dies; she may never come back
+    away = await bob.next("progress")
+    assert away["player"]["id"] == "p1" and away["player"]["connected"] is False and away["host"] == "p2"
+    await bob.close()  # now nobody is connected: the host stays Bob
+    # Ada comes back to a lobby whose host is away: she can start it
+    ada = await WsClient.connect(server, "ada2")
+    await ada.send("resume", room=room, token=ada_token)
+    assert (await ada.next("welcome"))["room"]["host"] == "p1"
+    bob = await WsClient.connect(server, "bob2")
+    await bob.send("resume", room=room, token=bob_token)
+    back = await ada.next("progress")
+    assert back["player"]["id"] == "p2" and back["player"]["connected"] is True and back["host"] == "p1"
+    await bob.next("welcome")
+    await bob.send("start")
+    assert (await bob.next("error"))["code"] == "not_host"
+    await ada.send("start")
+    assert (await bob.next("started"))["board"] is not None
+    for client in (ada, bob):
+        await client.close()
+
+
+async def test_a_host_drop_in_the_lobby_lets_the_others_start(start_server: StartServer) -> None:
+    server = await start_server()
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await bob.send("join", room=room, name="Bob")
+    await bob.next("welcome")
+    await ada.close()
+    assert (await bob.next("progress"))["host"] == "p2"
+    await bob.send("start")
+    started = await bob.next("started")
+    assert started["board"] is not None
+    await bob.close()
+
+
+async def test_a_version_that_only_looks_like_1_is_refused(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    for v in ("1.0", '"1"', "true", "null"):
+        await client.ws.send_str('{"type": "ping", "v": ' + v + "}")
+        error = await client.next("error", "pong")
+        assert error["type"] == "error" and error["code"] == "bad_version", (v, error)
+    await client.send("ping")
+    assert (await client.next("pong"))["now"] > 0
+    await client.close()
+
+
+async def test_binary_frames_count_against_the_rate_limit_and_the_size_limit(start_server: StartServer) -> None:
+    server = await start_server(rate_burst=5, rate_per_s=0.001, rate_max_refused=10)
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        for _ in range(40):
+            if ws.closed:
+                break
+            await ws.send_bytes(b"x")
+        codes: list[str] = []
+        while True:
+            msg = await ws.receive(timeout=5)
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                break
+            codes.append(json.loads(msg.data)["code"])
+        assert codes == ["bad_json"] * 5 + ["rate_limited"] * 9
+        assert msg.type is aiohttp.WSMsgType.CLOSE and msg.data == 1008 and msg.extra == "rate limit"
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        await ws.send_bytes(b"x" * 5000)
+        msg = await ws.receive(timeout=5)
+        assert msg.type is aiohttp.WSMsgType.CLOSE and msg.data == 1009 and msg.extra == "frame too big"
+
+
+async def test_an_unparsable_host_header_is_refused_not_a_server_error(start_server: StartServer) -> None:
+    server = await start_server()
+    for host in ("x:99999", "[::1"):
+        reader, writer = await asyncio.open_connection(server.host, server.port)
+        writer.write(
+            (
+                f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: http://{server.host}:{server.port}\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        head = await asyncio.wait_for(reader.read(200), 5)
+        writer.close()
+        assert head.startswith(b"HTTP/1.1 403"), (host, head)
+    async with aiohttp.ClientSession() as http:
+        assert (await http.get(server.make_url("/healthz"))).status == 200
+
+
+async def test_daily_leaderboard_dates_are_yyyy_mm_dd_only(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        for text in ("20261128", "2026-W48-6", "2026-11-28T00:00", " 2026-11-28", "2026-13-01"):
+            response = await http.get(server.make_url(f"/api/daily/{text}/leaderboard"))
+            assert response.status == 400, text
+            assert (await response.json())["error"]["code"] == "bad_date"
+        response = await http.get(server.make_url("/api/daily/2026-11-28/leaderboard"))
+        assert response.status == 200 and (await response.json()) == {"entries": []}
