@@ -6,7 +6,7 @@
 import { createBoard } from "./board.js";
 import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h } from "./dom.js";
-import { pickLanguage, t } from "./i18n.js";
+import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive } from "./live.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
@@ -189,7 +189,11 @@ async function createRace(code) {
   try {
     const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(code ? { code } : {}) });
     const data = await response.json();
-    if (!response.ok) throw new Error(apiError(data) || response.statusText);
+    if (!response.ok) {
+      const reason = data && data.error && data.error.code;
+      app.toast(errorText(lang(), reason, code, `${words().errorPrefix}: ${apiError(data) || response.statusText}`));
+      return;
+    }
     navigate(`/r/${data.room}`);
   } catch (error) {
     app.toast(`${words().errorPrefix}: ${error.message}`);
@@ -232,7 +236,11 @@ async function getJson(url) {
   } catch {
     data = null;
   }
-  if (!response.ok) throw new Error(apiError(data) || `${response.status} ${response.statusText}`);
+  if (!response.ok) {
+    const error = new Error(apiError(data) || `${response.status} ${response.statusText}`);
+    error.code = data && data.error && data.error.code;
+    throw error;
+  }
   return data;
 }
 
@@ -274,7 +282,7 @@ function leaderboard(kind, arg) {
   out.append(h("p", { class: "muted" }, w.loading));
   getJson(url).then(
     (data) => out.replaceChildren(h("h2", {}, title), entriesTable(Array.isArray(data) ? data : data.entries)),
-    (error) => out.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)),
+    (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, `${w.errorPrefix}: ${error.message}`))),
   );
 }
 

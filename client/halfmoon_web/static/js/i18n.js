@@ -37,6 +37,18 @@ const STRINGS = {
     yourGame: "La tua partita", playThisDeal: "Gioca questa smazzata", seeReplay: "Rivedi la partita", errorPrefix: "Errore",
     statuses: { waiting: "in attesa", playing: "in gioco", stalled: "in stallo", won: "vinto",
       gave_up: "ha abbandonato", left: "uscito", timed_out: "tempo scaduto" },
+    outcomes: { won: "Vittoria!", gave_up: "Hai abbandonato", left: "Sei uscito dalla gara", timed_out: "Tempo scaduto" },
+    errors: {
+      no_such_room: (x) => `La gara ${x} non esiste (forse è già finita).`,
+      bad_code: (x) => `Il codice ${x} non è valido: un codice è fatto così, HM1-N-AAAAAAB.`,
+      bad_name: (x) => `Il nome ${x} non va bene: da 1 a 20 caratteri, lettere, cifre, spazi e _-.'`,
+      name_taken: (x) => `In questa gara c'è già un giocatore di nome ${x}: scegline un altro.`,
+      room_full: () => "Questa gara è al completo (8 giocatori).",
+      race_started: () => "La gara è già iniziata.",
+      private_room: () => "Una sfida del giorno non si può guardare.",
+      server_full: () => "Il server è al completo: riprova tra poco.",
+      internal: () => "Il server non è riuscito a farlo; non è cambiato nulla.",
+    },
     connected: "connesso", disconnected: "disconnesso",
   },
   en: {
@@ -75,6 +87,18 @@ const STRINGS = {
     yourGame: "Your game", playThisDeal: "Play this deal", seeReplay: "Watch the replay", errorPrefix: "Error",
     statuses: { waiting: "waiting", playing: "playing", stalled: "stalled", won: "won",
       gave_up: "gave up", left: "left", timed_out: "timed out" },
+    outcomes: { won: "You won!", gave_up: "You gave up", left: "You left the race", timed_out: "Time is up" },
+    errors: {
+      no_such_room: (x) => `There is no race ${x} (it may have ended).`,
+      bad_code: (x) => `${x} is not a valid deal code: a code looks like HM1-N-AAAAAAB.`,
+      bad_name: (x) => `The name ${x} will not do: 1 to 20 letters, digits, spaces or _-.'`,
+      name_taken: (x) => `Someone in this race is already called ${x}: pick another name.`,
+      room_full: () => "This race is full (8 players).",
+      race_started: () => "The race has already started.",
+      private_room: () => "A daily challenge cannot be watched.",
+      server_full: () => "The server is full: try again in a moment.",
+      internal: () => "The server could not do that; nothing changed.",
+    },
     connected: "connected", disconnected: "disconnected",
   },
 };
@@ -94,6 +118,16 @@ export function pickLanguage(saved, navigatorLanguages) {
 /** The words of a language: t("it").undo === "Annulla". */
 export function t(lang) {
   return STRINGS[lang] || STRINGS.en;
+}
+
+/**
+ * A refusal from the server in the player's words: the protocol's error `code` (with `subject`,
+ * the room, deal code or name it is about) in this language, else the server's own message.
+ */
+export function errorText(lang, code, subject, message) {
+  const say = t(lang).errors[code];
+  if (!say || (say.length > 0 && !subject)) return message || code;
+  return say(subject);
 }
 
 export const STRING_KEYS = Object.keys(STRINGS.en);

@@ -5,7 +5,7 @@
 import { createBoard } from "./board.js";
 import { POSITION_NAMES, positionName } from "./cards.js";
 import { copyText, formatTime, h } from "./dom.js";
-import { t } from "./i18n.js";
+import { errorText, t } from "./i18n.js";
 import { Connection } from "./net.js";
 import { REMOVED, applyOptimistic, matchingPositions, tap, tapMessage } from "./taps.js";
 
@@ -224,12 +224,19 @@ export function openLive(app, intent) {
       if (hello) conn.send(hello);
       return;
     }
-    if (["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "race_started"].includes(msg.code) && !s.role) {
-      s.failed = msg.message || msg.code;
-      s.failedCode = msg.code;
+    if (["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "race_started", "private_room", "server_full"].includes(msg.code) && !s.role) {
+      s.failed = msg;
       return;
     }
-    app.toast(`${words().errorPrefix}: ${msg.message || msg.code}`);
+    app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
+  }
+
+  /** What a refusal is about: the room, the deal code or the nickname the player gave. */
+  function subjectOf(code) {
+    if (code === "bad_code") return intent.code;
+    if (code === "bad_name" || code === "name_taken") return app.settings.name || defaultName(app.lang());
+    if (code === "no_such_room") return intent.room;
+    return null;
   }
 
   /** A solo game started without a code gets its deal's address, so a reload resumes it. */
@@ -343,7 +350,8 @@ export function openLive(app, intent) {
   function buildFailed() {
     const w = words();
     let retry = null;
-    if (intent.kind === "race" && (s.failedCode === "bad_name" || s.failedCode === "name_taken")) {
+    const code = s.failed.code;
+    if (intent.kind === "race" && (code === "bad_name" || code === "name_taken")) {
       // another name, then join again
       const input = h("input", { name: "name", required: true, maxlength: "20", "aria-label": w.yourName });
       retry = h("form", { class: "row", onsubmit: (e) => {
@@ -353,7 +361,7 @@ export function openLive(app, intent) {
         app.navigate(location.pathname);
       } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, w.join));
     }
-    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, s.failed), retry,
+    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
       h("a", { href: "/", "data-link": true }, w.home)));
     ui.update = () => {};
   }
@@ -462,7 +470,7 @@ export function openLive(app, intent) {
       const won = g.outcome === "won";
       const place = placing();
       out.push(h("div", { class: won ? "win" : "over", dataset: { outcome: g.outcome } },
-        h("h2", {}, won ? w.won : (w.statuses[g.outcome] || g.outcome)),
+        h("h2", {}, w.outcomes[g.outcome] || w.statuses[g.outcome] || g.outcome),
         won ? h("p", {}, w.wonDetail) : analysisLine(g.analysis),
         h("dl", {},
           h("dt", {}, w.time), h("dd", { dataset: { result: "time" } }, formatTime(g.time_ms)),
