@@ -96,7 +96,13 @@ def _day(text: str) -> date:
 async def create_room(request: web.Request) -> web.Response:
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
-    raw = await request.content.read(MAX_BODY + 1)
+    # read(n) answers what has arrived so far: a body sent in pieces needs reading to its end
+    raw = b""
+    while len(raw) <= MAX_BODY:
+        piece = await request.content.read(MAX_BODY + 1 - len(raw))
+        if not piece:
+            break
+        raw += piece
     if len(raw) > MAX_BODY:
         raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
     code: DealCode

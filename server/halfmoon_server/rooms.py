@@ -338,6 +338,7 @@ class Room:
             body["status"] = "left"
             self._to_all("player_left", {"player": body, "host": self.host})
             return
+        self.check_deadline(now)  # a leave after the time limit (before the ticker saw it) is a time-out
         if player.status in ACTIVE:
             self._finish(player, "left", now, notify=conn, announce=False)
         player.conn = None

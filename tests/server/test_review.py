@@ -1,14 +1,16 @@
 """Regressions found by the adversarial review of the server: a host who drops in the lobby,
-versions that only look like 1, binary floods, Host headers yarl cannot parse, and dates in
-ISO forms the API does not name."""
+versions that only look like 1, binary floods, Host headers yarl cannot parse, dates in ISO
+forms the API does not name, a room body sent in pieces, and a leave after the time limit."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 
 import aiohttp
 
+from halfmoon_server.clock import ManualClock
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 
@@ -128,3 +130,40 @@ async def test_daily_leaderboard_dates_are_yyyy_mm_dd_only(start_server: StartSe
             assert (await response.json())["error"]["code"] == "bad_date"
         response = await http.get(server.make_url("/api/daily/2026-11-28/leaderboard"))
         assert response.status == 200 and (await response.json()) == {"entries": []}
+
+
+async def test_a_room_body_sent_in_pieces_is_read_whole(start_server: StartServer) -> None:
+    server = await start_server()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b'{"code": '
+        await asyncio.sleep(0.1)
+        yield b'"HM1-N-AAAAAAB"}'
+
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(server.make_url("/api/rooms"), data=pieces())
+        assert response.status == 201
+        assert (await response.json())["code"] == "HM1-N-AAAAAAB"
+
+        async def too_much() -> AsyncIterator[bytes]:
+            for _ in range(5):
+                yield b" " * 1000
+                await asyncio.sleep(0.01)
+
+        response = await http.post(server.make_url("/api/rooms"), data=too_much())
+        assert response.status == 413 and (await response.json())["error"]["code"] == "too_large"
+
+
+async def test_a_leave_after_the_time_limit_is_a_time_out(start_server: StartServer, clock: ManualClock) -> None:
+    server = await start_server(tick_s=3600.0)  # the ticker never runs: only the leave sees the deadline
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await ada.send("start", time_limit_s=30)
+    await ada.next("started")
+    clock.advance(45_000)
+    await ada.send("leave")
+    over = await ada.next("game_over")
+    assert over["outcome"] == "timed_out" and over["time_ms"] == 30_000
+    await ada.close()
