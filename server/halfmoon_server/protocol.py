@@ -22,6 +22,8 @@ ROOM_ALPHABET: Final = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 ROOM_ID_LENGTH: Final = 6
 NAME_MAX: Final = 20
 NAME_EXTRA: Final = frozenset(" _-.'")
+# letters by Unicode, yet drawn as nothing: a name of them would be invisible on a leaderboard
+NAME_INVISIBLE: Final = frozenset("\u115f\u1160\u3164\uffa0")
 TIME_LIMIT_MIN: Final = 30
 TIME_LIMIT_MAX: Final = 7200
 
@@ -143,7 +145,7 @@ def check_name(name: str) -> str:
         raise ProtocolError("bad_name", "the name is empty")
     if len(trimmed) > NAME_MAX:
         raise ProtocolError("bad_name", f"the name {trimmed[:40]!r} is longer than {NAME_MAX} characters")
-    bad = sorted({ch for ch in trimmed if not (ch.isalnum() or ch in NAME_EXTRA)})
+    bad = sorted({ch for ch in trimmed if not (ch.isalnum() or ch in NAME_EXTRA) or ch in NAME_INVISIBLE})
     if bad:
         raise ProtocolError(
             "bad_name", f"the name {trimmed!r} holds {''.join(bad)!r}: use letters, digits, spaces and _-.'"

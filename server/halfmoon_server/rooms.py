@@ -331,8 +331,9 @@ class Room:
         if self.phase in ("lobby", "countdown") and player.status == "waiting":
             del self.players[player.id]
             self.registry.forget_token(player.token)
-            if self.host == player.id:
-                self.host = next(iter(self.players), None)
+            if self.host == player.id:  # to a connected player if there is one: they can start
+                connected = [p.id for p in self.players.values() if p.conn is not None]
+                self.host = connected[0] if connected else next(iter(self.players), None)
             body = self.summary(player, now)
             body["connected"] = False
             body["status"] = "left"

@@ -167,3 +167,33 @@ async def test_a_leave_after_the_time_limit_is_a_time_out(start_server: StartSer
     over = await ada.next("game_over")
     assert over["outcome"] == "timed_out" and over["time_ms"] == 30_000
     await ada.close()
+
+
+async def test_a_host_who_leaves_the_lobby_hands_over_to_a_connected_player(start_server: StartServer) -> None:
+    server = await start_server()
+    room = await _room(server)
+    ada, bob, cy = [await WsClient.connect(server, name) for name in ("ada", "bob", "cy")]
+    for client, name in ((ada, "Ada"), (bob, "Bob"), (cy, "Cy")):
+        await client.send("join", room=room, name=name)
+        await client.next("welcome")
+    await bob.close()  # Bob (next in line) is away
+    assert (await cy.next("progress"))["host"] == "p1"
+    await ada.send("leave")
+    left = await cy.next("player_left")
+    assert left["player"]["id"] == "p1" and left["host"] == "p3"
+    await cy.send("start")
+    assert (await cy.next("started"))["board"] is not None
+    await ada.close()
+    await cy.close()
+
+
+async def test_names_drawn_as_nothing_are_refused(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    for name in ("\u3164", "\u115f\u1160", "A\uffa0"):
+        await client.send("solo", name=name)
+        error = await client.next("error", "welcome")
+        assert error["type"] == "error" and error["code"] == "bad_name", (name, error)
+    await client.send("solo", name="Ådæ 名前")
+    assert (await client.next("welcome"))["room"]["players"][0]["name"] == "Ådæ 名前"
+    await client.close()
