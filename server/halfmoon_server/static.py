@@ -56,9 +56,11 @@ async def static_file(request: web.Request) -> web.StreamResponse:
     relative = request.match_info["path"]
     try:
         path = (root / relative).resolve()
+        # is_file() raises for a name too long for the file system (ENAMETOOLONG): still a 404
+        found = root in path.parents and path.is_file()
     except (OSError, ValueError):
         raise web.HTTPNotFound() from None
-    if root not in path.parents or not path.is_file():
+    if not found:
         raise web.HTTPNotFound()
     content_type = CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream")
     return web.FileResponse(

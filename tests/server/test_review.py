@@ -197,3 +197,12 @@ async def test_names_drawn_as_nothing_are_refused(start_server: StartServer) -> 
     await client.send("solo", name="Ådæ 名前")
     assert (await client.next("welcome"))["room"]["players"][0]["name"] == "Ådæ 名前"
     await client.close()
+
+
+async def test_a_static_path_too_long_for_the_file_system_is_a_404(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        for path in ("/static/" + "a" * 4000, "/static/" + "a/" * 2000 + "x.js", "/static/../../etc/passwd"):
+            response = await http.get(server.make_url(path))
+            assert response.status == 404, path
+        assert (await http.get(server.make_url("/healthz"))).status == 200
