@@ -220,7 +220,8 @@ async def test_a_client_that_stops_reading_is_dropped_without_stalling_the_room(
     player = await WsClient.connect(server, "p")
     await player.send("solo", name="Ada", code=str(record.code))
     room = (await player.next("welcome"))["room"]["room"]
-    sock = await asyncio.to_thread(_silent_spectator, str(server.host), int(server.port), room)
+    assert server.port is not None
+    sock = await asyncio.to_thread(_silent_spectator, str(server.host), server.port, room)
     assert (await player.next("spectators"))["count"] == 1
     first = record.moves[0].names()  # type: ignore[union-attr]
     answered = 0

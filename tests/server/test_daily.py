@@ -5,6 +5,7 @@ per nickname ranked, past days browsable."""
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import aiohttp
 
@@ -20,7 +21,7 @@ DAY2 = date(2026, 11, 29)
 
 async def _attempt(
     server: object, name: str, timeout: float = 5.0
-) -> tuple[WsClient, dict[str, object], dict[str, object]]:
+) -> tuple[WsClient, dict[str, Any], dict[str, Any]]:
     client = await WsClient.connect(server, name)  # type: ignore[arg-type]
     await client.send("daily", name=name)
     welcome = await client.next("welcome", timeout=timeout)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import aiohttp
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer

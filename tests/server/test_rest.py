@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 from openapi_spec_validator import validate
 
 from halfmoon.deal import Deal
