@@ -2,7 +2,8 @@
 wrong types, huge numbers, unicode, nested objects, odd positions and ids) from one player of a
 running race, while another player and a spectator watch. Invariants: every reply is a
 documented message type, every error a documented code, no traceback text on the wire, the
-other player's game is untouched and still playable, the server still answers ``/healthz``."""
+other player's game is untouched and still playable, no message carries a hidden card, the
+server still answers ``/healthz``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import aiohttp
 
 from halfmoon.game import Game
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient
+from tests.server.support import WsClient, check_hidden_information
 
 SEED = 20261129
 MESSAGES = 300
@@ -127,6 +128,7 @@ async def test_a_bounded_fuzz_of_ws_messages_breaks_nothing(start_server: StartS
     await spectator.next("welcome")
 
     counts: dict[str, int] = {}
+    received: list[dict[str, Any]] = [welcome]
     for n in range(MESSAGES):
         frame = _message(rng, room, token)
         await fuzzer.send_str(frame)
@@ -136,6 +138,7 @@ async def test_a_bounded_fuzz_of_ws_messages_breaks_nothing(start_server: StartS
             msg = await fuzzer.receive(timeout=5)
             assert msg.type is aiohttp.WSMsgType.TEXT, (frame, msg)
             reply = _check_reply(msg.data, frame)
+            received.append(reply)
             if reply["type"] == "pong":
                 break
             key = reply["type"] if reply["type"] != "error" else reply["code"]
@@ -145,6 +148,10 @@ async def test_a_bounded_fuzz_of_ws_messages_breaks_nothing(start_server: StartS
     # the fuzz reached deep: refusals of many kinds, and some messages accepted
     assert len([k for k in counts if k in ERROR_CODES]) >= 8, counts
     assert set(counts) - ERROR_CODES, counts
+
+    # no card the recipient's app does not show, to the fuzzer, to Bob or to the spectator
+    for history in (received, bystander.history, spectator.history):
+        assert check_hidden_information(history) == []
 
     # Bob's game is untouched: no move of his, still playing, and his next move is accepted
     await asyncio.sleep(0.1)

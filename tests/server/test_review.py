@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 
-from halfmoon_server.clock import ManualClock
+from halfmoon_server.clock import ManualClock, utc_day
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 
@@ -206,3 +206,46 @@ async def test_a_static_path_too_long_for_the_file_system_is_a_404(start_server:
             response = await http.get(server.make_url(path))
             assert response.status == 404, path
         assert (await http.get(server.make_url("/healthz"))).status == 200
+
+
+async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(finished_ttl_s=1.0)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("daily", name="Ada")
+    room = (await ada.next("welcome"))["room"]["room"]
+
+    async def rest_texts(game: str | None) -> list[str]:
+        paths = [f"/api/rooms/{room}", "/api/daily", f"/api/daily/{_today(clock)}/leaderboard"]
+        if game is not None:
+            paths.append(f"/api/games/{game}")
+        async with aiohttp.ClientSession() as http:
+            return [await (await http.get(server.make_url(path))).text() for path in paths]
+
+    during = await rest_texts(None)
+    await ada.send("give_up")
+    over = await ada.next("game_over")
+    code = over["code"]
+    assert code.startswith("HM1-D-")
+    assert all(code not in text for text in during)
+    after = await rest_texts(over["game"])  # the attempt is over, the day is not
+    assert all(code not in text for text in after), after
+    assert json.loads(after[0])["code"] is None
+    await ada.close()
+    clock.advance(5_000)  # the finished room expires: its answer is rebuilt from the stored games
+    for _ in range(100):
+        if json.loads((await rest_texts(None))[0]).get("players") == []:
+            break
+        await asyncio.sleep(0.02)
+    expired = await rest_texts(over["game"])
+    assert json.loads(expired[0])["players"] == [] and all(code not in text for text in expired), expired
+    clock.advance(86_400_000)  # the day is over: the code is public
+    async with aiohttp.ClientSession() as http:
+        past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
+        assert past["code"] == code
+        assert (await http.get(server.make_url(f"/api/games/{over['game']}"))).status == 200
+
+
+def _today(clock: ManualClock) -> str:
+    return utc_day(clock.now_ms()).isoformat()
