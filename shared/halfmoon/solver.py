@@ -72,6 +72,11 @@ _RESTART_GROWTH: Final = 1.5
 _RESTART_NOISE: Final = 3.0
 
 
+#: the beam searches run after the first three restarts, by width, and their shake
+_BEAM_WIDTHS: Final = (30, 100, 300)
+_BEAM_NOISE: Final = 5.0
+
+
 class Verdict(enum.StrEnum):
     """What the solver concluded (a ``str``, so it compares equal to its wire and JSON name)."""
 
@@ -415,8 +420,115 @@ class _Search:
                     self._undo()
                 if self.nodes + self.sub_nodes >= self.node_budget or self.timed_out:
                     raise
+            if attempt < len(_BEAM_WIDTHS):
+                # a beam search, wider each time, finds the wins the restarts are slow to find
+                self.noise = 0.0 if attempt == 0 else _BEAM_NOISE
+                self.stop_at = self.node_budget
+                if self._beam(_BEAM_WIDTHS[attempt]):
+                    return True
             attempt += 1
             limit = int(limit * _RESTART_GROWTH)
+
+    # -- the beam phase ---------------------------------------------------------------------
+
+    def _load(self, state: _State) -> None:
+        key, h, res_cnt, left, ckey, cards_left = state
+        self.key = key
+        self.h[:] = h
+        self.res_cnt[:] = res_cnt
+        self.left[:] = left
+        self.ckey[:] = ckey
+        self.cards_left = cards_left
+
+    def _state(self) -> _State:
+        return (self.key, tuple(self.h), tuple(self.res_cnt), tuple(self.left), tuple(self.ckey), self.cards_left)
+
+    def _tops(self) -> tuple[list[list[int]], list[int]]:
+        h = self.h
+        cols = self.cols
+        tops: list[list[int]] = [[] for _ in range(14)]
+        free = self.res_cnt[:]
+        for p in range(PILE_COUNT):
+            hp = h[p]
+            if hp:
+                rank = cols[p][hp - 1]
+                tops[rank].append(p)
+                if hp == 1:
+                    free[rank] += 1
+        return tops, free
+
+    def _beam(self, width: int) -> bool:
+        """A beam search for a win (no proofs): True when it found one, the line in ``path``.
+
+        Level by level, every position of the beam is expanded (after its safe moves), and
+        the ``width`` children with the least sum of squared pile heights go on, those
+        already proved lost or failing the relaxation test left out. Children are scored
+        without being played: only those kept are played (and tested).
+        """
+        root = self._state()
+        beam: list[tuple[_State, _Link]] = [(root, None)]
+        dead = self.dead
+        key_delta = self._key_delta
+        won: list[tuple[int, ...]] = []
+        rnd = self.rng.random
+        noise = self.noise
+        try:
+            while beam:
+                bases: list[tuple[_State, _Link]] = []
+                children: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+                for state, link in beam:
+                    self._load(state)
+                    self._tick()
+                    ok = True
+                    while True:
+                        if self.cards_left == 0:
+                            won = _unlink(link)
+                            return True
+                        tops, free = self._tops()
+                        safe = self._safe_move(tops, free)
+                        if safe is None:
+                            break
+                        self._apply(safe)
+                        self.path.pop()
+                        link = (link, safe)
+                        if not self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(safe[0])]):
+                            ok = False
+                            break
+                    if not ok:
+                        continue
+                    index = len(bases)
+                    bases.append((self._state(), link))
+                    h = self.h
+                    value = float(sum(hp * hp for hp in h))
+                    key = self.key
+                    for _, move in self._moves(tops):
+                        child = key
+                        score = value
+                        for q in move:
+                            child -= key_delta(q)
+                            if q < PILE_COUNT:
+                                score -= 2 * h[q] - 1
+                        if child in dead:
+                            continue
+                        if noise:
+                            score += noise * rnd()
+                        known = children.get(child)
+                        if known is None or score < known[0]:
+                            children[child] = (score, index, move)
+                beam = []
+                for _, index, move in sorted(children.values()):
+                    state, link = bases[index]
+                    self._load(state)
+                    self._apply(move)
+                    self.path.pop()
+                    if self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(move[0])]):
+                        beam.append((self._state(), (link, move)))
+                        if len(beam) == width:
+                            break
+        finally:
+            self._load(root)
+            self.path = won  # the line found, or nothing (the position is back at the root)
+        return False
 
     def _dfs(self) -> bool:
         if self.cards_left == 0:
@@ -588,6 +700,28 @@ class _Search:
 
 def _first(item: tuple[float, tuple[int, ...]]) -> float:
     return item[0]
+
+
+def _value(item: tuple[float, object, object]) -> float:
+    return item[0]
+
+
+#: a position: its key, pile heights, reserve counts by rank, cards left by class, class keys,
+#: cards left
+_State = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]
+
+#: a winning line under construction: (the line before, its last move), None at the start
+_Link = tuple[object, tuple[int, ...]] | None
+
+
+def _unlink(link: _Link) -> list[tuple[int, ...]]:
+    moves: list[tuple[int, ...]] = []
+    while link is not None:
+        parent, move = link
+        moves.append(move)
+        link = parent  # type: ignore[assignment]
+    moves.reverse()
+    return moves
 
 
 def _to_moves(path: list[tuple[int, ...]]) -> list[Move]:
