@@ -247,7 +247,7 @@ class Room:
             raise ProtocolError("room_full", f"room {self.id} already has {self.settings.max_players} players")
         player = Player(f"p{self._next_player}", name, self.registry.new_token(self, f"p{self._next_player}"))
         self._next_player += 1
-        if self.host is None:
+        if self._host_away():  # no host, or one who dropped and has not come back
             self.host = player.id
         now = self.clock.now_ms()
         self.players[player.id] = player
@@ -283,15 +283,18 @@ class Room:
         if not was_connected:
             body: dict[str, Any] = {"player": self._summary_connected(player)}
             if self.phase == "lobby":
-                host = self.players.get(self.host) if self.host is not None else None
-                if host is None or host.conn is None:
-                    self.host = player.id  # the host is away: the lobby needs one who can start
+                if self._host_away():  # the lobby needs a host who can start
+                    self.host = player.id
                 body["host"] = self.host
             self._to_all("progress", body)
         player.conn = conn
         conn.room = self
         conn.player_id = player.id
         self.welcome(conn, player, since=since)
+
+    def _host_away(self) -> bool:
+        host = self.players.get(self.host) if self.host is not None else None
+        return host is None or host.conn is None
 
     def _summary_connected(self, player: Player) -> dict[str, Any]:
         body = self.summary(player, self.clock.now_ms())

@@ -249,3 +249,19 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
 
 def _today(clock: ManualClock) -> str:
     return utc_day(clock.now_ms()).isoformat()
+
+
+async def test_a_player_joining_a_lobby_whose_host_is_away_becomes_the_host(start_server: StartServer) -> None:
+    server = await start_server()
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await ada.close()  # alone in the lobby, then gone
+    await asyncio.sleep(0.05)
+    bob = await WsClient.connect(server, "bob")
+    await bob.send("join", room=room, name="Bob")
+    assert (await bob.next("welcome"))["room"]["host"] == "p2"
+    await bob.send("start")
+    assert (await bob.next("started"))["board"] is not None
+    await bob.close()
