@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { RANK_NAMES_IT, cardSymbol, parseCard, parsePosition } from "../../client/halfmoon_web/static/js/cards.js";
-import { _STRINGS_FOR_TESTS as STRINGS, pickLanguage, t } from "../../client/halfmoon_web/static/js/i18n.js";
+import { _STRINGS_FOR_TESTS as STRINGS, errorText, pickLanguage, t } from "../../client/halfmoon_web/static/js/i18n.js";
 import { ReplayError, replayBoards } from "../../client/halfmoon_web/static/js/replay.js";
 import { RULES } from "../../client/halfmoon_web/static/js/rules.js";
 import { DEFAULTS, loadSettings, saveSettings } from "../../client/halfmoon_web/static/js/settings.js";
@@ -52,6 +52,26 @@ test("both languages have every word, and the Italian uses the seed's words", ()
   assert.equal(t("it").moveErrors, "Errori di mossa");
   assert.equal(t("it").placementHelp, "Aiuto al posizionamento");
   assert.equal(t("zz").undo, "Undo");
+});
+
+test("a refusal from the server is told in the player's language, naming what it is about", () => {
+  assert.deepEqual(Object.keys(STRINGS.it.errors).sort(), Object.keys(STRINGS.en.errors).sort());
+  assert.deepEqual(Object.keys(STRINGS.it.outcomes).sort(), Object.keys(STRINGS.en.outcomes).sort());
+  assert.equal(errorText("it", "no_such_room", "ZZZZZZ", "there is no room 'ZZZZZZ'"), "La gara ZZZZZZ non esiste (forse è già finita).");
+  assert.equal(errorText("en", "no_such_room", "ZZZZZZ", "x"), "There is no race ZZZZZZ (it may have ended).");
+  assert.match(errorText("it", "bad_code", "HM1-N-AAA", "x"), /^Il codice HM1-N-AAA non è valido/);
+  assert.match(errorText("it", "room_full", null, "x"), /al completo/);
+  for (const lang of ["it", "en"]) {
+    for (const [code, say] of Object.entries(STRINGS[lang].errors)) {
+      const text = errorText(lang, code, "Ada", "server message");
+      assert.ok(text.length > 10 && text !== "server message", `${lang} ${code}`);
+      if (say.length > 0) assert.ok(text.includes("Ada"), `${lang} ${code} names its subject`);
+    }
+  }
+  // an error without words of its own, or whose subject is unknown, keeps the server's message
+  assert.equal(errorText("it", "rate_limited", null, "too many messages"), "too many messages");
+  assert.equal(errorText("it", "no_such_room", null, "there is no room 'X'"), "there is no room 'X'");
+  assert.equal(errorText("en", undefined, null, "Error: 500 Internal Server Error"), "Error: 500 Internal Server Error");
 });
 
 test("settings are remembered, with «Errori di mossa» off at first", () => {

@@ -85,6 +85,16 @@ def test_board_is_the_seeds_arc_and_fits_without_scrolling(pages: Pages, size: s
     assert hit is not None and hit["width"] >= 36 and hit["height"] >= 48
     if size == "desktop":
         assert b["5"]["height"] >= 150, "a desktop board uses the room it has"
+    else:
+        # a portrait phone's width bounds a card's width; its height is used for taller cards
+        assert b["5"]["height"] >= 1.6 * b["5"]["width"], b["5"]
+    # the header's and the bar's buttons are thumb-sized (the copy button by its hit area)
+    for selector in (".top nav button", ".top nav a", ".bar .actions button"):
+        for found in page.locator(selector).all():
+            bounds = found.bounding_box()
+            assert bounds is not None and bounds["height"] >= 40, (selector, bounds)
+    copy = page.locator(".bar .copy")
+    assert copy.evaluate("b => parseFloat(getComputedStyle(b, '::after').height)") >= 40
     # each card is a button named by card and position; Italian letters for face cards
     first = game.card_at(0)
     assert first is not None

@@ -103,6 +103,16 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
             ["1", "Ada", "vinto", "520", "48"],
             ["2", "Bob", "ha abbandonato", str(game_bob.score), "1"],
         ], rows
+    # on Bob's phone his result box and the results table sit one under the other, both whole
+    expect(bob.locator(".endbox h2")).to_have_text("Hai abbandonato")
+    over = bob.locator(".endbox").bounding_box()
+    table = bob.locator("table.results").bounding_box()
+    assert over is not None and table is not None
+    assert over["y"] + over["height"] <= table["y"], (over, table)
+    assert over["y"] >= 0 and over["y"] + over["height"] <= PHONE["height"]
+    # the host's desktop sidebar shows every column of the results table
+    width = ada.evaluate("document.querySelector('.opponents').clientWidth")
+    assert ada.evaluate("document.querySelector('table.results').offsetWidth") <= width
     # the deal's leaderboard lists the race's games, with replays
     board = pages.new(f"/leaderboard/{WON['code']}")
     expect(board.locator("main h2")).to_contain_text(WON["code"])
@@ -148,9 +158,14 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
 def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     english = {"moveErrors": False, "placementHelp": False, "lang": "en", "name": "Eve"}
     page = pages.new("/watch/ZZZZZZ", settings=english)
-    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_text("There is no race ZZZZZZ (it may have ended).")
     page.goto("/play/HM1-N-AAA")
-    expect(page.get_by_role("alert")).to_contain_text("HM1-N-AAA")
+    expect(page.get_by_role("alert")).to_have_text("HM1-N-AAA is not a valid deal code: a code looks like HM1-N-AAAAAAB.")
+    # in Italian the refusal is in Italian, not the server's English
+    italian = pages.new("/r/ZZZZZZ", settings={**english, "lang": "it"})
+    expect(italian.get_by_role("alert")).to_have_text("La gara ZZZZZZ non esiste (forse è già finita).")
+    italian.goto("/leaderboard/HM1-N-AAA")
+    expect(italian.get_by_role("alert")).to_contain_text("Il codice HM1-N-AAA non è valido")
 
 
 def test_a_name_already_taken_in_the_room_asks_for_another(pages: Pages) -> None:

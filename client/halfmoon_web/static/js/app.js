@@ -271,17 +271,19 @@ function leaderboard(kind, arg) {
     out));
   let url = null;
   let title = "";
+  let subject = "";
   if (kind === "daily") {
     url = `/api/daily/${encodeURIComponent(arg || dateInput.value)}/leaderboard`;
-    title = `${w.dailyBoard} ${arg || dateInput.value}`;
+    [title, subject] = [w.dailyBoard, arg || dateInput.value];
   } else if (kind) {
     url = `/api/leaderboard/${encodeURIComponent(kind)}`;
-    title = `${w.perDeal} ${kind}`;
+    [title, subject] = [w.perDeal, kind];
   }
   if (!url) return;
   out.append(h("p", { class: "muted" }, w.loading));
   getJson(url).then(
-    (data) => out.replaceChildren(h("h2", {}, title), entriesTable(Array.isArray(data) ? data : data.entries)),
+    (data) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
+      h("div", { class: "scroll-x" }, entriesTable(Array.isArray(data) ? data : data.entries))),
     (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, `${w.errorPrefix}: ${error.message}`))),
   );
 }
