@@ -160,7 +160,8 @@ def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     page = pages.new("/watch/ZZZZZZ", settings=english)
     expect(page.get_by_role("alert")).to_have_text("There is no race ZZZZZZ (it may have ended).")
     page.goto("/play/HM1-N-AAA")
-    expect(page.get_by_role("alert")).to_have_text("HM1-N-AAA is not a valid deal code: a code looks like HM1-N-AAAAAAB.")
+    bad_code = "HM1-N-AAA is not a valid deal code: a code looks like HM1-N-AAAAAAB."
+    expect(page.get_by_role("alert")).to_have_text(bad_code)
     # in Italian the refusal is in Italian, not the server's English
     italian = pages.new("/r/ZZZZZZ", settings={**english, "lang": "it"})
     expect(italian.get_by_role("alert")).to_have_text("La gara ZZZZZZ non esiste (forse è già finita).")
