@@ -316,6 +316,19 @@ class _Search:
             return _FREE_BIT[self.cols[q][0]]
         return _FREE_BIT[self.res_rank[q - PILE_COUNT]]
 
+    def _deltas(self) -> list[int]:
+        """``_key_delta`` of every position (0-19) at once."""
+        out = []
+        for p, height in enumerate(self.h):
+            if height >= 3:
+                out.append(_PILE_BIT[p])
+            elif height == 2:
+                out.append(2 * _PILE_BIT[p] - _FREE_BIT[self.cols[p][0]])
+            else:
+                out.append(_FREE_BIT[self.cols[p][0]] if height else 0)
+        out.extend(_FREE_BIT[rank] for rank in self.res_rank)
+        return out
+
     def _apply(self, move: tuple[int, ...]) -> None:
         h = self.h
         c = -1
@@ -468,7 +481,6 @@ class _Search:
         root = self._state()
         beam: list[tuple[_State, _Link]] = [(root, None)]
         dead = self.dead
-        key_delta = self._key_delta
         won: list[tuple[int, ...]] = []
         rnd = self.rng.random
         noise = self.noise
@@ -501,13 +513,15 @@ class _Search:
                     h = self.h
                     value = float(sum(hp * hp for hp in h))
                     key = self.key
-                    for _, move in self._moves(tops):
+                    delta = self._deltas()
+                    for heights, move in self._moves(tops, ordered=False):
+                        # each pile card takes 2h - 1 off the sum of squared heights
                         child = key
-                        score = value
+                        score = value - 2 * heights
                         for q in move:
-                            child -= key_delta(q)
+                            child -= delta[q]
                             if q < PILE_COUNT:
-                                score -= 2 * h[q] - 1
+                                score += 1
                         if child in dead:
                             continue
                         if noise:
@@ -561,11 +575,11 @@ class _Search:
             return False
         moves = self._moves(tops)
         dead = self.dead
-        key_delta = self._key_delta
+        delta = self._deltas()
         for _, move in moves:
             child = key
             for q in move:
-                child -= key_delta(q)
+                child -= delta[q]
             if child in dead:  # known lost: no need to play it
                 continue
             self._apply(move)
@@ -660,9 +674,9 @@ class _Search:
                 chosen.append(self._free_source(tops, r))
         return tuple(chosen)
 
-    def _moves(self, tops: list[list[int]]) -> list[tuple[float, tuple[int, ...]]]:
+    def _moves(self, tops: list[list[int]], ordered: bool = True) -> list[tuple[float, tuple[int, ...]]]:
         """Every move (one free card per rank), best first: the sum of the heights of the piles
-        its cards come from, a reserve card counting 0."""
+        its cards come from, a reserve card counting 0 (in no order unless ``ordered``)."""
         h = self.h
         left = self.left
         sources = self._sources
@@ -690,6 +704,8 @@ class _Search:
                         sab = score[a] + score[b]
                         for d in ks:
                             out.append((sab + score[d], (a, b, d)))
+        if not ordered:
+            return out
         if self.noise:
             rnd = self.rng.random
             noise = self.noise
