@@ -76,8 +76,8 @@ def _message(rng: random.Random, room: str, token: str) -> str:
     if kind == "move":
         size = rng.choice([0, 1, 2, 2, 2, 3, 3, 4])
         body["positions"] = [rng.choice(POSITIONS) for _ in range(size)]
-        if rng.random() < 0.3:
-            body["positions"][:2] = [body["positions"][0]] * min(2, size)  # duplicates
+        if rng.random() < 0.3 and size >= 2:
+            body["positions"][:2] = [body["positions"][0]] * 2  # duplicates
         if rng.random() < 0.1:
             body["positions"] = _value(rng)
     for field in ("room", "name", "token", "code"):
