@@ -356,6 +356,7 @@ class Session:
 
     def _progress(self, m: Message, local_ms: int) -> None:
         player = self._player(m["player"])
+        self.host = m.get("host", self.host)  # a host who drops in the lobby hands over
         if player.id == self.you and player.status == "stalled":
             self.notice = ("stalled", {})
 

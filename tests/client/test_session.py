@@ -40,6 +40,16 @@ def test_lobby_joins_and_leaves_and_the_host_moves_on() -> None:
     assert list(session.players) == ["p2"] and session.host == "p2" and not session.is_host
 
 
+def test_a_host_who_drops_in_the_lobby_hands_over_through_progress() -> None:
+    session = lobby_session()
+    session.receive({"type": "player_joined", "v": 1, "seq": 2, "player": summary("p2", "Bob"), "host": "p1"}, T0)
+    session.you = "p2"
+    assert not session.is_host
+    gone = summary("p1", "Ada", status="waiting", connected=False)
+    session.receive({"type": "progress", "v": 1, "seq": 3, "player": gone, "host": "p2"}, T0)
+    assert session.host == "p2" and session.is_host, "Bob may now start the race"
+
+
 def test_countdown_then_started_gives_the_players_board() -> None:
     session = lobby_session()
     countdown = {"type": "countdown", "v": 1, "seq": 2, "starts_at": T0 + 3000, "now": T0, "time_limit_s": 600}
