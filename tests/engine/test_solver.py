@@ -118,6 +118,17 @@ def test_solving_part_way_gives_the_rest_of_a_win() -> None:
     assert game.status is Status.WON
 
 
+def test_a_deal_hard_for_depth_first_search_is_won_quickly_by_the_beam() -> None:
+    # HM1-N-KIVHYUK: the restarted depth-first search alone found no line within 1 s of CPU
+    # (about 40,000 nodes); the beam search after the first restart finds one within 5,000.
+    code = "HM1-N-KIVHYUK"
+    result = solve(Game.from_code(code), node_budget=5_000)
+    assert result.verdict is Verdict.WINNABLE and result.moves is not None
+    assert result.nodes <= 5_000
+    outcome = replay(GameRecord(DealCode.parse(code), list(result.moves)))
+    assert outcome.ok and outcome.game.status is Status.WON
+
+
 def test_a_won_game_and_a_stalled_game_need_no_search() -> None:
     code = EASY_CODES[0]
     won = play(code, winning_line(code))
