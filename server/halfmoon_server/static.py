@@ -25,7 +25,7 @@ CONTENT_TYPES: Final = {
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
 }
-SPA_ROUTES: Final = ("/", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/replay/{game}",
+SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/replay/{game}",
                      "/leaderboard", "/leaderboard/{rest:.*}")
 
 

@@ -181,3 +181,14 @@ def test_a_name_already_taken_in_the_room_asks_for_another(pages: Pages) -> None
     twin.get_by_role("button", name="Entra").click()
     expect(twin.locator(".players li")).to_have_count(2)
     expect(ada.locator(".players")).to_contain_text("Bea")
+
+
+def test_a_refused_name_says_why_in_italian_and_can_be_fixed_on_the_spot(pages: Pages) -> None:
+    page = pages.new("/play", settings={"moveErrors": False, "placementHelp": False, "lang": "it", "name": "Ada ❤"})
+    alert = page.get_by_role("alert")
+    expect(alert).to_have_text("Il nome «Ada ❤» non va bene: da 1 a 20 caratteri, lettere, cifre, spazi e _-.'")
+    page.get_by_label("Il tuo nome").fill("Ada")
+    page.get_by_role("button", name="Gioca").click()
+    expect(page.locator('[data-stat="moves"]')).to_have_text("0")
+    expect(page).to_have_url(re.compile(r"/play/HM1-N-[A-Z]{7}$"))
+    assert page.evaluate("JSON.parse(localStorage.getItem('halfmoon.settings')).name") == "Ada"

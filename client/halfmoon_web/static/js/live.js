@@ -224,7 +224,9 @@ export function openLive(app, intent) {
       if (hello) conn.send(hello);
       return;
     }
-    if (["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "race_started", "private_room", "server_full"].includes(msg.code) && !s.role) {
+    if (!s.role) {
+      // refused before the game could open (a bad room, code or name, a full server, a
+      // failure): say why on the page instead of waiting on «Connecting…» for ever
       s.failed = msg;
       return;
     }
@@ -351,7 +353,7 @@ export function openLive(app, intent) {
     const w = words();
     let retry = null;
     const code = s.failed.code;
-    if (intent.kind === "race" && (code === "bad_name" || code === "name_taken")) {
+    if (code === "bad_name" || (intent.kind === "race" && code === "name_taken")) {
       // another name, then join again
       const input = h("input", { name: "name", required: true, maxlength: "20", "aria-label": w.yourName });
       retry = h("form", { class: "row", onsubmit: (e) => {
@@ -359,7 +361,10 @@ export function openLive(app, intent) {
         app.settings.name = input.value.trim();
         app.saveSettings();
         app.navigate(location.pathname);
-      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, w.join));
+      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
+    } else if (["internal", "server_full", "rate_limited"].includes(code)) {
+      // a passing failure: the same address again
+      retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }
     app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
       h("a", { href: "/", "data-link": true }, w.home)));
