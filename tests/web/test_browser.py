@@ -125,8 +125,16 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
     replayed = Game.from_code(WON["code"])
     wait_board(page, replayed)
     page.click('[data-step="next"]')
+    first_move = Game.from_code(WON["code"])
+    named = " + ".join(
+        f"{first_move.card_at(POSITION_NAMES.index(n)).symbol(lang='it')} (pila {n})"  # type: ignore[union-attr]
+        for n in WON["moves"][0]
+    )
     replayed.push(Move.from_names(WON["moves"][0]))
     wait_board(page, replayed)
+    # the step is told as the seed's examples tell it, and its places are ringed on the board
+    expect(page.locator(".step")).to_have_text(f"Mossa 1 / 48: {named}")
+    assert selected(page) == set(WON["moves"][0])
     expect(page.locator('[data-stat="score"]')).to_have_text(str(replayed.score))
     page.click('[data-step="last"]')
     expect(page.locator('[data-stat="score"]')).to_have_text("520")

@@ -319,12 +319,13 @@ function replay(id) {
       const frame = frames[at];
       const previous = frames[Math.max(0, at - 1)].board;
       const moved = frame.step && frame.step !== "undo" ? frame.step.map((n) => POSITION_NAMES.indexOf(n)) : [];
-      board.update(frame.board, { lang: lang(), label: w.replay });
+      // the places the move just emptied or uncovered are ringed, as the seed's examples name them
+      board.update(frame.board, { lang: lang(), label: w.replay, selection: moved });
       score.textContent = String(frame.score);
       moves.textContent = String(frame.moves);
       range.value = String(at);
       stepInfo.textContent = at === 0 ? `${w.step} 0 / ${frames.length - 1}`
-        : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${frame.step[moved.indexOf(p)]})`).join(" + ")}`;
+        : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${p < 12 ? w.pile : w.slot} ${POSITION_NAMES[p]})`).join(" + ")}`;
     }
     go(0);
   }).catch((error) => box.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)));

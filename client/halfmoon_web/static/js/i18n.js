@@ -37,7 +37,7 @@ const STRINGS = {
     yourGame: "La tua partita", playThisDeal: "Gioca questa smazzata", seeReplay: "Rivedi la partita", errorPrefix: "Errore", retry: "Riprova",
     statuses: { waiting: "in attesa", playing: "in gioco", stalled: "in stallo", won: "vinto",
       gave_up: "ha abbandonato", left: "uscito", timed_out: "tempo scaduto" },
-    outcomes: { won: "Vittoria!", gave_up: "Hai abbandonato", left: "Sei uscito dalla gara", timed_out: "Tempo scaduto" },
+    outcomes: { won: "Vittoria!", gave_up: "Hai abbandonato", left: "Hai lasciato la gara", timed_out: "Tempo scaduto" },
     errors: {
       no_such_room: (x) => `La gara ${x} non esiste (forse è già finita).`,
       bad_code: (x) => `Il codice ${x} non è valido: un codice è fatto così, HM1-N-AAAAAAB.`,
