@@ -19,6 +19,9 @@ How it works (``docs/solver.md`` gives the proofs):
   whose remaining cards are all playable; a card whose partners' remaining copies are all
   *free* (in the reserve or alone at the bottom of a pile, so they block nothing and stay
   playable). Free cards of one rank are interchangeable, so a move is offered with one of them.
+* Beam searches between the first restarts (widths 30, 100, 300): level by level, the
+  positions with the least sum of squared pile heights go on. They prove nothing; they find the
+  wins the depth-first order is slow to find.
 * Dead-end test by relaxation: the cards of one class, with every other card deleted, must
   still be removable on their own (deleting cards only ever helps); in long searches, the
   cards of every two classes too. The relaxed problems are small and their answers cached.
