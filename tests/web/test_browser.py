@@ -102,6 +102,8 @@ def test_board_is_the_seeds_arc_and_fits_without_scrolling(pages: Pages, size: s
         "aria-label", f"{first.symbol(lang='it')}, pila 1, 8 carte"
     )
     assert page.locator(".board button[data-pos]").count() == 20
+    # a player's own board is big enough for the pip in the middle of each card
+    expect(page.locator('.board [data-pos="5"] .pip')).to_be_visible()
     screenshot(page, f"game-{size}")
 
 
