@@ -145,6 +145,7 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
     page.wait_for_url(re.compile(r"/daily$"))
     expect(page.locator(".board")).to_be_visible()
     expect(page.locator('[data-stat="code"]')).to_have_text("—")
+    expect(page.locator(".bar")).to_contain_text("Sfida del giorno")
     page.get_by_role("button", name="Abbandona").click()
     over = page.locator('.endbox [data-outcome="gave_up"]')
     expect(over).to_be_visible()
@@ -162,6 +163,10 @@ def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     page.goto("/play/HM1-N-AAA")
     bad_code = "HM1-N-AAA is not a valid deal code: a code looks like HM1-N-AAAAAAB."
     expect(page.get_by_role("alert")).to_have_text(bad_code)
+    # joining or watching with nothing typed says what to type
+    page.goto("/")
+    page.get_by_role("button", name="Watch").click()
+    expect(page.locator("#toast")).to_have_text("Type the race's id (6 characters, like K7WQ2M) or paste its link.")
     # in Italian the refusal is in Italian, not the server's English
     italian = pages.new("/r/ZZZZZZ", settings={**english, "lang": "it"})
     expect(italian.get_by_role("alert")).to_have_text("La gara ZZZZZZ non esiste (forse è già finita).")

@@ -161,7 +161,7 @@ function home() {
   const w = words();
   const name = h("input", { id: "name", name: "name", maxlength: "20", value: settings.name, autocomplete: "nickname",
     onchange: (e) => { settings.name = e.target.value.trim(); store(); } });
-  const code = h("input", { id: "code", name: "code", placeholder: w.codePlaceholder, autocapitalize: "characters", spellcheck: false });
+  const code = h("input", { id: "code", name: "code", required: true, placeholder: w.codePlaceholder, autocapitalize: "characters", spellcheck: false });
   const room = h("input", { id: "room", name: "room", placeholder: w.roomPlaceholder, spellcheck: false });
   const saveName = () => { settings.name = name.value.trim(); store(); };
   const roomId = () => {
@@ -178,9 +178,9 @@ function home() {
       h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(code.value.trim().toUpperCase()); } }, w.createRace)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); if (code.value.trim()) navigate(`/play/${code.value.trim().toUpperCase()}`); } },
       h("label", { for: "code" }, w.playCode), code, h("button", { class: "primary" }, w.play)),
-    h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomPlaceholder); } },
+    h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomHint); } },
       h("label", { for: "room" }, w.joinRace), room, h("button", { class: "primary" }, w.join),
-      h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); } }, w.watch)),
+      h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
     h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
 }
 

@@ -412,7 +412,8 @@ export function openLive(app, intent) {
     const [timeBox, time] = statBox("time", w.time);
     const [scoreBox, score] = statBox("score", w.score);
     const [movesBox, moves] = statBox("moves", w.moves);
-    const [codeBox, code] = statBox("code", w.code);
+    // the daily challenge says so where its (hidden) code will appear
+    const [codeBox, code] = statBox("code", s.mode === "daily" ? w.daily : w.code);
     const copyButton = h("button", { type: "button", class: "copy", "aria-label": `${w.copy} ${w.code}`, onclick: () => s.code && copyText(s.code).then(() => app.toast(`${w.copied}: ${s.code}`)) }, w.copy);
     const inline = h("span", { class: "inline" });
     code.replaceWith(inline);
