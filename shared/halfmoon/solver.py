@@ -25,6 +25,8 @@ How it works (``docs/solver.md`` gives the proofs):
 * Dead-end test by relaxation: the cards of one class, with every other card deleted, must
   still be removable on their own (deleting cards only ever helps); in long searches, the
   cards of every two classes too. The relaxed problems are small and their answers cached.
+* Dead-end test by reachability, at the root: every card must be reachable, i.e. come to the
+  top while a card of each rank it needs could come to the top elsewhere (counts ignored).
 * Moves ordered to dig the tallest piles first and to spare the reserve.
 """
 
@@ -409,6 +411,50 @@ class _Search:
         own = ckey[c]
         return all(other == c or pairs[c, other].check(own + ckey[other]) for other in range(_CLASS_COUNT))
 
+    def _all_reachable(self) -> bool:
+        """False only when some card can provably never be removed (see docs/solver.md).
+
+        The least set R of cards closed under: a card joins R when every card above it is in
+        R and, for each rank it needs (its pair partner's; a face card's two other ranks),
+        some card of that rank in the reserve or in another pile has every card above it in R.
+        Counting is ignored (a partner may serve several cards), so only what is impossible
+        is cut. In each pile R is a run of top cards; ``top[p]`` counts them.
+        """
+        h = self.h
+        cols = self.cols
+        top = [0] * PILE_COUNT
+        # exposable cards by rank: the reserve's, each pile's R run and the card under it
+        exposable = self.res_cnt[:]
+        for p in range(PILE_COUNT):
+            if h[p]:
+                exposable[cols[p][h[p] - 1]] += 1
+        remaining = sum(1 for p in range(PILE_COUNT) if h[p])
+        grown = True
+        while grown and remaining:
+            grown = False
+            for p in range(PILE_COUNT):
+                hp = h[p]
+                while top[p] < hp:
+                    col = cols[p]
+                    i = hp - 1 - top[p]
+                    rank = col[i]
+                    # pile p's own exposable cards (its run and rank at i) cannot partner it
+                    own = [0] * 14
+                    for j in range(i, hp):
+                        own[col[j]] += 1
+                    if rank <= 10:
+                        ok = exposable[11 - rank] - own[11 - rank] > 0
+                    else:
+                        ok = all(exposable[f] - own[f] > 0 for f in (11, 12, 13) if f != rank)
+                    if not ok:
+                        break
+                    top[p] += 1
+                    grown = True
+                    if i > 0:
+                        exposable[col[i - 1]] += 1
+            remaining = sum(1 for p in range(PILE_COUNT) if top[p] < h[p])
+        return remaining == 0
+
     def run(self) -> bool:
         """True when the position can be won (the winning line is then ``self.path``).
 
@@ -417,6 +463,10 @@ class _Search:
         for c in range(_CLASS_COUNT):
             if not self._relaxed_ok(c):
                 return False
+        # the reachability test is too slow for every node (a third of the speed), but at the
+        # root it settles some deals at once
+        if not self._all_reachable():
+            return False
         # Restarts: short searches, the first in heuristic order, the next ones with the order
         # shaken by a seeded generator, each longer than the last, until one finishes. The
         # table of lost positions carries over: a position enters it only once proved lost.

@@ -129,6 +129,15 @@ def test_a_deal_hard_for_depth_first_search_is_won_quickly_by_the_beam() -> None
     assert outcome.ok and outcome.game.status is Status.WON
 
 
+def test_a_deal_with_unreachable_cards_is_proved_unwinnable_at_once() -> None:
+    # HM1-N-YZRPDJC: every Jack lies under a Queen, a King or a 4 that can never come off
+    # (no Jack and no 7 can reach the top first). The depth-first search alone needed about
+    # 123,000 nodes to prove it; the reachability test at the root needs none.
+    result = solve(Game.from_code("HM1-N-YZRPDJC"), node_budget=100)
+    assert result.verdict is Verdict.UNWINNABLE
+    assert result.moves is None
+
+
 def test_a_won_game_and_a_stalled_game_need_no_search() -> None:
     code = EASY_CODES[0]
     won = play(code, winning_line(code))
