@@ -110,6 +110,13 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     assert over is not None and table is not None
     assert over["y"] + over["height"] <= table["y"], (over, table)
     assert over["y"] >= 0 and over["y"] + over["height"] <= PHONE["height"]
+    # on Ada's desktop the opponents sit beside her board, and her result box over her board
+    wrap = ada.locator(".board-wrap").bounding_box()
+    side = ada.locator(".opponents").bounding_box()
+    won_box = ada.locator(".endbox").bounding_box()
+    assert wrap is not None and side is not None and won_box is not None
+    assert wrap["x"] + wrap["width"] <= side["x"] + 1 and abs(wrap["y"] - side["y"]) < 1, (wrap, side)
+    assert wrap["x"] <= won_box["x"] and won_box["x"] + won_box["width"] <= wrap["x"] + wrap["width"], (won_box, wrap)
     # the host's desktop sidebar shows every column of the results table
     width = ada.evaluate("document.querySelector('.opponents').clientWidth")
     assert ada.evaluate("document.querySelector('table.results').offsetWidth") <= width
