@@ -287,13 +287,8 @@ class _Search:
             self.ckey[c] += self.res_cnt[rank] << (_RESERVE_SHIFT + 4 * (rank - 1))
         self.cards_left = sum(self.left)
         self.problems = [_ClassProblem((c,), class_piles[c], self._sub_tick) for c in range(_CLASS_COUNT)]
+        # the two-class problems, built when first needed (most solves never need them)
         self.pair_problems: dict[tuple[int, int], _ClassProblem] = {}
-        for c1 in range(_CLASS_COUNT):
-            for c2 in range(c1 + 1, _CLASS_COUNT):
-                merged = [[rank for rank in pile if _CLASS_OF_RANK[rank] in (c1, c2)] for pile in self.cols]
-                problem = _ClassProblem((c1, c2), merged, self._sub_tick)
-                self.pair_problems[c1, c2] = problem
-                self.pair_problems[c2, c1] = problem
 
         self.dead: set[int] = set()
         self.path: list[tuple[int, ...]] = []
@@ -401,6 +396,14 @@ class _Search:
             self.timed_out = True
             raise _OutOfBudget
 
+    def _build_pair_problems(self) -> None:
+        for c1 in range(_CLASS_COUNT):
+            for c2 in range(c1 + 1, _CLASS_COUNT):
+                merged = [[rank for rank in pile if _CLASS_OF_RANK[rank] in (c1, c2)] for pile in self.cols]
+                problem = _ClassProblem((c1, c2), merged, self._sub_tick)
+                self.pair_problems[c1, c2] = problem
+                self.pair_problems[c2, c1] = problem
+
     def _relaxed_ok(self, c: int) -> bool:
         ckey = self.ckey
         if not self.problems[c].check(ckey[c]):
@@ -408,6 +411,8 @@ class _Search:
         if not self.use_pairs:
             return True
         pairs = self.pair_problems
+        if not pairs:
+            self._build_pair_problems()
         own = ckey[c]
         return all(other == c or pairs[c, other].check(own + ckey[other]) for other in range(_CLASS_COUNT))
 
