@@ -204,3 +204,21 @@ def test_a_refused_name_says_why_in_italian_and_can_be_fixed_on_the_spot(pages: 
     expect(page.locator('[data-stat="moves"]')).to_have_text("0")
     expect(page).to_have_url(re.compile(r"/play/HM1-N-[A-Z]{7}$"))
     assert page.evaluate("JSON.parse(localStorage.getItem('halfmoon.settings')).name") == "Ada"
+
+
+def test_when_the_host_drops_in_the_lobby_the_next_player_can_start(pages: Pages) -> None:
+    ada = pages.new("/", viewport=DESKTOP)
+    ada.fill("#name", "Ada")
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    bob = pages.new(f"/r/{room}", viewport=PHONE)
+    bob.get_by_label("Il tuo nome").fill("Bob")
+    bob.get_by_role("button", name="Entra").click()
+    expect(bob.locator(".players li")).to_have_count(2)
+    expect(bob.get_by_role("button", name="Via!")).to_be_hidden()
+    ada.close()  # the host's tab goes away without a word
+    expect(bob.get_by_role("button", name="Via!")).to_be_visible()
+    expect(bob.locator('.players li[data-player="p2"]')).to_contain_text("organizzatore")
+    bob.get_by_role("button", name="Via!").click()
+    expect(bob.locator(".board")).to_be_visible()

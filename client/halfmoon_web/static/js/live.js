@@ -182,6 +182,7 @@ export function openLive(app, intent) {
       }
       case "progress":
         updatePlayer(msg.player.id, msg.player);
+        if (msg.host) s.host = msg.host; // a host who drops in the lobby hands over
         break;
       case "game_over":
         s.gameOver = msg;
