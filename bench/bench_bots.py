@@ -58,7 +58,9 @@ def server(data: Path) -> Any:
         *pin(0), sys.executable, "-m", "halfmoon", "serve", "--port", str(port), "--data-dir", str(data),
         "--countdown", "0.5", "--solver-workers", "0", "--log-level", "WARNING",
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # every bot connects from 127.0.0.1: lift the per-address limit on new rooms
+    env = {**os.environ, "HALFMOON_ROOM_BURST": "1000000"}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -46,6 +46,7 @@ def serve(port: int, data_dir: str) -> None:
         countdown_s=0.0,
         rate_burst=1e9,
         rate_per_s=1e9,
+        room_burst=1e9,
         solver_workers=0,
         daily_requires_winnable=False,
         max_send_buffer=4 * 1024 * 1024,

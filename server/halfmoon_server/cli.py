@@ -38,6 +38,10 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="do not require the solver to prove the daily deal winnable",
     )
     p.add_argument("--solver-workers", type=int, help="solver worker processes (0 turns the analysis off)")
+    p.add_argument(
+        "--trust-forwarded", action="store_const", const=True,
+        help="behind a proxy: client addresses from X-Forwarded-For (HALFMOON_TRUST_FORWARDED=1)",
+    )
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     p.set_defaults(func=run_serve)
 
@@ -56,6 +60,7 @@ def run_serve(args: argparse.Namespace) -> int:
             countdown_s=args.countdown_s,
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,
+            trust_forwarded=args.trust_forwarded,
         )
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)

@@ -34,6 +34,18 @@ def text_frame(payload: bytes) -> bytes:
     return bytes((_TEXT_FIN, 127)) + n.to_bytes(8, "big") + payload
 
 
+def client_address(request: web.BaseRequest, *, trust_forwarded: bool) -> str:
+    """The client's address: the socket's peer, or behind a trusted proxy the last
+    X-Forwarded-For entry (the address the proxy itself saw; earlier entries are the client's
+    own claims and not trusted)."""
+    if trust_forwarded:
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return last
+    return str(request.remote)
+
+
 class RateLimit:
     """Credits: a burst of ``burst`` messages refilled at ``per_s`` a second (lila-ws style)."""
 

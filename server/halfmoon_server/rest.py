@@ -19,6 +19,7 @@ from halfmoon.deal import Deal
 from halfmoon.errors import InvalidCodeError
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
+from halfmoon_server.connection import client_address
 from halfmoon_server.errors import ProtocolError, StorageError
 from halfmoon_server.protocol import normalise_room
 from halfmoon_server.storage import StoredGame
@@ -128,9 +129,10 @@ async def create_room(request: web.Request) -> web.Response:
     else:
         code = random_code(_RANDOM)
     try:
-        room = request.app[keys.REGISTRY].create("race", code)
+        client = client_address(request, trust_forwarded=request.app[keys.SETTINGS].trust_forwarded)
+        room = request.app[keys.REGISTRY].create("race", code, client=client)
     except ProtocolError as exc:
-        raise ApiError(503, exc.code, exc.message) from None
+        raise ApiError(429 if exc.code == "rate_limited" else 503, exc.code, exc.message) from None
     return json_response({"room": room.id, "code": str(code), "url": f"{base_url(request)}/r/{room.id}"}, 201)
 
 

@@ -26,7 +26,7 @@ from halfmoon.positions import POSITION_NAMES
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import BoardView
 from halfmoon_server.clock import Clock, day_start_ms
-from halfmoon_server.connection import Connection
+from halfmoon_server.connection import Connection, RateLimit
 from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import ProtocolError, StorageError
 from halfmoon_server.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, encode
@@ -585,6 +585,33 @@ class Room:
         self._check_race_end()
 
 
+class CreatorLimits:
+    """Room-creation credits per client address (a :class:`RateLimit` each), so one client
+    cannot fill the server. Addresses whose credits have refilled are forgotten."""
+
+    MAX_TRACKED = 100_000
+
+    def __init__(self, burst: float, per_s: float) -> None:
+        self.burst = burst
+        self.per_s = per_s
+        self.limits: dict[str, RateLimit] = {}
+
+    def allow(self, client: str, now: float) -> bool:
+        limit = self.limits.get(client)
+        if limit is None:
+            if len(self.limits) >= self.MAX_TRACKED:
+                self._forget_refilled(now)
+            limit = self.limits[client] = RateLimit(self.burst, self.per_s, now)
+        return limit.allow(now)
+
+    def _forget_refilled(self, now: float) -> None:
+        full = [c for c, lim in self.limits.items() if lim.credits + (now - lim.last) * lim.per_s >= lim.burst]
+        for client in full:
+            del self.limits[client]
+        if len(self.limits) >= self.MAX_TRACKED:  # everyone is busy: start afresh rather than grow
+            self.limits.clear()
+
+
 class RoomRegistry:
     """Every room of this process, the player tokens, and the tasks rooms spawn."""
 
@@ -597,6 +624,7 @@ class RoomRegistry:
         self.tokens: dict[str, tuple[Room, str]] = {}
         self.connections: set[Connection] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
 
     def new_room_id(self) -> str:
         while True:
@@ -604,12 +632,26 @@ class RoomRegistry:
             if room_id not in self.rooms:
                 return room_id
 
-    def create(self, mode: str, code: DealCode, *, daily_day: date | None = None) -> Room:
-        """A new room. Raises :class:`ProtocolError` ``server_full`` at ``max_rooms``."""
+    def create(self, mode: str, code: DealCode, *, client: str | None, daily_day: date | None = None) -> Room:
+        """A new room, created for the client at address ``client`` (None: already charged with
+        :meth:`check_creator`).
+
+        Raises :class:`ProtocolError` ``server_full`` at ``max_rooms``, ``rate_limited`` when that
+        client has created too many rooms lately.
+        """
         self.ensure_capacity()
+        if client is not None:
+            self.check_creator(client)
         room = Room(self, self.new_room_id(), mode, code, daily_day=daily_day)
         self.rooms[room.id] = room
         return room
+
+    def check_creator(self, client: str) -> None:
+        """Spend one of the client's room credits. Raises :class:`ProtocolError` ``rate_limited``."""
+        if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
+            raise ProtocolError(
+                "rate_limited", "too many new games from your address in a short time; try again in a minute"
+            )
 
     def ensure_capacity(self) -> None:
         """Raises :class:`ProtocolError` ``server_full`` when no room can be added."""

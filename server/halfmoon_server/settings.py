@@ -46,6 +46,13 @@ class Settings:
     rate_burst: float = 20.0
     rate_per_s: float = 10.0
     rate_max_refused: int = 50
+    #: Rooms (races, solo games, daily attempts) one client address may create: a burst, then
+    #: a steady rate per minute. Without it one client could fill ``max_rooms`` for everyone.
+    room_burst: float = 30.0
+    room_per_min: float = 10.0
+    #: Behind a proxy (nginx), take the client's address from the last X-Forwarded-For entry
+    #: (the one the proxy appended) instead of the socket's peer, which is the proxy itself.
+    trust_forwarded: bool = False
     #: Bytes written to a connection but not yet taken by the kernel before it counts as too
     #: slow and is dropped (bounds the memory a non-reading client can pin).
     max_send_buffer: int = 256 * 1024
@@ -107,6 +114,9 @@ class Settings:
         take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
         take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
         take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
+        take("HALFMOON_TRUST_FORWARDED", "trust_forwarded", bool)
+        take("HALFMOON_ROOM_BURST", "room_burst", float)
+        take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
         if env.get("HALFMOON_SECRET"):
             values["secret"] = env["HALFMOON_SECRET"].encode("utf-8")
         if env.get("HALFMOON_ALLOWED_ORIGINS"):
@@ -125,6 +135,8 @@ class Settings:
             raise SettingsError(f"max_msg_size {self.max_msg_size} is too small (at least 256)")
         if self.max_send_buffer < 4096:
             raise SettingsError(f"max_send_buffer {self.max_send_buffer} is too small (at least 4096 bytes)")
+        if self.room_burst < 1 or self.room_per_min <= 0:
+            raise SettingsError("room_burst must be at least 1 and room_per_min positive")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
 

@@ -19,7 +19,7 @@ from yarl import URL
 from halfmoon.codes import DealCode, random_code
 from halfmoon.errors import InvalidCodeError
 from halfmoon_server import keys
-from halfmoon_server.connection import Connection, RateLimit
+from halfmoon_server.connection import Connection, RateLimit, client_address
 from halfmoon_server.errors import ProtocolError, StorageError
 from halfmoon_server.protocol import (
     ClientMessage,
@@ -85,7 +85,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.ws_send_buffer)
     loop = asyncio.get_running_loop()
-    peer = str(request.remote)
+    peer = client_address(request, trust_forwarded=settings.trust_forwarded)
     conn = Connection(
         ws,
         request.transport,
@@ -207,10 +207,11 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Solo(name=name, code=text):
             _not_in_room(conn)
             code = _parse_code(text) if text is not None else random_code(_SYSTEM_RANDOM)
-            _start_single(registry, conn, registry.create("solo", code), name, ranked=True)
+            _start_single(registry, conn, registry.create("solo", code, client=conn.peer), name, ranked=True)
         case Daily(name=name):
             _not_in_room(conn)
             registry.ensure_capacity()  # before the ranked attempt is spent
+            registry.check_creator(conn.peer)
             daily = registry.daily
             day = daily.today()
             try:
@@ -222,7 +223,8 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if conn.dropped or conn.ws.closed:
                 return
             _not_in_room(conn)
-            _start_single(registry, conn, registry.create("daily", code, daily_day=day), name, ranked=ranked)
+            room = registry.create("daily", code, client=None, daily_day=day)  # charged above
+            _start_single(registry, conn, room, name, ranked=ranked)
 
 
 def _start_single(registry: RoomRegistry, conn: Connection, room: Room, name: str, *, ranked: bool) -> None:

@@ -1,0 +1,77 @@
+"""One client address cannot fill the server: new rooms (races, solo games, daily attempts) are
+rate-limited per address, behind a proxy by the address the proxy saw."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import aiohttp
+
+from halfmoon_server import keys
+from halfmoon_server.clock import ManualClock
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient
+
+
+async def _post_room(session: aiohttp.ClientSession, url: str, **headers: str) -> tuple[int, dict[str, object]]:
+    async with session.post(url, headers=headers) as response:
+        return response.status, await response.json()
+
+
+async def test_too_many_races_from_one_address_get_429_until_credits_refill(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(room_burst=3, room_per_min=60)  # one credit back each second
+    url = str(server.make_url("/api/rooms"))
+    registry = server.app[keys.REGISTRY]
+    async with aiohttp.ClientSession() as session:
+        assert [(await _post_room(session, url))[0] for _ in range(3)] == [201, 201, 201]
+        status, body = await _post_room(session, url)
+        assert status == 429
+        assert body["error"]["code"] == "rate_limited"  # type: ignore[index]
+        assert "try again" in body["error"]["message"]  # type: ignore[index]
+        assert len(registry.rooms) == 3, "a refused request creates no room"
+        clock.advance(1000)
+        assert (await _post_room(session, url))[0] == 201
+        assert (await _post_room(session, url))[0] == 429
+
+
+async def test_solo_games_and_daily_attempts_share_the_limit_and_a_refusal_spends_no_attempt(
+    start_server: StartServer,
+) -> None:
+    server = await start_server(room_burst=2, room_per_min=1)
+    registry = server.app[keys.REGISTRY]
+    first = await WsClient.connect(server, "first")
+    await first.send("solo", name="Ada")
+    assert (await first.next("welcome"))["role"] == "player"
+    second = await WsClient.connect(server, "second")
+    await second.send("daily", name="Bob")
+    assert (await second.next("welcome"))["room"]["mode"] == "daily"
+    third = await WsClient.connect(server, "third")
+    await third.send("daily", name="Cy")
+    error = await third.next("error")
+    assert error["code"] == "rate_limited"
+    assert len(registry.rooms) == 2
+    # Cy's ranked attempt of the day was not used up by the refusal
+    day = registry.daily.today()
+    assert await registry.storage.claim_daily_attempt(day, "cy", datetime.now(UTC)) is True
+    for client in (first, second, third):
+        await client.close()
+
+
+async def test_behind_a_trusted_proxy_each_client_has_its_own_credits(start_server: StartServer) -> None:
+    server = await start_server(room_burst=1, room_per_min=1, trust_forwarded=True)
+    url = str(server.make_url("/api/rooms"))
+    async with aiohttp.ClientSession() as session:
+        # the proxy appends the address it saw; earlier entries are the client's own claims
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.7"}))[0] == 201
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "198.51.100.1, 203.0.113.7"}))[0] == 429
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.8"}))[0] == 201
+
+
+async def test_without_a_trusted_proxy_a_forged_header_does_not_buy_credits(start_server: StartServer) -> None:
+    server = await start_server(room_burst=1, room_per_min=1)
+    url = str(server.make_url("/api/rooms"))
+    async with aiohttp.ClientSession() as session:
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.7"}))[0] == 201
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.8"}))[0] == 429
