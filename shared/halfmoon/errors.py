@@ -9,7 +9,8 @@
     │   ├── NotPlayableError        a position with no playable card (empty pile or slot)
     │   ├── DuplicatePositionError  the same position twice in one move
     │   └── NotAMatchError          cards that are neither a pair summing to 11 nor J+Q+K
-    └── UndoError               undo with nothing to undo (or past the 100-move bound)
+    ├── UndoError               undo with nothing to undo (or past the 100-move bound)
+    └── NoWinnableDealError     the solver proved none of a day's candidate deals winnable
 
 Every class carries a stable ``code`` string: the server maps it onto its wire error codes,
 the command line prints the message.
@@ -76,3 +77,10 @@ class UndoError(HalfMoonError):
     """Undo was asked for with no move left to undo."""
 
     code = "nothing_to_undo"
+
+
+class NoWinnableDealError(HalfMoonError):
+    """No candidate daily code was proved winnable within the attempts allowed
+    (:func:`halfmoon.solver.first_winnable_daily`)."""
+
+    code = "no_winnable_deal"

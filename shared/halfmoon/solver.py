@@ -41,7 +41,7 @@ from itertools import product
 from typing import Final
 
 from halfmoon.codes import DealCode, daily_code
-from halfmoon.errors import HalfMoonError
+from halfmoon.errors import NoWinnableDealError
 from halfmoon.game import Game, Move
 from halfmoon.positions import PILE_COUNT
 from halfmoon.record import UNDO, GameRecord, replay
@@ -120,10 +120,6 @@ class Analysis:
     ms: float = 0.0
 
 
-class NoWinnableDealError(HalfMoonError):
-    """No candidate daily code was proved winnable within the attempts allowed."""
-
-    code = "no_winnable_deal"
 
 
 class _GiveUp(Exception):
