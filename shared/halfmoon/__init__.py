@@ -18,9 +18,9 @@ from halfmoon.errors import (
     InvalidCodeError,
     InvalidPositionError,
     InvalidRecordError,
-    NoWinnableDealError,
     NotAMatchError,
     NotPlayableError,
+    NoWinnableDealError,
     UndoError,
 )
 from halfmoon.game import WINNING_MOVES, WINNING_SCORE, Game, Move, Status
