@@ -237,8 +237,18 @@ async def get_game(request: web.Request) -> web.Response:
             "daily_hidden",
             f"game {game_id!r} is a daily-challenge game; its record opens when {game.daily_date} is over",
         )
-    # a record holds only positions: a client replaying it needs the cards (docs/protocol.md)
-    return json_response({**game.record, "deal": Deal.from_code(game.record["code"]).to_json()})
+    # a record holds only positions: a client replaying it needs the cards (docs/protocol.md);
+    # who played it and how it ended head the replay screen
+    return json_response(
+        {
+            **game.record,
+            "deal": Deal.from_code(game.record["code"]).to_json(),
+            "name": game.nickname,
+            "score": game.score,
+            "time_ms": game.time_ms,
+            "outcome": game.outcome,
+        }
+    )
 
 
 async def healthz(request: web.Request) -> web.Response:

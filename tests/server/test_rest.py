@@ -69,7 +69,8 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
             "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"]
         }
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
-        assert await get(f"/api/games/{over['game']}") == {**record.to_json(), "deal": deal}
+        stored = await get(f"/api/games/{over['game']}")
+        assert stored == {**record.to_json(), "deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won"}
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
         assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}

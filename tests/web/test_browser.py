@@ -108,7 +108,8 @@ def test_board_is_the_seeds_arc_and_fits_without_scrolling(pages: Pages, size: s
 
 
 def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
-    page = pages.new(f"/play/{WON['code']}")
+    settings = {"moveErrors": False, "placementHelp": False, "lang": "it", "name": "Vinny"}
+    page = pages.new(f"/play/{WON['code']}", settings=settings)
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     for names in WON["moves"]:
@@ -124,6 +125,7 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
     # the replay of the finished game steps through it on the board
     page.click("text=Rivedi la partita")
     expect(page.locator('[data-stat="moves"]')).to_have_text("0")
+    expect(page.locator(".replay .bar")).to_contain_text("Vinny")  # whose game this was
     replayed = Game.from_code(WON["code"])
     wait_board(page, replayed)
     page.click('[data-step="next"]')
