@@ -431,7 +431,7 @@ class Room:
         assert game is not None
         now = self.clock.now_ms()
         status = game.status
-        player.status = {Status.WON: "won", Status.STALLED: "stalled", Status.PLAYING: "playing"}[status]
+        player.status = status.value  # "won" | "stalled" | "playing", the wire names
         if status is Status.WON:
             player.elapsed_final = self.elapsed(player, now)
         changes = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import socket
 from datetime import UTC, datetime
 
@@ -45,7 +46,7 @@ log = logging.getLogger("halfmoon_server.ws")
 
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
-_SYSTEM_RANDOM = __import__("secrets").SystemRandom()
+_SYSTEM_RANDOM = secrets.SystemRandom()
 
 
 def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:

@@ -605,18 +605,7 @@ class _Search:
         if key in self.dead:
             return False
         self._tick()
-        h = self.h
-        cols = self.cols
-        # playable pile tops by rank
-        tops: list[list[int]] = [[] for _ in range(14)]
-        free = self.res_cnt[:]  # free cards by rank: the reserve's, and piles' last cards
-        for p in range(PILE_COUNT):
-            hp = h[p]
-            if hp:
-                rank = cols[p][hp - 1]
-                tops[rank].append(p)
-                if hp == 1:
-                    free[rank] += 1
+        tops, free = self._tops()  # playable pile tops by rank; free cards by rank
         # safe moves first: no branching
         safe = self._safe_move(tops, free)
         if safe is not None:
