@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="give the solver the process's CPU time as its clock (steadier on a shared machine)",
     )
-    parser.add_argument("--random-games", type=int, default=1, help="random games per deal")
+    parser.add_argument("--random-games", type=int, default=1, help="random games per deal (0: none)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--verbose", action="store_true", help="print each deal that ends unknown")
     args = parser.parse_args(argv)
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "nodes": {"median": statistics.median(nodes), "p99": percentile(nodes, 0.99), "max": max(nodes)},
         "solve_seconds": solve_seconds,
-        "random_win_rate": random_wins / (n * args.random_games),
+        "random_win_rate": random_wins / (n * args.random_games) if args.random_games else None,
         "greedy_win_rate": greedy_wins / n,
         "unknown_codes": unknown,
     }
@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     nd = figures["nodes"]
     print(f"| nodes per deal: median / p99 / max | {nd['median']:.0f} / {nd['p99']:,} / {nd['max']:,} |")
-    print(f"| random play wins | {figures['random_win_rate']:.2%} |")
+    if figures["random_win_rate"] is not None:
+        print(f"| random play wins | {figures['random_win_rate']:.2%} |")
     print(f"| greedy play wins | {figures['greedy_win_rate']:.2%} |")
     print(f"\nsolver total: {solve_seconds:.0f} s; unknown: {' '.join(unknown) or '-'}")
     return 0

@@ -75,6 +75,7 @@ _RELAXATION_CAP: Final = 300
 _PAIRS_AFTER_NODES: Final = 20_000
 _RESTART_GROWTH: Final = 1.5
 _RESTART_NOISE: Final = 3.0
+_NO_LIMIT: Final = 1 << 62
 
 
 #: the beam searches run after the first three restarts, by width, and their shake
@@ -118,8 +119,6 @@ class Analysis:
     last_winnable_move: int | None
     nodes: int = 0
     ms: float = 0.0
-
-
 
 
 class _GiveUp(Exception):
@@ -242,31 +241,59 @@ class _ClassProblem:
         return any(self.solvable(child) for _, child in children)
 
 
-class _Search:
-    """The state of one solve: the fixed layout, the current heights, the tables."""
+class _Budget:
+    """The node and time budget one solve shares between its searches (forward and reversed)."""
 
-    def __init__(
-        self,
-        game: Game,
-        node_budget: int,
-        deadline: float | None,
-        clock: Callable[[], float] | None,
-    ) -> None:
-        self.cols: list[list[int]] = [[card.rank for card in pile] for pile in game.piles()]
+    __slots__ = ("clock", "deadline", "node_budget", "timed_out", "used")
+
+    def __init__(self, node_budget: int, deadline: float | None, clock: Callable[[], float] | None) -> None:
+        self.node_budget = node_budget
+        self.deadline = deadline
+        self.clock = clock
+        self.used = 0  # nodes of every search and relaxed problem of this solve
+        self.timed_out = False
+
+    def spend(self) -> None:
+        """Count one node; raises :class:`_OutOfBudget` when the budget is spent."""
+        self.used += 1
+        if self.used >= self.node_budget:
+            raise _OutOfBudget
+        if self.used % _TIME_CHECK_EVERY == 0 and self.clock is not None and self.deadline is not None:
+            self._check_clock(self.clock, self.deadline)
+
+    def _check_clock(self, clock: Callable[[], float], deadline: float) -> None:
+        if clock() > deadline:
+            self.timed_out = True
+            raise _OutOfBudget
+
+    @property
+    def spent(self) -> bool:
+        return self.timed_out or self.used >= self.node_budget
+
+
+class _Search:
+    """The state of one search: the fixed layout, the current heights, the tables.
+
+    ``piles`` lists each pile's ranks from the bottom up; ``reserve`` the reserve slots' ranks
+    (None for an empty slot). A solve runs two of these: one on the position, one on the
+    position with every pile turned upside down (see :func:`_reversed_layout`).
+    """
+
+    def __init__(self, piles: list[list[int]], reserve: list[int | None], budget: _Budget) -> None:
+        self.cols: list[list[int]] = [list(pile) for pile in piles]
         self.h: list[int] = [len(pile) for pile in self.cols]
-        reserve = game.reserve()
-        self.res_rank: list[int] = [0 if card is None else card.rank for card in reserve]
+        self.res_rank: list[int] = [0 if rank is None else rank for rank in reserve]
         # occupied slots of each rank, lowest first; the next one used is slots[len - count]
         self.res_slots: list[list[int]] = [[] for _ in range(14)]
-        for slot, card in enumerate(reserve):
-            if card is not None:
-                self.res_slots[card.rank].append(slot)
+        for slot, rank in enumerate(reserve):
+            if rank is not None:
+                self.res_slots[rank].append(slot)
         self.res_cnt: list[int] = [len(slots) for slots in self.res_slots]
         # The key: the height of each pile of two cards or more, and how many free cards of
         # each rank there are (reserve cards and piles' last cards: interchangeable).
         self.key = sum(h << (4 * p) for p, h in enumerate(self.h) if h >= 2)
         self.key += sum(_FREE_BIT[pile[0]] for pile, h in zip(self.cols, self.h, strict=True) if h == 1)
-        self.key += sum(_FREE_BIT[card.rank] for card in reserve if card is not None)
+        self.key += sum(_FREE_BIT[rank] for rank in reserve if rank is not None)
         # remaining cards per class, and the relaxed per-class keys
         self.left: list[int] = [0] * _CLASS_COUNT
         class_piles: list[list[list[int]]] = [[[] for _ in range(PILE_COUNT)] for _ in range(_CLASS_COUNT)]
@@ -288,14 +315,10 @@ class _Search:
 
         self.dead: set[int] = set()
         self.path: list[tuple[int, ...]] = []
-        self.nodes = 0
-        self.node_budget = node_budget
-        self.deadline = deadline
-        self.clock = clock
-        self.stop_at = node_budget
-        self.sub_nodes = 0
+        self.budget = budget
+        self.nodes = 0  # this search's own nodes (the restarts' limits count these)
+        self.stop_at = 0
         self.use_pairs = False
-        self.timed_out = False
         self.noise = 0.0
         self.rng = random.Random(0)
 
@@ -374,23 +397,13 @@ class _Search:
 
     def _sub_tick(self) -> None:
         """A node of a relaxed problem: it counts against the budget, not against a restart."""
-        self.sub_nodes += 1
-        if self.nodes + self.sub_nodes >= self.node_budget:
-            raise _OutOfBudget
-        if self.sub_nodes % _TIME_CHECK_EVERY == 0:
-            self._check_clock()
+        self.budget.spend()
 
     def _tick(self) -> None:
         self.nodes += 1
-        if self.nodes >= self.stop_at or self.nodes + self.sub_nodes >= self.node_budget:
+        if self.nodes >= self.stop_at:
             raise _OutOfBudget
-        if self.nodes % _TIME_CHECK_EVERY == 0:
-            self._check_clock()
-
-    def _check_clock(self) -> None:
-        if self.deadline is not None and self.clock is not None and self.clock() > self.deadline:
-            self.timed_out = True
-            raise _OutOfBudget
+        self.budget.spend()
 
     def _build_pair_problems(self) -> None:
         for c1 in range(_CLASS_COUNT):
@@ -456,45 +469,42 @@ class _Search:
             remaining = sum(1 for p in range(PILE_COUNT) if top[p] < h[p])
         return remaining == 0
 
-    def run(self) -> bool:
-        """True when the position can be won (the winning line is then ``self.path``).
-
-        Raises :class:`_OutOfBudget` when the budget runs out first.
-        """
-        for c in range(_CLASS_COUNT):
-            if not self._relaxed_ok(c):
-                return False
+    def root_ok(self) -> bool:
+        """False when the tests at the root prove the position lost (no search needed)."""
+        if not all(self._relaxed_ok(c) for c in range(_CLASS_COUNT)):
+            return False
         # the reachability test is too slow for every node (a third of the speed), but at the
         # root it settles some deals at once
-        if not self._all_reachable():
-            return False
-        # Restarts: short searches, the first in heuristic order, the next ones with the order
-        # shaken by a seeded generator, each longer than the last, until one finishes. The
-        # table of lost positions carries over: a position enters it only once proved lost.
-        limit = _FIRST_RESTART_NODES
-        attempt = 0
-        while True:
-            self.stop_at = self.nodes + limit
-            self.noise = 0.0 if attempt == 0 else _RESTART_NOISE
-            # the two-class relaxations cost more than they save on easy deals: only from
-            # the second attempt on
-            self.use_pairs = self.nodes >= _PAIRS_AFTER_NODES
-            self.rng.seed(attempt)
-            try:
-                return self._dfs()
-            except _OutOfBudget:
-                while self.path:
-                    self._undo()
-                if self.nodes + self.sub_nodes >= self.node_budget or self.timed_out:
-                    raise
-            if attempt < len(_BEAM_WIDTHS):
-                # a beam search, wider each time, finds the wins the restarts are slow to find
-                self.noise = 0.0 if attempt == 0 else _BEAM_NOISE
-                self.stop_at = self.node_budget
-                if self._beam(_BEAM_WIDTHS[attempt]):
-                    return True
-            attempt += 1
-            limit = int(limit * _RESTART_GROWTH)
+        return self._all_reachable()
+
+    def attempt(self, number: int) -> bool | None:
+        """Restart ``number`` (0, 1, 2, …): True when it found a win (the line is then
+        ``self.path``), False when it proved the position lost, None when its node limit ran out.
+
+        Restarts are short searches, the first in heuristic order, the next ones with the order
+        shaken by a seeded generator, each longer than the last. The table of lost positions
+        carries over: a position enters it only once proved lost. The first restarts are each
+        followed by a beam search. Raises :class:`_OutOfBudget` when the solve's budget is spent.
+        """
+        self.stop_at = self.nodes + int(_FIRST_RESTART_NODES * _RESTART_GROWTH**number)
+        self.noise = 0.0 if number == 0 else _RESTART_NOISE
+        # the two-class relaxations cost more than they save on easy deals: only in long searches
+        self.use_pairs = self.nodes >= _PAIRS_AFTER_NODES
+        self.rng.seed(number)
+        try:
+            return self._dfs()
+        except _OutOfBudget:
+            while self.path:
+                self._undo()
+            if self.budget.spent:
+                raise
+        if number < len(_BEAM_WIDTHS):
+            # a beam search, wider each time, finds the wins the restarts are slow to find
+            self.noise = 0.0 if number == 0 else _BEAM_NOISE
+            self.stop_at = _NO_LIMIT
+            if self._beam(_BEAM_WIDTHS[number]):
+                return True
+        return None
 
     # -- the beam phase ---------------------------------------------------------------------
 
@@ -787,6 +797,51 @@ def _to_moves(path: list[tuple[int, ...]]) -> list[Move]:
     return [Move(tuple(sorted(move))) for move in path]
 
 
+def _reversed_layout(piles: list[list[int]]) -> list[list[int]]:
+    """The piles turned upside down: the reversed position of the same cards.
+
+    A line of play wins a position exactly when the same moves in the opposite order win the
+    reversed position (see docs/solver.md), so a solve may search either one.
+    """
+    return [pile[::-1] for pile in piles]
+
+
+def _forward_line(reversed_line: list[tuple[int, ...]], reserve: list[int | None]) -> list[tuple[int, ...]]:
+    """A winning line of the reversed position, turned into one of the position itself.
+
+    The moves are played in the opposite order, on the same piles and reserve slots; reserve
+    cards of one rank are interchangeable, so each rank's slots are renamed to be spent lowest
+    first, as the forward search spends them.
+    """
+    slots: dict[int, list[int]] = {}
+    for slot, rank in enumerate(reserve):
+        if rank is not None:
+            slots.setdefault(rank, []).append(slot)
+    line = []
+    for move in reversed(reversed_line):
+        renamed = []
+        for q in move:
+            if q >= PILE_COUNT:
+                q = PILE_COUNT + slots[reserve[q - PILE_COUNT] or 0].pop(0)
+            renamed.append(q)
+        line.append(tuple(renamed))
+    return line
+
+
+def _race(searches: list[_Search]) -> tuple[int, bool]:
+    """Run the searches' restarts in turn until one of them decides: (its index, won)."""
+    for index, search in enumerate(searches):
+        if not search.root_ok():
+            return index, False
+    number = 0
+    while True:
+        for index, search in enumerate(searches):
+            outcome = search.attempt(number)
+            if outcome is not None:
+                return index, outcome
+        number += 1
+
+
 def solve(
     game: Game,
     *,
@@ -801,6 +856,9 @@ def solve(
     when ``node_budget`` nodes or ``time_budget_ms`` milliseconds (measured with ``clock``,
     a function returning seconds such as ``time.perf_counter``) ran out. Without a clock the
     time budget is ignored and ``ms`` is 0.0. Raises nothing for a legal game.
+
+    Two searches share the budget, restart by restart: one on the position, one on the
+    reversed position (every pile upside down), which is won exactly when the position is.
     """
     start = clock() if clock is not None else 0.0
     deadline = start + time_budget_ms / 1000.0 if time_budget_ms is not None and clock is not None else None
@@ -810,14 +868,19 @@ def solve(
 
     if game.is_won:
         return SolveResult(Verdict.WINNABLE, [], 0, elapsed_ms())
-    search = _Search(game, node_budget, deadline, clock)
+    piles = [[card.rank for card in pile] for pile in game.piles()]
+    reserve = [None if card is None else card.rank for card in game.reserve()]
+    budget = _Budget(node_budget, deadline, clock)
+    searches = [_Search(piles, reserve, budget), _Search(_reversed_layout(piles), reserve, budget)]
     try:
-        won = search.run()
+        index, won = _race(searches)
     except _OutOfBudget:
-        return SolveResult(Verdict.UNKNOWN, None, search.nodes + search.sub_nodes, elapsed_ms())
-    if won:
-        return SolveResult(Verdict.WINNABLE, _to_moves(search.path), search.nodes + search.sub_nodes, elapsed_ms())
-    return SolveResult(Verdict.UNWINNABLE, None, search.nodes + search.sub_nodes, elapsed_ms())
+        return SolveResult(Verdict.UNKNOWN, None, budget.used, elapsed_ms())
+    if not won:
+        return SolveResult(Verdict.UNWINNABLE, None, budget.used, elapsed_ms())
+    path = searches[index].path
+    line = path if index == 0 else _forward_line(path, reserve)
+    return SolveResult(Verdict.WINNABLE, _to_moves(line), budget.used, elapsed_ms())
 
 
 def final_line(record: GameRecord) -> list[Move]:

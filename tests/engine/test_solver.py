@@ -3,6 +3,7 @@ it keeps to its budgets, and ``halfmoon solve`` prints what it promises."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from halfmoon.cli import main
 from halfmoon.codes import DealCode
 from halfmoon.errors import IllegalMoveError, InvalidRecordError
 from halfmoon.game import WINNING_MOVES, WINNING_SCORE
+from halfmoon.positions import PILE_COUNT
 from halfmoon.record import UNDO, Step
 from halfmoon.solver import (
     NoWinnableDealError,
@@ -30,6 +32,8 @@ from tests.conftest import VECTORS
 #: Deals the solver decides quickly (checked by the tests below, not assumed).
 EASY_CODES = ("HM1-N-AAAAAAB", "HM1-N-BRBOULL", "HM1-D-QWERTYU")
 BUDGET = 200_000
+#: a deal the solver takes far more than 5,000 nodes to decide (unwinnable, ~340,000 nodes)
+HARD_CODE = "HM1-N-QETXIZJ"
 
 
 def brute_force_winnable(game: Game) -> bool:
@@ -203,6 +207,73 @@ def test_verdicts_agree_with_brute_force_on_late_positions() -> None:
     assert checked[Verdict.UNWINNABLE] >= 5
 
 
+# -- the reversed position -----------------------------------------------------------------
+
+
+def layout_winnable(piles: list[list[int]], reserve: list[int]) -> bool:
+    """Brute force on ranks alone (piles bottom to top): can every card be removed?"""
+    seen: dict[tuple[tuple[int, ...], int], bool] = {}
+
+    def search(heights: tuple[int, ...], used: int) -> bool:
+        if not any(heights) and used == (1 << len(reserve)) - 1:
+            return True
+        if (heights, used) in seen:
+            return seen[heights, used]
+        cards = [(p, piles[p][h - 1]) for p, h in enumerate(heights) if h]
+        cards += [(-1 - r, rank) for r, rank in enumerate(reserve) if not used >> r & 1]
+        result = False
+        for size in (2, 3):
+            for group in itertools.combinations(cards, size):
+                ranks = sorted(rank for _, rank in group)
+                if ranks != [11, 12, 13] and not (size == 2 and ranks[0] + ranks[1] == 11):
+                    continue
+                after, now_used = list(heights), used
+                for where, _ in group:
+                    if where >= 0:
+                        after[where] -= 1
+                    else:
+                        now_used |= 1 << (-1 - where)
+                if search(tuple(after), now_used):
+                    result = True
+                    break
+            if result:
+                break
+        seen[heights, used] = result
+        return result
+
+    return search(tuple(len(pile) for pile in piles), 0)
+
+
+def test_a_position_and_its_reversal_are_won_alike() -> None:
+    # the fact the solver's second search rests on, checked by brute force on both sides
+    checked = {True: 0, False: 0}
+    for game in itertools.islice(late_positions(seed=3), 0, None, 3):
+        piles = [[card.rank for card in pile] for pile in game.piles()]
+        reserve = [card.rank for card in game.reserve() if card is not None]
+        winnable = layout_winnable(piles, reserve)
+        assert layout_winnable([pile[::-1] for pile in piles], reserve) == winnable
+        checked[winnable] += 1
+    assert checked[True] >= 3 and checked[False] >= 3
+
+
+def test_a_line_found_on_the_reversed_deal_wins_and_spends_the_reserve_lowest_slot_first() -> None:
+    # HM1-N-UTIEZPB: the search on the deal needs millions of nodes, the reversed one a few
+    # thousand, so the line comes from the reversed search
+    result = solve(Game.from_code("HM1-N-UTIEZPB"), node_budget=50_000)
+    assert result.verdict is Verdict.WINNABLE and result.moves is not None
+    game = Game.from_code("HM1-N-UTIEZPB")
+    spent: dict[int, list[int]] = {}
+    for move in result.moves:
+        for position in move.positions:
+            if position >= PILE_COUNT:
+                card = game.card_at(position)
+                assert card is not None
+                spent.setdefault(card.rank, []).append(position)
+        game.push(move)
+    assert game.status is Status.WON
+    assert all(slots == sorted(slots) for slots in spent.values())
+
+
 # -- budgets -------------------------------------------------------------------------------
 
 
@@ -215,15 +286,14 @@ def test_a_tiny_node_budget_gives_unknown_within_the_budget() -> None:
 
 
 def test_the_node_budget_holds_on_a_hard_deal() -> None:
-    # HM1-N-KJDPLAW takes the solver far more than 5,000 nodes
-    result = solve(Game.from_code("HM1-N-KJDPLAW"), node_budget=5_000)
+    result = solve(Game.from_code(HARD_CODE), node_budget=5_000)
     assert result.verdict is Verdict.UNKNOWN
     assert 4_900 <= result.nodes <= 5_000
 
 
 def test_the_time_budget_is_read_from_the_clock_passed_in() -> None:
     clock = fake_clock(0.001)  # every reading is a millisecond later
-    result = solve(Game.from_code("HM1-N-KJDPLAW"), time_budget_ms=50, clock=clock)
+    result = solve(Game.from_code(HARD_CODE), time_budget_ms=50, clock=clock)
     assert result.verdict is Verdict.UNKNOWN
     assert 50 <= result.ms <= 60
     untimed = solve(Game.from_code(EASY_CODES[0]), node_budget=BUDGET)
@@ -305,14 +375,14 @@ def test_first_winnable_daily_says_so_when_nothing_is_proved() -> None:
 
 
 def test_cli_several_codes_print_one_json_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["solve", EASY_CODES[0], "hm1-n-kjdplaw", "--nodes", "2000"])
+    status = main(["solve", EASY_CODES[0], HARD_CODE.lower(), "--nodes", "2000"])
     lines = capsys.readouterr().out.splitlines()
     assert status == 0
     first, second = (json.loads(line) for line in lines)
     assert set(first) == {"code", "result", "moves", "nodes", "ms"}
     assert first["result"] == "winnable"
     assert replay(GameRecord.from_json(first)).game.status is Status.WON
-    assert second["code"] == "HM1-N-KJDPLAW"
+    assert second["code"] == HARD_CODE
     assert (second["result"], second["moves"]) == ("unknown", None)
     assert second["nodes"] <= 2000
 
