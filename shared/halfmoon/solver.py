@@ -37,7 +37,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from itertools import product
+from itertools import combinations, product
 from typing import Final
 
 from halfmoon.codes import DealCode, daily_code
@@ -72,6 +72,7 @@ _FREE_BIT: Final = (0, *(1 << (_RESERVE_SHIFT + 4 * (rank - 1)) for rank in rang
 _TIME_CHECK_EVERY: Final = 64
 _FIRST_RESTART_NODES: Final = 1000
 _RELAXATION_CAP: Final = 300
+_PAIR_RELAXATION_CAP: Final = 300
 _PAIRS_AFTER_NODES: Final = 20_000
 _RESTART_GROWTH: Final = 1.5
 _RESTART_NOISE: Final = 3.0
@@ -81,6 +82,12 @@ _NO_LIMIT: Final = 1 << 62
 #: the beam searches run after the first three restarts, by width, and their shake
 _BEAM_WIDTHS: Final = (30, 100, 300)
 _BEAM_NOISE: Final = 5.0
+_FIRST_BEAM_AFTER: Final = 1  # the restart after which the first beam runs
+
+#: (the restart after which it runs, the number of classes): the tests on reduced positions
+_SUBSET_TESTS: Final = ((0, 2), (2, 3), (4, 4))
+#: the node budget of one reduced position's solve
+_SUBSET_NODES: Final = 5_000
 
 
 class Verdict(enum.StrEnum):
@@ -139,6 +146,7 @@ class _ClassProblem:
     """
 
     __slots__ = (
+        "cap",
         "class_ranks",
         "class_sizes",
         "left",
@@ -150,8 +158,11 @@ class _ClassProblem:
         "tops",
     )
 
-    def __init__(self, classes: tuple[int, ...], piles: list[list[int]], tick: Callable[[], None]) -> None:
+    def __init__(
+        self, classes: tuple[int, ...], piles: list[list[int]], tick: Callable[[], None], cap: int = _RELAXATION_CAP
+    ) -> None:
         self.tick = tick  # counts a node against the solve's budget (may raise _OutOfBudget)
+        self.cap = cap  # the nodes a query may take before it gives up
         self.class_ranks = [_CLASS_RANKS[c] for c in classes]
         self.class_sizes = [len(ranks) for ranks in self.class_ranks]
         self.ranks = [r for c in classes for r in _CLASS_RANKS[c]]
@@ -178,7 +189,7 @@ class _ClassProblem:
         known = self.memo.get(key)
         if known is not None:
             return known
-        self.left = _RELAXATION_CAP
+        self.left = self.cap
         try:
             return self.solvable(key)
         except _GiveUp:
@@ -409,7 +420,7 @@ class _Search:
         for c1 in range(_CLASS_COUNT):
             for c2 in range(c1 + 1, _CLASS_COUNT):
                 merged = [[rank for rank in pile if _CLASS_OF_RANK[rank] in (c1, c2)] for pile in self.cols]
-                problem = _ClassProblem((c1, c2), merged, self._sub_tick)
+                problem = _ClassProblem((c1, c2), merged, self._sub_tick, _PAIR_RELAXATION_CAP)
                 self.pair_problems[c1, c2] = problem
                 self.pair_problems[c2, c1] = problem
 
@@ -498,11 +509,12 @@ class _Search:
                 self._undo()
             if self.budget.spent:
                 raise
-        if number < len(_BEAM_WIDTHS):
+        beam = number - _FIRST_BEAM_AFTER
+        if 0 <= beam < len(_BEAM_WIDTHS):
             # a beam search, wider each time, finds the wins the restarts are slow to find
-            self.noise = 0.0 if number == 0 else _BEAM_NOISE
+            self.noise = 0.0 if beam == 0 else _BEAM_NOISE
             self.stop_at = _NO_LIMIT
-            if self._beam(_BEAM_WIDTHS[number]):
+            if self._beam(_BEAM_WIDTHS[beam]):
                 return True
         return None
 
@@ -779,6 +791,9 @@ def _value(item: tuple[float, object, object]) -> float:
 #: cards left
 _State = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]
 
+#: a position as the solver sees it: the piles' ranks (bottom up), the reserve slots' ranks
+_Layout = tuple[list[list[int]], list[int | None]]
+
 #: a winning line under construction: (the line before, its last move), None at the start
 _Link = tuple[object, tuple[int, ...]] | None
 
@@ -828,17 +843,63 @@ def _forward_line(reversed_line: list[tuple[int, ...]], reserve: list[int | None
     return line
 
 
-def _race(searches: list[_Search]) -> tuple[int, bool]:
-    """Run the searches' restarts in turn until one of them decides: (its index, won)."""
+def _reduced(piles: list[list[int]], reserve: list[int | None], classes: tuple[int, ...]) -> _Layout:
+    """The position with every card outside ``classes`` deleted."""
+    ranks = {rank for c in classes for rank in _CLASS_RANKS[c]}
+    kept_piles = [[rank for rank in pile if rank in ranks] for pile in piles]
+    return kept_piles, [rank if rank in ranks else None for rank in reserve]
+
+
+def _subsets_lost(piles: list[list[int]], reserve: list[int | None], size: int, budget: _Budget) -> bool:
+    """True when, for some ``size`` classes, the position reduced to their cards is proved lost.
+
+    Deleting whole classes only removes obstacles (a relaxation, see docs/solver.md), so a
+    reduced position that cannot be cleared proves the position lost. Each reduced position is
+    solved like any other (both directions, restarts), within ``_SUBSET_NODES`` nodes.
+    """
+    for classes in combinations(range(_CLASS_COUNT), size):
+        present = [c for c in classes if any(_CLASS_OF_RANK[rank] == c for pile in piles for rank in pile)]
+        if len(present) < size:
+            continue  # a class with no card left in the piles is no obstacle to anything
+        reduced_piles, reduced_reserve = _reduced(piles, reserve, classes)
+        sub = _Budget(min(_SUBSET_NODES, budget.node_budget - budget.used), budget.deadline, budget.clock)
+        try:
+            won: bool | None = _race(reduced_piles, reduced_reserve, sub, subsets=False)[2]
+        except _OutOfBudget:
+            won = None
+        budget.used += sub.used
+        if sub.timed_out:
+            budget.timed_out = True
+        if budget.spent:
+            raise _OutOfBudget
+        if won is False:
+            return True
+    return False
+
+
+def _race(
+    piles: list[list[int]], reserve: list[int | None], budget: _Budget, *, subsets: bool = True
+) -> tuple[list[_Search], int, bool]:
+    """Search the position and its reversal, restart by restart, until one of them decides.
+
+    Returns the two searches, the index of the one that decided, and whether it won. Between
+    restarts (when ``subsets``), the position reduced to two, then three, then four classes is
+    tested. Raises :class:`_OutOfBudget` when the budget is spent first.
+    """
+    searches = [_Search(piles, reserve, budget), _Search(_reversed_layout(piles), reserve, budget)]
     for index, search in enumerate(searches):
         if not search.root_ok():
-            return index, False
+            return searches, index, False
+    tests = dict(_SUBSET_TESTS) if subsets else {}
     number = 0
     while True:
         for index, search in enumerate(searches):
             outcome = search.attempt(number)
             if outcome is not None:
-                return index, outcome
+                return searches, index, outcome
+        size = tests.get(number)
+        if size is not None and _subsets_lost(piles, reserve, size, budget):
+            return searches, 0, False
         number += 1
 
 
@@ -871,9 +932,8 @@ def solve(
     piles = [[card.rank for card in pile] for pile in game.piles()]
     reserve = [None if card is None else card.rank for card in game.reserve()]
     budget = _Budget(node_budget, deadline, clock)
-    searches = [_Search(piles, reserve, budget), _Search(_reversed_layout(piles), reserve, budget)]
     try:
-        index, won = _race(searches)
+        searches, index, won = _race(piles, reserve, budget)
     except _OutOfBudget:
         return SolveResult(Verdict.UNKNOWN, None, budget.used, elapsed_ms())
     if not won:
