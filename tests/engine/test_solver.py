@@ -273,6 +273,19 @@ def test_an_unwinnable_deal_is_confirmed_by_brute_force_on_its_face_cards_alone(
     )
 
 
+def test_a_deal_lost_through_two_classes_is_proved_by_its_reduced_position() -> None:
+    # HM1-N-YCMQZOG: the depth-first searches alone need about 90,000 nodes to prove it lost.
+    # Reduced to its 3s, 8s and face cards (every other card deleted), it cannot be cleared, so
+    # the solver proves it within a few thousand nodes; brute force confirms the reduced position.
+    game = Game.from_code("HM1-N-YCMQZOG")
+    result = solve(game, node_budget=10_000)
+    assert result.verdict is Verdict.UNWINNABLE and result.nodes <= 10_000
+    kept = {3, 8, 11, 12, 13}
+    piles = [[card.rank for card in pile if card.rank in kept] for pile in game.piles()]
+    reserve = [card.rank for card in game.reserve() if card is not None and card.rank in kept]
+    assert not layout_winnable(piles, reserve)
+
+
 def test_a_line_found_on_the_reversed_deal_wins_and_spends_the_reserve_lowest_slot_first() -> None:
     # HM1-N-UTIEZPB: the search on the deal needs millions of nodes, the reversed one a few
     # thousand, so the line comes from the reversed search
