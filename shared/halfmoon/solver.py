@@ -69,6 +69,8 @@ _RESERVE_SHIFT: Final = 4 * PILE_COUNT  # key bits: 4 per pile height, then 4 pe
 _PILE_BIT: Final = tuple(1 << (4 * p) for p in range(PILE_COUNT))
 #: a free card of each rank (in the reserve, or alone in its pile) adds this to the key
 _FREE_BIT: Final = (0, *(1 << (_RESERVE_SHIFT + 4 * (rank - 1)) for rank in range(1, 14)))
+#: a reserve card of each rank adds this to a class key (the same bit as in the position key)
+_RESERVE_BIT: Final = _FREE_BIT
 _TIME_CHECK_EVERY: Final = 64
 _FIRST_RESTART_NODES: Final = 1000
 _RELAXATION_CAP: Final = 300
@@ -282,6 +284,15 @@ class _Budget:
         return self.timed_out or self.used >= self.node_budget
 
 
+def _pile_delta(p: int, pile: list[int], height: int) -> int:
+    """What removing the top of pile ``p`` at ``height`` takes off a search's key."""
+    if height >= 3:
+        return _PILE_BIT[p]
+    if height == 2:  # the pile's last card becomes free
+        return 2 * _PILE_BIT[p] - _FREE_BIT[pile[0]]
+    return _FREE_BIT[pile[0]]
+
+
 class _Search:
     """The state of one search: the fixed layout, the current heights, the tables.
 
@@ -300,6 +311,7 @@ class _Search:
             if rank is not None:
                 self.res_slots[rank].append(slot)
         self.res_cnt: list[int] = [len(slots) for slots in self.res_slots]
+        self.reserve_ranks: list[int] = [rank for rank in range(1, 14) if self.res_slots[rank]]
         # The key: the height of each pile of two cards or more, and how many free cards of
         # each rank there are (reserve cards and piles' last cards: interchangeable).
         self.key = sum(h << (4 * p) for p, h in enumerate(self.h) if h >= 2)
@@ -324,8 +336,17 @@ class _Search:
         # the two-class problems, built when first needed (most solves never need them)
         self.pair_problems: dict[tuple[int, int], _ClassProblem] = {}
 
+        # what removing a pile's top takes off the key, by the pile's height (a pile's last
+        # card is counted as a free card of its rank), and what a reserve card takes off
+        self.pile_deltas: list[list[int]] = [
+            [0, *(_pile_delta(p, pile, height) for height in range(1, len(pile) + 1))]
+            for p, pile in enumerate(self.cols)
+        ]
+        self.reserve_deltas: list[int] = [_FREE_BIT[rank] for rank in self.res_rank]
+
         self.dead: set[int] = set()
         self.path: list[tuple[int, ...]] = []
+        self.trail: list[int] = []  # the key before each move of the path
         self.budget = budget
         self.nodes = 0  # this search's own nodes (the restarts' limits count these)
         self.stop_at = 0
@@ -335,69 +356,64 @@ class _Search:
 
     # -- applying moves --------------------------------------------------------------------
 
-    def _key_delta(self, q: int) -> int:
-        """What removing the card at position ``q`` now takes off the key."""
-        if q < PILE_COUNT:
-            height = self.h[q]
-            if height >= 3:
-                return _PILE_BIT[q]
-            if height == 2:  # the pile's last card becomes free
-                return 2 * _PILE_BIT[q] - _FREE_BIT[self.cols[q][0]]
-            return _FREE_BIT[self.cols[q][0]]
-        return _FREE_BIT[self.res_rank[q - PILE_COUNT]]
-
     def _deltas(self) -> list[int]:
-        """``_key_delta`` of every position (0-19) at once."""
-        out = []
-        for p, height in enumerate(self.h):
-            if height >= 3:
-                out.append(_PILE_BIT[p])
-            elif height == 2:
-                out.append(2 * _PILE_BIT[p] - _FREE_BIT[self.cols[p][0]])
-            else:
-                out.append(_FREE_BIT[self.cols[p][0]] if height else 0)
-        out.extend(_FREE_BIT[rank] for rank in self.res_rank)
-        return out
+        """What removing the card at each position (0-19) now takes off the key."""
+        heights = self.h
+        return [deltas[heights[p]] for p, deltas in enumerate(self.pile_deltas)] + self.reserve_deltas
 
-    def _apply(self, move: tuple[int, ...]) -> None:
+    def _child_key(self, move: tuple[int, ...]) -> int:
+        """The key after ``move`` (the positions of a move are distinct, so their deltas add up)."""
         h = self.h
+        child = self.key
+        for q in move:
+            child -= self.pile_deltas[q][h[q]] if q < PILE_COUNT else self.reserve_deltas[q - PILE_COUNT]
+        return child
+
+    def _advance(self, move: tuple[int, ...], child: int) -> int:
+        """Remove the move's cards (``child``: the key after it); returns the move's class."""
+        h = self.h
+        ckey = self.ckey
         c = -1
         for q in move:
-            self.key -= self._key_delta(q)
             if q < PILE_COUNT:
-                rank = self.cols[q][h[q] - 1]
-                h[q] -= 1
-                c = _CLASS_OF_RANK[rank]
-                self.ckey[c] -= _PILE_BIT[q]
+                height = h[q] - 1
+                h[q] = height
+                c = _CLASS_OF_RANK[self.cols[q][height]]
+                ckey[c] -= _PILE_BIT[q]
             else:
-                slot = q - PILE_COUNT
-                rank = self.res_rank[slot]
+                rank = self.res_rank[q - PILE_COUNT]
                 self.res_cnt[rank] -= 1
                 c = _CLASS_OF_RANK[rank]
-                self.ckey[c] -= 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
+                ckey[c] -= _RESERVE_BIT[rank]
         self.left[c] -= len(move)
         self.cards_left -= len(move)
+        self.key = child
+        return c
+
+    def _apply(self, move: tuple[int, ...], child: int) -> int:
+        """Play ``move`` on the search's line; returns the move's class."""
         self.path.append(move)
+        self.trail.append(self.key)
+        return self._advance(move, child)
 
     def _undo(self) -> None:
         move = self.path.pop()
         h = self.h
+        ckey = self.ckey
         c = -1
         for q in move:
             if q < PILE_COUNT:
+                c = _CLASS_OF_RANK[self.cols[q][h[q]]]
                 h[q] += 1
-                rank = self.cols[q][h[q] - 1]
-                c = _CLASS_OF_RANK[rank]
-                self.ckey[c] += _PILE_BIT[q]
+                ckey[c] += _PILE_BIT[q]
             else:
-                slot = q - PILE_COUNT
-                rank = self.res_rank[slot]
+                rank = self.res_rank[q - PILE_COUNT]
                 self.res_cnt[rank] += 1
                 c = _CLASS_OF_RANK[rank]
-                self.ckey[c] += 1 << (_RESERVE_SHIFT + 4 * (rank - 1))
-            self.key += self._key_delta(q)
+                ckey[c] += _RESERVE_BIT[rank]
         self.left[c] += len(move)
         self.cards_left += len(move)
+        self.key = self.trail.pop()
 
     def _reserve_pos(self, rank: int) -> int:
         """The canonical reserve position (12-19) of the next card of ``rank``."""
@@ -532,19 +548,34 @@ class _Search:
     def _state(self) -> _State:
         return (self.key, tuple(self.h), tuple(self.res_cnt), tuple(self.left), tuple(self.ckey), self.cards_left)
 
-    def _tops(self) -> tuple[list[list[int]], list[int]]:
+    def _tops(self) -> tuple[list[list[int]], list[int], list[list[int]]]:
+        """The playable pile tops by rank, the free cards by rank, and the sources by rank.
+
+        A rank's sources are the playable positions worth telling apart. Free cards of a rank
+        (reserve cards, and a pile's last card) block nothing and stay playable until used, so
+        which one a move spends makes no difference: one is offered, the canonical reserve slot
+        if any, else the first lone pile card. Pile sources come in pile order, then the reserve.
+        """
         h = self.h
         cols = self.cols
+        res_cnt = self.res_cnt
         tops: list[list[int]] = [[] for _ in range(14)]
-        free = self.res_cnt[:]
-        for p in range(PILE_COUNT):
-            hp = h[p]
+        sources: list[list[int]] = [[] for _ in range(14)]
+        free = res_cnt[:]
+        for p, hp in enumerate(h):
             if hp:
                 rank = cols[p][hp - 1]
                 tops[rank].append(p)
-                if hp == 1:
+                if hp > 1:
+                    sources[rank].append(p)
+                else:
+                    if not free[rank]:  # the first free card of its rank, and no reserve card
+                        sources[rank].append(p)
                     free[rank] += 1
-        return tops, free
+        for rank in self.reserve_ranks:
+            if res_cnt[rank]:
+                sources[rank].append(self._reserve_pos(rank))
+        return tops, free, sources
 
     def _beam(self, width: int) -> bool:
         """A beam search for a win (no proofs): True when it found one, the line in ``path``.
@@ -572,14 +603,13 @@ class _Search:
                         if self.cards_left == 0:
                             won = _unlink(link)
                             return True
-                        tops, free = self._tops()
-                        safe = self._safe_move(tops, free)
+                        tops, free, sources = self._tops()
+                        safe = self._safe_move(tops, free, sources)
                         if safe is None:
                             break
-                        self._apply(safe)
-                        self.path.pop()
+                        c = self._advance(safe, self._child_key(safe))
                         link = (link, safe)
-                        if not self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(safe[0])]):
+                        if not self._relaxed_ok(c):
                             ok = False
                             break
                     if not ok:
@@ -590,7 +620,7 @@ class _Search:
                     value = float(sum(hp * hp for hp in h))
                     key = self.key
                     delta = self._deltas()
-                    for heights, move in self._moves(tops, ordered=False):
+                    for heights, move in self._moves(sources, ordered=False):
                         # each pile card takes 2h - 1 off the sum of squared heights
                         child = key
                         score = value - 2 * heights
@@ -609,9 +639,7 @@ class _Search:
                 for _, index, move in sorted(children.values()):
                     state, link = bases[index]
                     self._load(state)
-                    self._apply(move)
-                    self.path.pop()
-                    if self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(move[0])]):
+                    if self._relaxed_ok(self._advance(move, self._child_key(move))):
                         beam.append((self._state(), (link, move)))
                         if len(beam) == width:
                             break
@@ -627,18 +655,17 @@ class _Search:
         if key in self.dead:
             return False
         self._tick()
-        tops, free = self._tops()  # playable pile tops by rank; free cards by rank
+        tops, free, sources = self._tops()
         # safe moves first: no branching
-        safe = self._safe_move(tops, free)
+        safe = self._safe_move(tops, free, sources)
         if safe is not None:
-            self._apply(safe)
-            ok = self._relaxed_ok(_CLASS_OF_RANK[self._rank_at_removed(safe[0])]) and self._dfs()
+            ok = self._relaxed_ok(self._apply(safe, self._child_key(safe))) and self._dfs()
             if ok:
                 return True
             self._undo()
             self.dead.add(key)
             return False
-        moves = self._moves(tops)
+        moves = self._moves(sources)
         dead = self.dead
         delta = self._deltas()
         for _, move in moves:
@@ -647,40 +674,11 @@ class _Search:
                 child -= delta[q]
             if child in dead:  # known lost: no need to play it
                 continue
-            self._apply(move)
-            c = _CLASS_OF_RANK[self._rank_at_removed(move[0])]
-            if self._relaxed_ok(c) and self._dfs():
+            if self._relaxed_ok(self._apply(move, child)) and self._dfs():
                 return True
             self._undo()
         self.dead.add(key)
         return False
-
-    def _rank_at_removed(self, q: int) -> int:
-        """The rank of the card just removed from position ``q`` (after ``_apply``)."""
-        if q < PILE_COUNT:
-            return self.cols[q][self.h[q]]
-        return self.res_rank[q - PILE_COUNT]
-
-    def _sources(self, tops: list[list[int]], rank: int) -> list[int]:
-        """The playable positions of a rank worth telling apart.
-
-        Free cards of a rank (reserve cards, and a pile's last card) block nothing and stay
-        playable until used, so which one a move spends makes no difference: one is offered,
-        the canonical reserve slot if any, else the first lone pile card.
-        """
-        h = self.h
-        out = []
-        free = False
-        for p in tops[rank]:
-            if h[p] > 1:
-                out.append(p)
-            elif not free:
-                free = True
-                if not self.res_cnt[rank]:
-                    out.append(p)
-        if self.res_cnt[rank]:
-            out.append(self._reserve_pos(rank))
-        return out
 
     def _free_source(self, tops: list[list[int]], rank: int) -> int:
         if self.res_cnt[rank]:
@@ -695,7 +693,9 @@ class _Search:
         h = self.h
         return max(sources, key=lambda q: h[q] if q < PILE_COUNT else -1)
 
-    def _safe_move(self, tops: list[list[int]], free: list[int]) -> tuple[int, ...] | None:
+    def _safe_move(
+        self, tops: list[list[int]], free: list[int], sources: list[list[int]]
+    ) -> tuple[int, ...] | None:
         """A move that keeps a won position won, if one is known (see docs/solver.md)."""
         left = self.left
         res_cnt = self.res_cnt
@@ -710,11 +710,11 @@ class _Search:
                 continue
             if playable_r == n and playable_s == n:
                 # the whole class is playable: any pairing clears it
-                return (self._sources(tops, r)[0], self._sources(tops, s)[0])
+                return (sources[r][0], sources[s][0])
             if free[s] == n:
-                return (self._best_source(self._sources(tops, r)), self._free_source(tops, s))
+                return (self._best_source(sources[r]), self._free_source(tops, s))
             if free[r] == n:
-                return (self._free_source(tops, r), self._best_source(self._sources(tops, s)))
+                return (self._free_source(tops, r), self._best_source(sources[s]))
         if left[_FACE_CLASS]:
             n = left[_FACE_CLASS] // 3
             ranks = _CLASS_RANKS[_FACE_CLASS]
@@ -722,49 +722,48 @@ class _Search:
             if min(playable) == 0:
                 return None
             if playable == [n, n, n]:
-                return tuple(self._sources(tops, r)[0] for r in ranks)
+                return tuple(sources[r][0] for r in ranks)
             all_free = [free[r] == n for r in ranks]
             if sum(all_free) >= 2:
-                return self._face_safe(tops, ranks, all_free)
+                return self._face_safe(tops, sources, ranks, all_free)
         return None
 
-    def _face_safe(self, tops: list[list[int]], ranks: tuple[int, ...], free: list[bool]) -> tuple[int, ...]:
+    def _face_safe(
+        self, tops: list[list[int]], sources: list[list[int]], ranks: tuple[int, ...], free: list[bool]
+    ) -> tuple[int, ...]:
         # two ranks entirely free: spend a free card of each with the best card of the third
         chosen: list[int] = []
         odd = free.index(False) if not all(free) else 0
         for i, r in enumerate(ranks):
             if i == odd:
-                chosen.append(self._best_source(self._sources(tops, r)))
+                chosen.append(self._best_source(sources[r]))
             else:
                 chosen.append(self._free_source(tops, r))
         return tuple(chosen)
 
-    def _moves(self, tops: list[list[int]], ordered: bool = True) -> list[tuple[float, tuple[int, ...]]]:
+    def _moves(self, sources: list[list[int]], ordered: bool = True) -> list[tuple[float, tuple[int, ...]]]:
         """Every move (one free card per rank), best first: the sum of the heights of the piles
         its cards come from, a reserve card counting 0 (in no order unless ``ordered``)."""
-        h = self.h
         left = self.left
-        sources = self._sources
         # a source's score: its pile's height (positions 12-19, the reserve, score 0)
-        score = [*h, 0, 0, 0, 0, 0, 0, 0, 0]
+        score = [*self.h, 0, 0, 0, 0, 0, 0, 0, 0]
         out: list[tuple[float, tuple[int, ...]]] = []
         for c in range(5):
             if not left[c]:
                 continue
             r, s = _CLASS_RANKS[c]
-            if (not tops[r] and not self.res_cnt[r]) or (not tops[s] and not self.res_cnt[s]):
+            ss = sources[s]
+            if not ss:
                 continue
-            ss = sources(tops, s)
-            for a in sources(tops, r):
+            for a in sources[r]:
                 sa = score[a]
                 for b in ss:
                     out.append((sa + score[b], (a, b)))
         if left[_FACE_CLASS]:
-            res_cnt = self.res_cnt
-            if (tops[11] or res_cnt[11]) and (tops[12] or res_cnt[12]) and (tops[13] or res_cnt[13]):
-                qs = sources(tops, 12)
-                ks = sources(tops, 13)
-                for a in sources(tops, 11):
+            qs = sources[12]
+            ks = sources[13]
+            if qs and ks:
+                for a in sources[11]:
                     for b in qs:
                         sab = score[a] + score[b]
                         for d in ks:
