@@ -164,7 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| winnable (proved, line replayed to `won`) | {share['winnable']:.2%} ({verdicts['winnable']}) |")
     print(f"| unwinnable (proved) | {share['unwinnable']:.2%} ({verdicts['unwinnable']}) |")
     print(f"| unknown (budget spent) | {share['unknown']:.2%} ({verdicts['unknown']}) |")
-    for label, key in ((f"{clock_name} (the budget's clock)", "clock_ms"), ("CPU time", "cpu_ms")):
+    rows = [(f"{clock_name} (the budget's clock)", "clock_ms")]
+    if not args.cpu_clock:  # with --cpu-clock the two rows would be the same measure
+        rows.append(("CPU time", "cpu_ms"))
+    for label, key in rows:
         t = figures[key]
         print(
             f"| time per deal, {label}: median / p90 / p99 / max | "

@@ -12,14 +12,18 @@ How it works (``docs/solver.md`` gives the proofs):
   cards or more, and how many *free* cards (reserve cards, piles' last cards: they cover
   nothing and stay playable) of each rank are left, since free cards of a rank are
   interchangeable. The solver spends the lowest-numbered reserve slot of a rank first.
-* Depth-first search with a transposition table of positions proved lost, restarted with a
-  slightly shaken move order (a generator seeded by the attempt number: deterministic) and a
-  growing node limit; the table carries over, since its entries are proofs.
+* Two searches share the budget, taking turns restart by restart: one on the position, one on
+  its reversal (every pile upside down). A line wins the position exactly when the same moves
+  in the opposite order win the reversal, and a deal hard one way is usually easy the other
+  (a knot at the bottom of the piles is at the top of the reversal).
+* Each is a depth-first search with a transposition table of positions proved lost, restarted
+  with a slightly shaken move order (a generator seeded by the attempt number: deterministic)
+  and a growing node limit; the table carries over, since its entries are proofs.
 * Safe moves, played without branching: a whole class (A+10, 2+9, 3+8, 4+7, 5+6 or J+Q+K)
   whose remaining cards are all playable; a card whose partners' remaining copies are all
   *free* (in the reserve or alone at the bottom of a pile, so they block nothing and stay
   playable). Free cards of one rank are interchangeable, so a move is offered with one of them.
-* Beam searches between the first restarts (widths 30, 100, 300): level by level, the
+* Beam searches after the second to fourth restarts (widths 30, 100, 300): level by level, the
   positions with the least sum of squared pile heights go on. They prove nothing; they find the
   wins the depth-first order is slow to find.
 * Dead-end test by relaxation: the cards of one class, with every other card deleted, must
@@ -27,6 +31,9 @@ How it works (``docs/solver.md`` gives the proofs):
   cards of every two classes too. The relaxed problems are small and their answers cached.
 * Dead-end test by reachability, at the root: every card must be reachable, i.e. come to the
   top while a card of each rank it needs could come to the top elsewhere (counts ignored).
+* Reduced positions, between restarts: the position with only two (then three, then four)
+  classes' cards left, solved like a deal within a small budget; one proved lost proves the
+  position lost.
 * Moves ordered to dig the tallest piles first and to spare the reserve.
 """
 
