@@ -80,8 +80,9 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     assert watcher.locator(".board [aria-disabled='true']").count() == 40, "the spectator's boards are read-only"
     screenshot(watcher, "spectator-desktop")
     screenshot(bob, "race-phone")
-    # Bob gives up; Ada finishes
-    bob.get_by_role("button", name="Abbandona").click()
+    # Bob gives up (the bar's button asks first); Ada finishes
+    bob.locator(".bar").get_by_role("button", name="Abbandona").click()
+    bob.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
     expect(ada.locator('.opponents [data-player="p2"]')).to_contain_text("ha abbandonato")
     # once his game is over (and only then) Bob learns whether the deal could be won
     analysis = bob.locator(".endbox .analysis")
@@ -153,7 +154,17 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
     expect(page.locator(".board")).to_be_visible()
     expect(page.locator('[data-stat="code"]')).to_have_text("—")
     expect(page.locator(".bar")).to_contain_text("Sfida del giorno")
-    page.get_by_role("button", name="Abbandona").click()
+    # one stray tap on «Abbandona» does not end the ranked attempt: the bar's button asks first
+    page.locator(".bar").get_by_role("button", name="Abbandona").click()
+    confirm = page.locator("dialog.confirm")
+    expect(confirm).to_contain_text("tentativo in classifica")
+    screenshot(page, "give-up-confirm")
+    confirm.get_by_role("button", name="Continua a giocare").click()
+    expect(confirm).to_be_hidden()
+    expect(page.locator('[data-stat="code"]')).to_have_text("—")
+    assert page.locator(".endbox [data-outcome]").count() == 0
+    page.locator(".bar").get_by_role("button", name="Abbandona").click()
+    confirm.get_by_role("button", name="Abbandona").click()
     over = page.locator('.endbox [data-outcome="gave_up"]')
     expect(over).to_be_visible()
     expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-D-[A-Z]{7}$"))

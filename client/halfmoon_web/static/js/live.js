@@ -293,6 +293,26 @@ export function openLive(app, intent) {
     conn.send({ type: "give_up" });
   }
 
+  // the bar's button asks first: one stray tap would end a race, or today's ranked attempt
+  function confirmGiveUp() {
+    if (ui.confirm && canPlay()) ui.confirm.showModal();
+  }
+
+  function confirmDialog() {
+    const w = words();
+    const dialog = h("dialog", { class: "confirm", "aria-label": w.giveUp },
+      h("form", { method: "dialog" },
+        h("p", {}, s.mode === "daily" ? w.confirmGiveUpDaily : w.confirmGiveUpRace),
+        h("div", { class: "actions" },
+          h("button", { value: "cancel", class: "primary", autofocus: true }, w.keepPlaying),
+          h("button", { value: "confirm", class: "danger" }, w.giveUp))));
+    dialog.addEventListener("close", () => {
+      if (dialog.returnValue === "confirm" && canPlay()) giveUp();
+      dialog.returnValue = "";
+    });
+    return dialog;
+  }
+
   function startRace(minutes) {
     const seconds = Math.round(Number(minutes) * 60);
     conn.send(seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" });
@@ -422,15 +442,16 @@ export function openLive(app, intent) {
     const undoButton = h("button", { type: "button", onclick: undo, "aria-keyshortcuts": "U" }, "↶ ", w.undo);
     const race = s.mode === "race";
     const endButton = race || s.mode === "daily"
-      ? h("button", { type: "button", onclick: giveUp }, w.giveUp)
+      ? h("button", { type: "button", onclick: confirmGiveUp, "aria-haspopup": "dialog" }, w.giveUp)
       : h("button", { type: "button", onclick: newGame }, w.newGame);
+    const confirm = race || s.mode === "daily" ? confirmDialog() : null;
     const bar = h("div", { class: "bar" }, timeBox, scoreBox, movesBox, codeBox, h("div", { class: "actions" }, undoButton, endButton));
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
     const side = h("aside", { class: "opponents", "aria-label": w.opponents });
-    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, boardWrap, banner, race ? side : null));
-    Object.assign(ui, { time });
+    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, boardWrap, banner, race ? side : null, confirm));
+    Object.assign(ui, { time, confirm });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
       if (event.key === "u" || event.key === "U") undo();
@@ -450,6 +471,7 @@ export function openLive(app, intent) {
       const playing = canPlay();
       undoButton.disabled = !playing || !(s.canUndo || s.pending.length) || s.pending.length > 0;
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
+      if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       let dimmed = new Set();
       if (app.settings.placementHelp && s.selection.length && shown) {
         const ok = matchingPositions(shown, s.selection);
