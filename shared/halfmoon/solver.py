@@ -88,7 +88,7 @@ _RESTART_NOISE: Final = 3.0
 _NO_LIMIT: Final = 1 << 62
 
 
-#: the beam searches run after the first three restarts, by width, and their shake
+#: the beam searches' widths (they run after restarts _FIRST_BEAM_AFTER, +1, +2), and their shake
 _BEAM_WIDTHS: Final = (30, 100, 300)
 _BEAM_NOISE: Final = 5.0
 _FIRST_BEAM_AFTER: Final = 1  # the restart after which the first beam runs
@@ -274,10 +274,10 @@ class _Budget:
         self.timed_out = False
 
     def spend(self) -> None:
-        """Count one node; raises :class:`_OutOfBudget` when the budget is spent."""
-        self.used += 1
+        """Count one node; raises :class:`_OutOfBudget` instead when the budget is spent."""
         if self.used >= self.node_budget:
             raise _OutOfBudget
+        self.used += 1
         if self.used % _TIME_CHECK_EVERY == 0 and self.clock is not None and self.deadline is not None:
             self._check_clock(self.clock, self.deadline)
 

@@ -32,8 +32,8 @@ from tests.conftest import VECTORS
 #: Deals the solver decides quickly (checked by the tests below, not assumed).
 EASY_CODES = ("HM1-N-AAAAAAB", "HM1-N-BRBOULL", "HM1-D-QWERTYU")
 BUDGET = 200_000
-#: a deal the solver takes far more than 5,000 nodes to decide (unwinnable, ~340,000 nodes)
-HARD_CODE = "HM1-N-QETXIZJ"
+#: a deal the solver takes far more than 5,000 nodes to decide (unwinnable, about 150,000 nodes)
+HARD_CODE = "HM1-N-XYFWJBG"
 
 
 def brute_force_winnable(game: Game) -> bool:
@@ -124,7 +124,7 @@ def test_solving_part_way_gives_the_rest_of_a_win() -> None:
 
 def test_a_deal_hard_for_depth_first_search_is_won_quickly_by_the_beam() -> None:
     # HM1-N-KIVHYUK: the restarted depth-first searches alone (on the deal and on its reversal)
-    # need about 72,000 nodes; with the beam searches between restarts, about 5,500.
+    # need about 72,000 nodes; with the beam searches between restarts, about 6,500.
     code = "HM1-N-KIVHYUK"
     result = solve(Game.from_code(code), node_budget=8_000)
     assert result.verdict is Verdict.WINNABLE and result.moves is not None
@@ -308,7 +308,7 @@ def test_a_line_found_on_the_reversed_deal_wins_and_spends_the_reserve_lowest_sl
 
 
 def test_a_tiny_node_budget_gives_unknown_within_the_budget() -> None:
-    for budget in (1, 10, 40):
+    for budget in (0, 1, 10, 40):
         result = solve(Game.from_code(EASY_CODES[0]), node_budget=budget)
         assert result.verdict is Verdict.UNKNOWN
         assert result.moves is None
@@ -378,6 +378,17 @@ def test_analysis_says_unknown_when_the_budget_is_too_small() -> None:
     analysis = analyse(record, node_budget=5)
     assert analysis.winnable is Verdict.UNKNOWN
     assert analysis.last_winnable_move is None
+    assert analysis.nodes <= 5
+
+
+def test_analysis_keeps_to_its_node_budget_across_its_solves() -> None:
+    # a stalled game: the start is solved, then the final line is bisected, all in one budget
+    stalled = next(stalled_games())
+    record = GameRecord(stalled.code, stalled.history())
+    full = analyse(record, node_budget=BUDGET)
+    assert full.winnable is Verdict.WINNABLE and full.nodes > 20
+    for budget in (0, 1, full.nodes // 2, full.nodes - 1):
+        assert analyse(record, node_budget=budget).nodes <= budget
 
 
 # -- daily deals ---------------------------------------------------------------------------
