@@ -19,6 +19,7 @@ from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
 from halfmoon_client.rest import create_room
 from halfmoon_client.screens import results_table
+from halfmoon_client.seats import SeatBook
 from halfmoon_client.strategy import STRATEGIES
 from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, watch_room
 from halfmoon_client.words import say
@@ -73,6 +74,12 @@ def register_join(sub: Sub) -> None:
     p.add_argument(
         "--time-limit", type=_positive, metavar="S", help="race time limit in seconds, if you start it (default 1800)"
     )
+    p.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="do not resume a game kept from an earlier run, nor keep this one "
+        "(seats are kept in $HALFMOON_STATE_DIR or ~/.local/state/halfmoon)",
+    )
     p.set_defaults(func=run_join)
 
 
@@ -96,6 +103,7 @@ def run_join(args: argparse.Namespace) -> int:
             move_errors=args.move_errors,
             color=color,
             time_limit_s=args.time_limit,
+            seats=None if args.no_resume else SeatBook.default(),
         )
         return 0 if racer.done else 1
 

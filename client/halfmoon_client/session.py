@@ -168,10 +168,17 @@ class Session:
         return {"type": "watch", "v": PROTOCOL_VERSION, "room": room}
 
     def resume_message(self) -> Message:
-        """``resume`` with the token and the highest ``seq`` seen; raises :class:`ProtocolError` without a token."""
+        """``resume`` with the token and the highest ``seq`` seen; raises :class:`ProtocolError` without a token.
+
+        A session that holds no room state yet (a token kept from an earlier run) sends no
+        ``since``, so the server answers with the whole room snapshot.
+        """
         if self.room is None or self.token is None:
             raise ProtocolError("cannot resume: no room and token yet")
-        return {"type": "resume", "v": PROTOCOL_VERSION, "room": self.room, "token": self.token, "since": self.seq}
+        message: Message = {"type": "resume", "v": PROTOCOL_VERSION, "room": self.room, "token": self.token}
+        if self.welcomed:
+            message["since"] = self.seq
+        return message
 
     @staticmethod
     def start_message(time_limit_s: int | None = None) -> Message:

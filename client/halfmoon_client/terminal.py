@@ -20,6 +20,7 @@ from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ProtocolError, RefusedError
 from halfmoon_client.racer import Racer
 from halfmoon_client.screens import CLEAR, watch_pages, watch_screen
+from halfmoon_client.seats import SeatBook
 from halfmoon_client.session import Message, Session
 from halfmoon_client.words import say
 
@@ -103,6 +104,10 @@ def stdin_lines(stream: TextIO | None = None) -> asyncio.Queue[str | None]:
     return queue
 
 
+class _StaleSeat(RefusedError):
+    """A token kept from an earlier run that the server refused before letting the player in."""
+
+
 def _refused_text(code: str, message: str, room: str) -> str:
     if code == "no_such_room":
         return f"no room {room} on this server"
@@ -125,14 +130,59 @@ async def play_race(
     tick_s: float = 1.0,
     backoff: Backoff | None = None,
     time_limit_s: int | None = None,
+    seats: SeatBook | None = None,
 ) -> Racer:
     """Race in room ``room`` as ``name`` until the race is over or the racer quits.
 
-    Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError` (with
-    a message naming the room) or :class:`ProtocolError`.
+    With a seat book, a token kept from an earlier run resumes that player (a token the server
+    no longer knows is dropped, and the racer joins afresh), the token of this run is kept as
+    soon as the server gives it, and the seat is dropped when the race is over or the racer
+    leaves. Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError`
+    (with a message naming the room) or :class:`ProtocolError`.
     """
+    kept = seats.token(server, room, name) if seats is not None else None
+    args = (server, room, name, lines, screen)
+    options: dict[str, Any] = {
+        "lang": lang,
+        "move_errors": move_errors,
+        "color": color,
+        "clock": clock,
+        "tick_s": tick_s,
+        "backoff": backoff,
+        "time_limit_s": time_limit_s,
+        "seats": seats,
+    }
+    if kept is not None:
+        try:
+            return await _race(*args, token=kept, **options)
+        except _StaleSeat:
+            pass  # the server no longer knows that player (the seat is dropped): join as a new one
+    return await _race(*args, token=None, **options)
+
+
+async def _race(
+    server: str,
+    room: str,
+    name: str,
+    lines: asyncio.Queue[str | None],
+    screen: Screen,
+    *,
+    token: str | None,
+    lang: str,
+    move_errors: bool,
+    color: bool,
+    clock: Clock,
+    tick_s: float,
+    backoff: Backoff | None,
+    time_limit_s: int | None,
+    seats: SeatBook | None,
+) -> Racer:
     racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s)
     session = racer.session
+    if token is not None:  # a seat kept from an earlier run: the first hello resumes it
+        session.room = room
+        session.token = token
+    kept = token
 
     def hello() -> Message:
         return session.resume_message() if session.token else session.join_message(room, name)
@@ -144,7 +194,11 @@ async def play_race(
     link = Link(server, hello=hello, on_event=on_event, backoff=backoff)
 
     def feed(message: Message) -> None:
+        nonlocal kept
         racer.receive(message, clock())
+        if seats is not None and session.welcomed and session.token and session.token != kept:
+            kept = session.token
+            seats.keep(server, room, name, kept)
 
     async def read_input() -> None:
         while not racer.done:
@@ -176,6 +230,10 @@ async def play_race(
                     break
                 tasks[0].result()  # re-raise a failure of the input task
     except RefusedError as exc:
+        if seats is not None and exc.code in ("bad_token", "no_such_room"):
+            seats.drop(server, room)  # the server forgot this room or this player
+        if exc.code == "bad_token" and token is not None and not session.welcomed:
+            raise _StaleSeat(exc.code, str(exc)) from None  # play_race joins afresh
         raise RefusedError(exc.code, _refused_text(exc.code, str(exc), room)) from None
     finally:
         for task in tasks:
@@ -184,6 +242,8 @@ async def play_race(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await link.close()
+    if seats is not None and racer.done:
+        seats.drop(server, room)  # the race is over, or the racer left: nothing to resume
     screen.draw(racer.screen(clock(), color=color))
     return racer
 

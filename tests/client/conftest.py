@@ -16,6 +16,12 @@ from halfmoon_server import create_app
 from halfmoon_server.settings import Settings
 
 
+@pytest.fixture(autouse=True)
+def _state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Seats kept by ``halfmoon join`` (and the subprocesses it starts) go to a temporary folder."""
+    monkeypatch.setenv("HALFMOON_STATE_DIR", str(tmp_path / "state"))
+
+
 @pytest.fixture
 async def server_url(aiohttp_server: Callable[..., Awaitable[TestServer]], tmp_path: Path) -> str:
     settings = Settings(

@@ -108,6 +108,11 @@ def test_resume_message_carries_token_and_since_and_a_catch_up_welcome_keeps_the
     assert "p3" in session.players and session.seq == 3
 
 
+def test_a_token_kept_from_an_earlier_run_resumes_without_since_to_get_a_snapshot() -> None:
+    session = Session(room="K7WQ2M", token="t" * 32)  # no room state yet: only the seat
+    assert session.resume_message() == {"type": "resume", "v": 1, "room": "K7WQ2M", "token": "t" * 32}
+
+
 def test_resume_without_a_token_is_refused() -> None:
     with pytest.raises(ProtocolError, match="cannot resume"):
         Session().resume_message()
