@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from halfmoon_client.bots import run_bots
+from halfmoon_client.bots import BotReport, run_bots
 from halfmoon_client.connection import Backoff
 from halfmoon_client.errors import RefusedError, UnreachableError
 from halfmoon_client.rest import create_room
@@ -61,6 +61,28 @@ async def until(predicate: object, timeout: float = 20.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.02)
+
+
+async def start_and_play_a_move(
+    server_url: str,
+    room: str,
+    lines: asyncio.Queue[str | None],
+    screen: RecordingScreen,
+    *,
+    think_ms: int,
+    seed: int,
+) -> tuple[asyncio.Task[list[BotReport]], dict[str, str | None]]:
+    """The racer waits in the lobby as host: a bot joins, the racer starts the race and plays
+    one legal move read off its screen. Returns the bot's task and the board after the move."""
+    bots = asyncio.create_task(run_bots(server_url, players=1, room=room, think_ms=think_ms, seed=seed))
+    await until(lambda: "bot-" in screen.last)
+    lines.put_nowait("s")
+    await until(lambda: screen.last.startswith("Time "))
+    move = a_legal_move(board_from_screen(screen.last))
+    assert move is not None
+    lines.put_nowait(move)
+    await until(lambda: "Moves 1  ·" in screen.last)
+    return bots, board_from_screen(screen.last)
 
 
 async def test_a_terminal_racer_two_bots_and_a_spectator_race_to_the_results(server_url: str) -> None:
@@ -124,15 +146,7 @@ async def test_the_racer_reconnects_with_backoff_and_resumes_where_it_was(server
     screen = RecordingScreen()
     racer_task = asyncio.create_task(play_race(proxy.url, created.room, "Ada", lines, screen, tick_s=0.1, backoff=FAST))
     await until(lambda: "You are the host" in screen.last)
-    bots = asyncio.create_task(run_bots(server_url, players=1, room=created.room, think_ms=150, seed=2))
-    await until(lambda: "bot-" in screen.last)
-    lines.put_nowait("s")
-    await until(lambda: screen.last.startswith("Time "))
-    move = a_legal_move(board_from_screen(screen.last))
-    assert move is not None
-    lines.put_nowait(move)
-    await until(lambda: "Moves 1  ·" in screen.last)
-    board_before = board_from_screen(screen.last)
+    bots, board_before = await start_and_play_a_move(server_url, created.room, lines, screen, think_ms=150, seed=2)
 
     proxy.cut()  # the network drops, and stays down for a while
     await until(lambda: any("Connection lost: retrying in" in frame for frame in screen.frames))

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from halfmoon_client.bots import run_bots
 from halfmoon_client.rest import create_room
 from halfmoon_client.seats import MAX_SEATS, SeatBook, default_state_dir
 from halfmoon_client.terminal import play_race
 from tests.client.support import RecordingScreen, board_from_screen
-from tests.client.test_live import a_legal_move, until
+from tests.client.test_live import start_and_play_a_move, until
 
 SERVER = "http://127.0.0.1:8080"
 
@@ -95,15 +94,7 @@ async def test_a_racer_run_again_after_its_process_ended_resumes_the_same_game(s
     await until(lambda: "You are the host" in screen.last)
     token = book.token(server_url, created.room, "Ada")
     assert token  # kept as soon as the server gave it
-    bots = asyncio.create_task(run_bots(server_url, players=1, room=created.room, think_ms=50, seed=3))
-    await until(lambda: "bot-" in screen.last)
-    lines.put_nowait("s")
-    await until(lambda: screen.last.startswith("Time "))
-    move = a_legal_move(board_from_screen(screen.last))
-    assert move is not None
-    lines.put_nowait(move)
-    await until(lambda: "Moves 1" in screen.last)
-    board = board_from_screen(screen.last)
+    bots, board = await start_and_play_a_move(server_url, created.room, lines, screen, think_ms=50, seed=3)
     first.cancel()  # the terminal is closed: no leave, the process is simply gone
     with pytest.raises(asyncio.CancelledError):
         await first
