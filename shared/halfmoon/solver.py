@@ -843,7 +843,9 @@ def _forward_line(reversed_line: list[tuple[int, ...]], reserve: list[int | None
         renamed = []
         for q in move:
             if q >= PILE_COUNT:
-                q = PILE_COUNT + slots[reserve[q - PILE_COUNT] or 0].pop(0)
+                rank = reserve[q - PILE_COUNT]
+                assert rank is not None, "a winning line spends only reserve slots that hold a card"
+                q = PILE_COUNT + slots[rank].pop(0)
             renamed.append(q)
         line.append(tuple(renamed))
     return line
@@ -874,12 +876,12 @@ def _subsets_lost(piles: list[list[int]], reserve: list[int | None], size: int, 
         except _OutOfBudget:
             won = None
         budget.used += sub.used
+        if won is False:
+            return True  # a proof, even if it took the last of the budget
         if sub.timed_out:
             budget.timed_out = True
         if budget.spent:
             raise _OutOfBudget
-        if won is False:
-            return True
     return False
 
 
