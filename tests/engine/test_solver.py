@@ -428,6 +428,19 @@ def test_cli_several_codes_print_one_json_object_per_line(capsys: pytest.Capture
     assert second["nodes"] <= 2000
 
 
+def test_cli_budget_ms_bounds_each_deal_by_the_wall_clock(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["solve", HARD_CODE, EASY_CODES[0], "--budget-ms", "40", "--json"])
+    hard, easy = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert status == 0
+    assert (hard["result"], hard["moves"]) == ("unknown", None)
+    assert 40 <= hard["ms"] < 2_000  # the clock is read every 64 nodes: a few ms over at most
+    assert easy["result"] == "winnable"  # each deal gets its own budget
+    with pytest.raises(SystemExit) as exit_info:
+        main(["solve", EASY_CODES[0], "--budget-ms", "-5"])
+    assert exit_info.value.code == 2
+    assert "--budget-ms" in capsys.readouterr().err
+
+
 def test_cli_a_bad_code_gets_an_error_line_and_status_1(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["solve", "HM1-N-AAAAAA", EASY_CODES[0], "--json"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
