@@ -11,10 +11,11 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any, Final
 
+from halfmoon.cards import Card
 from halfmoon.diagram import render
 from halfmoon.text import format_bar, format_time
 from halfmoon.view import BoardView
-from halfmoon_client.session import Board, Player, Session
+from halfmoon_client.session import HIDDEN, Board, Player, Session
 from halfmoon_client.words import columns, say, status_word
 
 WIDTH: Final = 80
@@ -161,11 +162,14 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
     ' piles  5♠8  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0'
     """
     view: BoardView = board.view()
-    cells = [
-        f"{'--' if card is None else card.symbol(lang=lang):>3}{count}"
-        for card, count in zip(view.tops[:12], view.counts[:12], strict=True)
-    ]
-    slots = [f"{'--' if card is None else card.symbol(lang=lang):>3}" for card in view.tops[12:]]
+
+    def shown(pos: int, card: Card | None) -> str:
+        if pos in board.hidden:
+            return HIDDEN  # a card not every racer still playing has seen yet
+        return "--" if card is None else card.symbol(lang=lang)
+
+    cells = [f"{shown(pos, card):>3}{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
+    slots = [f"{shown(pos, card):>3}" for pos, card in enumerate(view.tops[12:], 12)]
     return [" piles " + " ".join(cells), " res.  " + " ".join(slots)]
 
 
@@ -202,7 +206,7 @@ def watch_screen(
         remaining = ((session.countdown_ms(local_ms) or 0) + 999) // 1000
         second = say("countdown", lang, seconds=remaining)
     players = list(session.players.values())
-    if len(players) == 1 and players[0].id in session.boards:
+    if len(players) == 1 and players[0].id in session.boards and not session.boards[players[0].id].hidden:
         player = players[0]
         lines = [head, player_header(player, session, local_ms, lang), second]
         lines += render(session.boards[player.id].view(), lang=lang).split("\n")

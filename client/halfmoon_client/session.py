@@ -47,41 +47,58 @@ ENTRY_ERRORS: Final = frozenset(
 Message = dict[str, Any]
 
 
+#: a card a spectator is not shown yet (docs/protocol.md, "Who sees what")
+HIDDEN = "??"
+
+
 class Board:
-    """A board as a player may see it: the top card and the card count of the 20 positions."""
+    """A board as a player may see it: the top card and the card count of the 20 positions.
 
-    __slots__ = ("counts", "tops")
+    A spectator's board may hold tops it is not shown yet: their positions are in ``hidden``
+    (their ``tops`` entry is None, their count is true).
+    """
 
-    def __init__(self, tops: list[Card | None], counts: list[int]) -> None:
+    __slots__ = ("counts", "hidden", "tops")
+
+    def __init__(self, tops: list[Card | None], counts: list[int], hidden: set[int] | None = None) -> None:
         self.tops = tops
         self.counts = counts
+        self.hidden: set[int] = hidden or set()
 
     @classmethod
     def from_json(cls, data: Any) -> Board:
-        """Read ``{"tops": [...20], "counts": [...20]}``; raises :class:`ProtocolError`."""
+        """Read ``{"tops": [...20], "counts": [...20]}`` (a top may be ``"??"``); raises :class:`ProtocolError`."""
         try:
-            view = BoardView.from_json(data)
-        except HalfMoonError as exc:
+            tops = data["tops"]
+            hidden = {i for i, top in enumerate(tops) if top == HIDDEN}
+            shown = {**data, "tops": [None if i in hidden else top for i, top in enumerate(tops)]}
+            view = BoardView.from_json(shown)
+        except (HalfMoonError, KeyError, TypeError) as exc:
             raise ProtocolError(f"bad board from the server: {exc}") from None
-        return cls(list(view.tops), list(view.counts))
+        return cls(list(view.tops), list(view.counts), hidden)
 
     def apply(self, changes: Any) -> None:
-        """Apply ``changes``: ``[{"pos": "8", "card": "JC" | null, "count": 7}, …]``.
+        """Apply ``changes`` (or ``reveals``): ``[{"pos": "8", "card": "JC" | "??" | null, "count": 7}, …]``.
 
         Raises :class:`ProtocolError` on a malformed change (the board is then unchanged).
         """
-        parsed: list[tuple[int, Card | None, int]] = []
+        parsed: list[tuple[int, Card | None, bool, int]] = []
         try:
             for change in changes:
                 pos = parse_position(change["pos"])
-                card = None if change["card"] is None else Card.parse(change["card"])
+                hidden = change["card"] == HIDDEN
+                card = None if change["card"] is None or hidden else Card.parse(change["card"])
                 count = int(change["count"])
-                parsed.append((pos, card, count))
+                parsed.append((pos, card, hidden, count))
         except (HalfMoonError, KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"bad changes from the server: {changes!r:.120} ({exc})") from None
-        for pos, card, count in parsed:
+        for pos, card, hidden, count in parsed:
             self.tops[pos] = card
             self.counts[pos] = count
+            if hidden:
+                self.hidden.add(pos)
+            else:
+                self.hidden.discard(pos)
 
     def view(self) -> BoardView:
         return BoardView(tuple(self.tops), tuple(self.counts))
@@ -267,6 +284,12 @@ class Session:
             return kind  # already applied (replayed after a resume)
         try:
             handler(self, message, local_ms)
+            reveals = message.get("reveals")
+            if reveals is not None:  # spectators: tops that came into sight (or went out of it)
+                for reveal in reveals:
+                    board = self.boards.get(reveal["player"])
+                    if board is not None:
+                        board.apply([reveal])
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"malformed {kind!r} message from the server: {exc!r}") from None
         if isinstance(seq, int):

@@ -22,7 +22,7 @@ from halfmoon.codes import DealCode
 from halfmoon.deal import Deal
 from halfmoon.errors import IllegalMoveError, UndoError
 from halfmoon.game import Game, Move, Status
-from halfmoon.positions import POSITION_NAMES
+from halfmoon.positions import PILE_COUNT, PILES, POSITION_NAMES, POSITIONS
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import BoardView
 from halfmoon_server.clock import Clock, day_start_ms
@@ -36,6 +36,8 @@ from halfmoon_server.storage import FinishedGame, Storage
 log = logging.getLogger("halfmoon_server.rooms")
 
 FINISHED: Final = frozenset({"won", "gave_up", "left", "timed_out"})
+#: what spectators get instead of a card that a racer still playing has not seen yet
+HIDDEN: Final = "??"
 ACTIVE: Final = frozenset({"playing", "stalled"})
 DAY_MS: Final = 86_400_000
 
@@ -54,6 +56,9 @@ class Player:
     disconnected_at: int | None = None
     ranked: bool = True
     analysis: dict[str, Any] | None = None
+    #: the lowest height each pile has had in this player's game: every card from there up has
+    #: been on top, so this player has seen it (an undo does not unsee it)
+    lowest: list[int] | None = None
 
 
 @dataclass(slots=True)
@@ -110,6 +115,7 @@ class Room:
         self.time_limit_s: int | None = None
         self.results: list[dict[str, Any]] | None = None
         self.pending = 0
+        self.shown: dict[str, list[str | None]] = {}  # each board's tops as spectators were last told
         self._next_player = 1
         self._start_handle: asyncio.TimerHandle | None = None
 
@@ -152,7 +158,7 @@ class Room:
         if viewer is not None and viewer.game is not None:
             board = BoardView.of(viewer.game).to_json()
         if spectator and self.phase != "lobby" and self.started_at is not None:
-            boards = {p.id: BoardView.of(p.game).to_json() for p in self.players.values() if p.game is not None}
+            boards = self.spectator_boards()
         return {
             "room": self.id,
             "mode": self.mode,
@@ -171,6 +177,75 @@ class Room:
             "results": self.results,
         }
 
+    def spectator_tops(self) -> dict[str, list[str | None]]:
+        """Each player's tops as spectators may see them (docs/protocol.md, "Who sees what").
+
+        Everyone plays the same deal, so a card one racer has uncovered lies under the same
+        pile of every other racer's game: shown to spectators (and so to a racer watching from
+        another tab) it would tell a racer still playing what is coming. A pile card is shown
+        only once every racer still playing has seen it, i.e. when the pile is at least as tall
+        as the lowest it has been in each of their games; otherwise it is ``HIDDEN``. Reserve
+        cards are in sight of everyone from the start; once nobody is playing, all is shown.
+        """
+        active = [p.lowest for p in self.players.values() if p.status in ACTIVE and p.lowest is not None]
+        bar = [max((lowest[pile] for lowest in active), default=0) for pile in PILES]
+        tops: dict[str, list[str | None]] = {}
+        for player in self.players.values():
+            game = player.game
+            if game is None:
+                continue
+            shown: list[str | None] = []
+            for position in POSITIONS:
+                card = game.card_at(position)
+                if card is None:
+                    shown.append(None)
+                elif position < PILE_COUNT and game.count_at(position) < bar[position]:
+                    shown.append(HIDDEN)
+                else:
+                    shown.append(card.name)
+            tops[player.id] = shown
+        return tops
+
+    def spectator_boards(self) -> dict[str, dict[str, Any]]:
+        tops = self.spectator_tops()
+        return {
+            pid: {"tops": shown, "counts": [game.count_at(p) for p in POSITIONS]}
+            for pid, shown in tops.items()
+            if (game := self.players[pid].game) is not None
+        }
+
+    def _for_spectators(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The spectators' copy of an event: its ``changes`` as spectators may see them, and
+        ``reveals`` for every other top whose shown card changed since the last event they got."""
+        now = self.spectator_tops()
+        before = self.shown
+        self.shown = now
+        body = dict(body)
+        mover = body.get("player") if isinstance(body.get("player"), str) else None
+        covered: set[int] = set()
+        if mover is not None and "changes" in body:
+            changes = []
+            for change in body["changes"]:
+                position = POSITION_NAMES.index(change["pos"])
+                covered.add(position)
+                changes.append(dict(change, card=now[mover][position]))
+            body["changes"] = changes
+        reveals = []
+        for pid, tops in now.items():
+            old = before.get(pid)
+            game = self.players[pid].game
+            assert game is not None
+            for position, card in enumerate(tops):
+                if pid == mover and position in covered:
+                    continue
+                if old is None or old[position] != card:
+                    reveals.append(
+                        {"player": pid, "pos": POSITION_NAMES[position], "card": card, "count": game.count_at(position)}
+                    )
+        if reveals:
+            body["reveals"] = reveals
+        return body
+
     # -- sending ----------------------------------------------------------------------------
 
     def _emit(
@@ -183,11 +258,17 @@ class Room:
         """Version an event, log it and queue it to every connected member (never waits)."""
         self.seq += 1
         seq = self.seq
+        shared = spectators is players
+        if spectators is not None and self.spectators and self.started_at is not None:
+            # spectators see the boards only as far as every racer still playing has (and are
+            # told what comes into sight); computed only while someone watches
+            filtered = self._for_spectators(spectators)
+            if filtered != spectators:
+                spectators, shared = filtered, False
         frame_players = None if players is None else _stamp(players, kind, seq)
-        if spectators is players:
-            frame_spectators = frame_players
-        else:
-            frame_spectators = None if spectators is None else _stamp(spectators, kind, seq)
+        frame_spectators = frame_players if shared else None
+        if spectators is not None and not shared:
+            frame_spectators = _stamp(spectators, kind, seq)
         frames: dict[str, bytes | None] = {}
         for pid, body in (overrides or {}).items():
             frames[pid] = None if body is None else _stamp(body, kind, seq)
@@ -261,6 +342,9 @@ class Room:
 
     def add_spectator(self, conn: Connection) -> None:
         self._to_all("spectators", {"count": len(self.spectators) + 1})
+        if not self.spectators:
+            # nobody was watching, so nobody was kept up to date: the welcome's snapshot is the start
+            self.shown = self.spectator_tops()
         self.spectators.add(conn)
         conn.room = self
         conn.player_id = None
@@ -378,15 +462,17 @@ class Room:
         for player in self.players.values():
             player.game = Game(self.deal)
             player.status = "playing"
+            player.lowest = [player.game.count_at(pile) for pile in PILES]
         code = None if self.mode == "daily" else str(self.code)
         boards = {p.id: BoardView.of(p.game).to_json() for p in self.players.values() if p.game is not None}
         overrides: dict[str, dict[str, Any] | None] = {
             pid: {"code": code, "started_at": now, "board": board} for pid, board in boards.items()
         }
+        self.shown = self.spectator_tops()  # the same deal for all: everything in sight is shown
         self._emit(
             "started",
             {"code": code, "started_at": now, "board": None},
-            {"code": code, "started_at": now, "boards": boards},
+            {"code": code, "started_at": now, "boards": self.spectator_boards()},
             overrides,
         )
         if not self.players:
@@ -429,6 +515,10 @@ class Room:
     def _after_action(self, player: Player, action: str, move: Move, msg_id: int | None) -> None:
         game = player.game
         assert game is not None
+        if player.lowest is not None:
+            for position in move.positions:
+                if position < PILE_COUNT:
+                    player.lowest[position] = min(player.lowest[position], game.count_at(position))
         now = self.clock.now_ms()
         status = game.status
         player.status = status.value  # "won" | "stalled" | "playing", the wire names

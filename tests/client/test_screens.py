@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from halfmoon.cards import Card
 from halfmoon.diagram import render
 from halfmoon.game import Game
 from halfmoon.view import BoardView
 from halfmoon_client.racer import Racer
 from halfmoon_client.screens import compact_board, progress_bar, race_screen, results_table, watch_pages, watch_screen
-from halfmoon_client.session import Session
+from halfmoon_client.session import Board, Session
 from tests.client.support import CODE, T0, board_from_screen, moved, started, summary, welcome
 
 SEVEN_RIVALS = [
@@ -131,6 +132,11 @@ def test_spectator_sees_every_board_compactly_and_cycles_pages() -> None:
     one.receive(welcome(1, you=None, token=None), T0)
     one.receive(started(2, None, {"p1": games["p1"]}), T0)
     assert render(BoardView.of(games["p1"])) in watch_screen(one, local_ms=T0)  # one player: the full diagram
+
+
+def test_a_hidden_top_is_drawn_as_question_marks_with_its_count() -> None:
+    board = Board([Card.parse("5S"), None, *([None] * 18)], [8, 7, *([0] * 18)], hidden={1})
+    assert compact_board(board)[0].startswith(" piles  5♠8  ??7  --0")
 
 
 def test_racer_screen_shows_its_message_line() -> None:

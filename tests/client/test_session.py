@@ -152,6 +152,31 @@ def test_a_spectator_gets_every_board_and_their_changes() -> None:
     assert session.boards["p2"].cards_left == 102 and session.boards["p1"].cards_left == 104
 
 
+def test_a_spectator_keeps_hidden_tops_hidden_until_they_are_revealed() -> None:
+    session = Session()
+    session.receive(welcome(1, you=None, token=None, players=[summary("p1", "Ada"), summary("p2", "Bob")]), T0)
+    games = {"p1": Game.from_code(CODE), "p2": Game.from_code(CODE)}
+    session.receive(started(2, None, games), T0)
+    move = next(games["p1"].legal_moves())
+    games["p1"].push(move)
+    pile = min(p for p in move.positions if p < 12)
+    name = move.names()[move.positions.index(pile)]
+    message = moved(3, "p1", games["p1"], move.names(), changes=True)
+    for change in message["changes"]:
+        if change["pos"] == name:
+            change["card"] = "??"  # Bob has not uncovered it: the server hides it from spectators
+    session.receive(message, T0)
+    board = session.boards["p1"]
+    assert pile in board.hidden and board.tops[pile] is None and board.counts[pile] == 7
+    card = games["p1"].card_at(pile)
+    assert card is not None
+    reveal = {"player": "p1", "pos": name, "card": card.name, "count": 7}
+    session.receive({"type": "progress", "v": 1, "seq": 4, "player": summary("p2", "Bob"), "reveals": [reveal]}, T0)
+    assert pile not in board.hidden and board.tops[pile] == card
+    with pytest.raises(ProtocolError):
+        session.receive({"type": "progress", "v": 1, "seq": 5, "player": summary("p2", "Bob"), "reveals": [{}]}, T0)
+
+
 def test_outgoing_messages_are_versioned_and_moves_numbered() -> None:
     session = Session()
     assert session.join_message("K7WQ2M", "Ada") == {"type": "join", "v": 1, "room": "K7WQ2M", "name": "Ada"}

@@ -96,6 +96,7 @@ async def generate() -> list[str]:
             await send(bob, type="move", positions=next(Game.from_code(code).legal_moves()).names(), id=2)
             await recv(bob, "moved")
             await recv(ada, "moved")
+            await recv(spec, "moved")
             since = bob.seq
             lines.append("(Bob's connection drops)")
             await bob.close()

@@ -177,6 +177,14 @@ class ViewTracker:
                     tops = self.boards.setdefault(message["player"], [None] * 20)
                     for change in changes:
                         tops[POSITION_NAMES.index(change["pos"])] = change["card"]
+        reveals = message.get("reveals")
+        if reveals is not None:
+            if not self.spectator:
+                self.problems.append(f"player {self.me} got reveals meant for spectators: {reveals}")
+            else:
+                for reveal in reveals:
+                    tops = self.boards.setdefault(reveal["player"], [None] * 20)
+                    tops[POSITION_NAMES.index(reveal["pos"])] = reveal["card"]
         visible = self._visible()
         for card in _card_names(message):
             if card not in visible:

@@ -64,19 +64,37 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     bob_row = ada.locator('.opponents [data-player="p2"]')
     expect(bob_row).to_contain_text(f"Punteggio {game_bob.score} · Mosse 1")
     expect(bob_row.locator("progress")).to_have_attribute("value", str(104 - game_bob.cards_left))
+    # (the card Bob uncovered stays face down for spectators: Ada, still racing, has not seen it —
+    # a racer watching from another tab must not learn what lies under their own piles)
     bob_board = watcher.locator('.watch-player[data-player="p2"] .board')
-    changed = WON["moves"][0][0]
-    top = game_bob.card_at(POSITION_NAMES.index(changed))
-    expect(bob_board.locator(f'[data-pos="{changed}"]')).to_have_attribute("data-card", top.name if top else "")
-    # Ada plays her winning game; half-way through, the spectator sees her board as she does
-    for names in WON["moves"][:24]:
+    changed = next(name for name in WON["moves"][0] if POSITION_NAMES.index(name) < 12)
+    pile = POSITION_NAMES.index(changed)
+    top = game_bob.card_at(pile)
+    assert top is not None
+    expect(bob_board.locator(f'[data-pos="{changed}"]')).to_have_class(re.compile(r"\bdown\b"))
+    expect(bob_board.locator(f'[data-pos="{changed}"]')).not_to_have_attribute("data-card", top.name)
+    # Ada plays her winning game: once she has uncovered that card too, the spectator sees Bob's
+    play(ada, game_ada, WON["moves"][0])
+    expect(bob_board.locator(f'[data-pos="{changed}"]')).to_have_attribute("data-card", top.name)
+    # half-way through, the spectator sees of her board what Bob (one move in) has seen too
+    for names in WON["moves"][1:24]:
         play(ada, game_ada, names)
     ada_board = watcher.locator('.watch-player[data-player="p1"] .board')
+    expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punteggio {game_ada.score}")
+    hidden = 0
     for p, name in enumerate(POSITION_NAMES):
         card = game_ada.card_at(p)
-        if card is not None:
-            expect(ada_board.locator(f'[data-pos="{name}"]')).to_have_attribute("data-card", card.name)
-    expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punteggio {game_ada.score}")
+        slot = ada_board.locator(f'[data-pos="{name}"]')
+        if card is None:
+            continue
+        if p < 12 and game_ada.count_at(p) < game_bob.count_at(p):
+            hidden += 1
+            expect(slot).to_have_class(re.compile(r"\bdown\b"))
+            expect(slot).to_have_attribute("aria-label", re.compile("carta coperta"))
+        else:
+            expect(slot).to_have_attribute("data-card", card.name)
+    assert hidden > 0, "Ada has dug deeper than Bob: some of her cards are not shown yet"
+    expect(watcher.locator(".watch-head")).to_contain_text("Le carte coperte restano coperte")
     assert watcher.locator(".board [aria-disabled='true']").count() == 40, "the spectator's boards are read-only"
     screenshot(watcher, "spectator-desktop")
     screenshot(bob, "race-phone")
@@ -84,6 +102,11 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     bob.locator(".bar").get_by_role("button", name="Abbandona").click()
     bob.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
     expect(ada.locator('.opponents [data-player="p2"]')).to_contain_text("ha abbandonato")
+    # with Bob out, nobody still racing can learn from Ada's board: the spectator sees all of it
+    for p, name in enumerate(POSITION_NAMES):
+        card = game_ada.card_at(p)
+        if card is not None:
+            expect(ada_board.locator(f'[data-pos="{name}"]')).to_have_attribute("data-card", card.name)
     # once his game is over (and only then) Bob learns whether the deal could be won
     analysis = bob.locator(".endbox .analysis")
     expect(analysis).to_have_attribute("data-analysis", "winnable")

@@ -3,6 +3,9 @@
 // carrying data-pos and, while it shows a card, data-card; under each card, its position and count.
 
 import { POSITION_NAMES, PILE_COUNT, cardSymbol, isRed, parseCard } from "./cards.js";
+
+/** What a spectator gets instead of a card it is not shown yet (docs/protocol.md). */
+export const HIDDEN = "??";
 import { t } from "./i18n.js";
 
 /** Grid cell (row, column) of each position on a 9 × 4 grid; the reserve is shifted half a cell. */
@@ -66,7 +69,8 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
     slots.forEach(({ button, corner, pip, label: under }, position) => {
       const top = board ? board.tops[position] : null;
       const count = board ? board.counts[position] : 0;
-      const card = top ? parseCard(top) : null;
+      // "??": a spectator's view of a card not every racer still playing has seen: face down
+      const card = top && top !== HIDDEN ? parseCard(top) : null;
       if (card) button.dataset.card = card.name;
       else delete button.dataset.card;
       button.classList.toggle("empty", !card && count === 0);

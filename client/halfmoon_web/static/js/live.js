@@ -2,7 +2,7 @@
 // play, opponents' progress, results) and spectating. Moves are drawn at once (optimistic) and
 // reconciled with the server's `moved` / `error`; the server is the only authority.
 
-import { createBoard } from "./board.js";
+import { HIDDEN, createBoard } from "./board.js";
 import { POSITION_NAMES, positionName } from "./cards.js";
 import { copyText, formatTime, h } from "./dom.js";
 import { errorText, t } from "./i18n.js";
@@ -128,6 +128,14 @@ export function openLive(app, intent) {
   }
 
   function handle(msg) {
+    handleEvent(msg);
+    // spectators: tops that came into sight since the last event (a racer caught up or finished)
+    for (const reveal of msg.reveals || []) {
+      if (s.boards && s.boards[reveal.player]) s.boards[reveal.player] = applyChanges(s.boards[reveal.player], [reveal]);
+    }
+  }
+
+  function handleEvent(msg) {
     switch (msg.type) {
       case "welcome":
         s.role = msg.role;
@@ -576,9 +584,11 @@ export function openLive(app, intent) {
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
+      const anyHidden = Object.values(s.boards || {}).some((b) => b && b.tops.includes(HIDDEN));
       head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
         s.notice ? h("p", { role: "status" }, s.notice) : null,
-        h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`)].filter(Boolean));
+        h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`),
+        anyHidden ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
       for (const p of s.players.values()) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who" });
