@@ -14,6 +14,7 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from halfmoon.cli import positive_int
 from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room_or_link
 from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
@@ -72,7 +73,10 @@ def register_join(sub: Sub) -> None:
     p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
     p.add_argument("--move-errors", action="store_true", help="explain refused moves («Errori di mossa»)")
     p.add_argument(
-        "--time-limit", type=_positive, metavar="S", help="race time limit in seconds, if you start it (default 1800)"
+        "--time-limit",
+        type=positive_int,
+        metavar="S",
+        help="race time limit in seconds, if you start it (default 1800)",
     )
     p.add_argument(
         "--no-resume",
@@ -163,16 +167,6 @@ def run_race(args: argparse.Namespace) -> int:
 # -- bot ---------------------------------------------------------------------------------------
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _milliseconds(text: str) -> int:
     try:
         value = int(text)
@@ -195,10 +189,10 @@ def register_bot(sub: Sub) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--room", help="a room to join (its host starts the race)")
     where.add_argument("--create", action="store_true", help="create the room(s) and start the race(s)")
-    p.add_argument("--players", type=_positive, required=True, metavar="N", help="how many bots")
+    p.add_argument("--players", type=positive_int, required=True, metavar="N", help="how many bots")
     p.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy", help="how bots choose (default greedy)")
     p.add_argument("--think", type=_milliseconds, default=300, metavar="MS", help="ms between moves (default 300)")
-    p.add_argument("--time-limit", type=_positive, metavar="S", help="race time limit in seconds (with --create)")
+    p.add_argument("--time-limit", type=positive_int, metavar="S", help="race time limit in seconds (with --create)")
     p.add_argument("--seed", type=int, help="random seed for reproducible choices")
     p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help=argparse.SUPPRESS)
     p.set_defaults(func=run_bot)

@@ -789,10 +789,6 @@ def _first(item: tuple[float, tuple[int, ...]]) -> float:
     return item[0]
 
 
-def _value(item: tuple[float, object, object]) -> float:
-    return item[0]
-
-
 #: a position: its key, pile heights, reserve counts by rank, cards left by class, class keys,
 #: cards left
 _State = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]

@@ -19,6 +19,17 @@ from halfmoon import __version__
 ENTRY_POINT_GROUP = "halfmoon.commands"
 
 
+def positive_int(text: str) -> int:
+    """An argparse type for the subcommands: a whole number of at least 1, or a clear error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``halfmoon`` parser. With ``command`` (a subcommand's name), only that subcommand's
     entry point is loaded: ``halfmoon deal`` need not import the server to start."""

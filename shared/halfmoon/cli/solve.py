@@ -15,21 +15,12 @@ import sys
 import time
 from typing import Any
 
+from halfmoon.cli import positive_int
 from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
 from halfmoon.game import Game, Move
 from halfmoon.record import GameRecord
 from halfmoon.solver import DEFAULT_NODE_BUDGET, SolveResult, Verdict, final_line, solve
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _positive_float(text: str) -> float:
@@ -59,7 +50,7 @@ def register_solve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--budget-ms", type=_positive_float, default=None, metavar="N", help="time budget per deal")
     p.add_argument(
         "--nodes",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_NODE_BUDGET,
         metavar="N",
         help=f"node budget per deal (default {DEFAULT_NODE_BUDGET:,})",
