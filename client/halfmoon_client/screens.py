@@ -14,8 +14,8 @@ from typing import Any, Final
 from halfmoon.cards import Card
 from halfmoon.diagram import render
 from halfmoon.text import format_bar, format_time
-from halfmoon.view import BoardView
-from halfmoon_client.session import HIDDEN, Board, Player, Session
+from halfmoon.view import HIDDEN_TOP, BoardView
+from halfmoon_client.session import Board, Player, Session
 from halfmoon_client.words import columns, say, status_word
 
 WIDTH: Final = 80
@@ -165,7 +165,7 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
 
     def shown(pos: int, card: Card | None) -> str:
         if pos in board.hidden:
-            return HIDDEN  # a card not every racer still playing has seen yet
+            return HIDDEN_TOP  # a card not every racer still playing has seen yet
         return "--" if card is None else card.symbol(lang=lang)
 
     cells = [f"{shown(pos, card):>3}{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]

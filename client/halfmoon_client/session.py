@@ -24,7 +24,7 @@ from typing import Any, Final
 from halfmoon.cards import Card
 from halfmoon.errors import HalfMoonError
 from halfmoon.positions import POSITION_COUNT, parse_position
-from halfmoon.view import BoardView
+from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.errors import ProtocolError
 
 PROTOCOL_VERSION: Final = 1
@@ -47,10 +47,6 @@ ENTRY_ERRORS: Final = frozenset(
 Message = dict[str, Any]
 
 
-#: a card a spectator is not shown yet (docs/protocol.md, "Who sees what")
-HIDDEN = "??"
-
-
 class Board:
     """A board as a player may see it: the top card and the card count of the 20 positions.
 
@@ -70,7 +66,7 @@ class Board:
         """Read ``{"tops": [...20], "counts": [...20]}`` (a top may be ``"??"``); raises :class:`ProtocolError`."""
         try:
             tops = data["tops"]
-            hidden = {i for i, top in enumerate(tops) if top == HIDDEN}
+            hidden = {i for i, top in enumerate(tops) if top == HIDDEN_TOP}
             shown = {**data, "tops": [None if i in hidden else top for i, top in enumerate(tops)]}
             view = BoardView.from_json(shown)
         except (HalfMoonError, KeyError, TypeError) as exc:
@@ -86,7 +82,7 @@ class Board:
         try:
             for change in changes:
                 pos = parse_position(change["pos"])
-                hidden = change["card"] == HIDDEN
+                hidden = change["card"] == HIDDEN_TOP
                 card = None if change["card"] is None or hidden else Card.parse(change["card"])
                 count = int(change["count"])
                 parsed.append((pos, card, hidden, count))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -140,24 +141,29 @@ async def play_race(
     leaves. Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError`
     (with a message naming the room) or :class:`ProtocolError`.
     """
+    race = functools.partial(
+        _race,
+        server,
+        room,
+        name,
+        lines,
+        screen,
+        lang=lang,
+        move_errors=move_errors,
+        color=color,
+        clock=clock,
+        tick_s=tick_s,
+        backoff=backoff,
+        time_limit_s=time_limit_s,
+        seats=seats,
+    )
     kept = seats.token(server, room, name) if seats is not None else None
-    args = (server, room, name, lines, screen)
-    options: dict[str, Any] = {
-        "lang": lang,
-        "move_errors": move_errors,
-        "color": color,
-        "clock": clock,
-        "tick_s": tick_s,
-        "backoff": backoff,
-        "time_limit_s": time_limit_s,
-        "seats": seats,
-    }
     if kept is not None:
         try:
-            return await _race(*args, token=kept, **options)
+            return await race(token=kept)
         except _StaleSeat:
             pass  # the server no longer knows that player (the seat is dropped): join as a new one
-    return await _race(*args, token=None, **options)
+    return await race(token=None)
 
 
 async def _race(

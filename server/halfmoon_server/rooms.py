@@ -24,7 +24,7 @@ from halfmoon.errors import IllegalMoveError, UndoError
 from halfmoon.game import Game, Move, Status
 from halfmoon.positions import PILE_COUNT, PILES, POSITION_NAMES, POSITIONS
 from halfmoon.record import UNDO, GameRecord, Step
-from halfmoon.view import BoardView
+from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_server.clock import Clock, day_start_ms
 from halfmoon_server.connection import Connection, RateLimit
 from halfmoon_server.daily import DailyService
@@ -36,8 +36,6 @@ from halfmoon_server.storage import FinishedGame, Storage
 log = logging.getLogger("halfmoon_server.rooms")
 
 FINISHED: Final = frozenset({"won", "gave_up", "left", "timed_out"})
-#: what spectators get instead of a card that a racer still playing has not seen yet
-HIDDEN: Final = "??"
 ACTIVE: Final = frozenset({"playing", "stalled"})
 DAY_MS: Final = 86_400_000
 
@@ -184,7 +182,7 @@ class Room:
         pile of every other racer's game: shown to spectators (and so to a racer watching from
         another tab) it would tell a racer still playing what is coming. A pile card is shown
         only once every racer still playing has seen it, i.e. when the pile is at least as tall
-        as the lowest it has been in each of their games; otherwise it is ``HIDDEN``. Reserve
+        as the lowest it has been in each of their games; otherwise it is ``HIDDEN_TOP``. Reserve
         cards are in sight of everyone from the start; once nobody is playing, all is shown.
         """
         active = [p.lowest for p in self.players.values() if p.status in ACTIVE and p.lowest is not None]
@@ -200,7 +198,7 @@ class Room:
                 if card is None:
                     shown.append(None)
                 elif position < PILE_COUNT and game.count_at(position) < bar[position]:
-                    shown.append(HIDDEN)
+                    shown.append(HIDDEN_TOP)
                 else:
                     shown.append(card.name)
             tops[player.id] = shown

@@ -16,6 +16,10 @@ from halfmoon.errors import InvalidCardError
 from halfmoon.game import Game
 from halfmoon.positions import POSITION_COUNT, POSITIONS
 
+#: On the wire, what a spectator gets instead of a top it is not shown yet: a card that not every
+#: racer still playing has uncovered (docs/protocol.md, "Who sees what"). Its count is true.
+HIDDEN_TOP = "??"
+
 
 @dataclass(frozen=True, slots=True)
 class BoardView:
