@@ -1,5 +1,6 @@
-"""The application factory: ``create_app(settings)`` wires storage (migrated at start-up), the
-solver's executor, the daily challenge, the room registry and its ticker, the WebSocket
+"""The application factory: ``create_app(settings)`` wires the ports — storage (chosen by URL,
+migrated at start-up), live state (in this process) and the clock — with the solver's executor,
+the daily challenge, the recorder of finished games, the lobby and its ticker, the WebSocket
 endpoint, the REST API and the static client. Resources open and close in ``cleanup_ctx``;
 sockets are closed ``on_shutdown``.
 """
@@ -18,10 +19,15 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
+from halfmoon_server.analysis import Analyst
+from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
-from halfmoon_server.rooms import RoomRegistry
+from halfmoon_server.live import LocalLiveState
+from halfmoon_server.lobby import Lobby
+from halfmoon_server.results import Recorder
+from halfmoon_server.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
-from halfmoon_server.storage import SqlStorage, make_engine, migrate
+from halfmoon_server.storage import MEMORY_URL, open_storage
 from halfmoon_server.ws import websocket_handler
 
 log = logging.getLogger("halfmoon_server")
@@ -38,10 +44,11 @@ def describe_db(url: str) -> str:
 async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     url = settings.database_url()
-    engine = make_engine(url)
-    storage = SqlStorage(engine)
-    await migrate(engine)
-    log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
+    storage = await open_storage(url)
+    if url == MEMORY_URL:
+        log.info("database: in memory (nothing is kept when the server stops)")
+    else:
+        log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
     app[keys.STORAGE] = storage
     yield
     await storage.close()
@@ -66,34 +73,43 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         executor=executor,
         requires_winnable=settings.daily_requires_winnable,
         node_budget=settings.solver_node_budget,
-        analysis_time_budget_ms=settings.analysis_time_budget_ms,
     )
+    analyst = Analyst(
+        executor, node_budget=settings.solver_node_budget, time_budget_ms=settings.analysis_time_budget_ms
+    )
+    app[keys.RECORDER] = Recorder(app[keys.STORAGE], analyst)
     yield
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
 
 
 async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
-    registry = RoomRegistry(app[keys.SETTINGS], app[keys.STORAGE], app[keys.DAILY])
-    app[keys.REGISTRY] = registry
-    ticker = asyncio.get_running_loop().create_task(registry.run_ticker())
+    settings = app[keys.SETTINGS]
+    live = LocalLiveState()
+    tasks = BackgroundTasks()
+    services = RoomServices(settings.clock, live, app[keys.RECORDER], tasks, settings.event_log)
+    lobby = Lobby(settings, live, services, app[keys.STORAGE], app[keys.DAILY])
+    app[keys.LIVE] = live
+    app[keys.TASKS] = tasks
+    app[keys.LOBBY] = lobby
+    ticker = asyncio.get_running_loop().create_task(lobby.run_ticker())
     yield
     ticker.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await ticker
+    for room in live:
+        room.close_timer()
     try:
         async with asyncio.timeout(10):
-            await registry.settle()
+            await tasks.settle()
     except TimeoutError:
         log.warning("shutdown: some games could not be stored in time")
 
 
 async def _close_sockets(app: web.Application) -> None:
-    registry = app.get(keys.REGISTRY)
-    if registry is None:
-        return
+    connections: set[Connection] = app[keys.CONNECTIONS]
     await asyncio.gather(
-        *(conn.flush_and_close(1001, "server shutting down") for conn in list(registry.connections)),
+        *(conn.flush_and_close(1001, "server shutting down") for conn in list(connections)),
         return_exceptions=True,
     )
 
@@ -108,6 +124,8 @@ def create_app(settings: Settings | None = None) -> web.Application:
     settings = settings or Settings.from_env()
     app = web.Application(middlewares=[rest.api_errors], client_max_size=64 * 1024)
     app[keys.SETTINGS] = settings
+    connections: set[Connection] = set()
+    app[keys.CONNECTIONS] = connections
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)

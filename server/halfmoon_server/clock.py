@@ -45,6 +45,11 @@ def utc_day(ms: int) -> date:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date()
 
 
+def utc_datetime(ms: int) -> datetime:
+    """An epoch-millisecond instant as an aware UTC datetime (for storage)."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
 def day_start_ms(day: date) -> int:
     """Epoch milliseconds of 00:00 UTC on ``day``."""
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)

@@ -1,5 +1,5 @@
 """One WebSocket connection: how frames leave (never waiting), its rate limit, and which room
-and role it holds.
+and role it holds. It is the :class:`halfmoon_server.ports.Outbox` of the WebSocket transport.
 
 :meth:`Connection.send` never waits: it writes the frame straight into the connection's
 transport, whose buffer holds what the kernel has not taken yet. A connection whose buffer
@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-if TYPE_CHECKING:
-    from halfmoon_server.rooms import Room
+from halfmoon_server.limits import RateLimit
 
 log = logging.getLogger("halfmoon_server.connection")
 
@@ -46,33 +44,11 @@ def client_address(request: web.BaseRequest, *, trust_forwarded: bool) -> str:
     return str(request.remote)
 
 
-class RateLimit:
-    """Credits: a burst of ``burst`` messages refilled at ``per_s`` a second (lila-ws style)."""
-
-    __slots__ = ("burst", "credits", "last", "per_s", "refused_in_row")
-
-    def __init__(self, burst: float, per_s: float, now: float) -> None:
-        self.burst = burst
-        self.per_s = per_s
-        self.credits = burst
-        self.last = now
-        self.refused_in_row = 0
-
-    def allow(self, now: float) -> bool:
-        self.credits = min(self.burst, self.credits + (now - self.last) * self.per_s)
-        self.last = now
-        if self.credits >= 1.0:
-            self.credits -= 1.0
-            self.refused_in_row = 0
-            return True
-        self.refused_in_row += 1
-        return False
-
-
 class Connection:
-    """A connected client, as rooms see it: ``send(frame)`` and where it belongs."""
+    """A connected client: ``send(frame)``, ``close(code, reason)``, and which room it is in
+    (``room``, a room id) as which player (``player_id``; None for a spectator)."""
 
-    __slots__ = ("_transport", "dropped", "max_buffer", "peer", "player_id", "rate", "room", "ws")
+    __slots__ = ("_closing", "_transport", "dropped", "max_buffer", "peer", "player_id", "rate", "room", "ws")
 
     def __init__(
         self,
@@ -88,13 +64,19 @@ class Connection:
         self.max_buffer = max_buffer
         self.peer = peer
         self.rate = rate
-        self.room: Room | None = None
+        self.room: str | None = None
         self.player_id: str | None = None  # None: a spectator (when ``room`` is set)
         self.dropped = False
+        self._closing: asyncio.Task[None] | None = None
 
     @property
-    def is_open(self) -> bool:
-        return not self.dropped and not self.ws.closed
+    def closed(self) -> bool:
+        return self.dropped or self.ws.closed or self._closing is not None
+
+    def close(self, code: int, reason: str) -> None:
+        """Close with ``code`` and ``reason`` after the frames already written; never waits."""
+        if self._closing is None:
+            self._closing = asyncio.get_running_loop().create_task(self.flush_and_close(code, reason))
 
     def send(self, payload: bytes) -> None:
         """Write one text frame now; never waits. A connection too far behind is dropped."""

@@ -1,12 +1,13 @@
 """The server's exceptions: one small tree.
 
     ServerError (Exception)
-    ├── ProtocolError     a client message the server refuses; carries the wire error code
+    ├── Refusal           a command the server refuses; carries the wire error code
     ├── StorageError      the database failed or holds something unexpected
     └── SettingsError     a bad setting (flag or environment variable)
 
-A :class:`ProtocolError` becomes an ``error`` message on the wire; nothing else ever reaches a
-client except as the generic ``internal`` error.
+A :class:`Refusal` (or the engine's :class:`halfmoon.errors.BadMessageError` for a frame that
+breaks the protocol) becomes an ``error`` message on the wire; nothing else ever reaches a client
+except as the generic ``internal`` error.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ class ServerError(Exception):
     """Base class of every error the server raises."""
 
 
-class ProtocolError(ServerError):
-    """A refused client message: ``code`` is the wire error code, ``message`` says why."""
+class Refusal(ServerError):
+    """A refused command: ``code`` is the wire error code, ``message`` says why; nothing changed."""
 
     def __init__(self, code: str, message: str, *, msg_id: int | None = None, reason: str | None = None) -> None:
         super().__init__(message)

@@ -7,28 +7,27 @@ from __future__ import annotations
 
 import logging
 import re
-import secrets
 from datetime import date, timedelta
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from halfmoon.codes import DealCode, random_code
+from halfmoon.codes import DealCode
 from halfmoon.deal import Deal
-from halfmoon.errors import InvalidCodeError
+from halfmoon.errors import BadMessageError, InvalidCodeError
+from halfmoon.protocol import PlayerStatus, Result, normalise_room
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import client_address
-from halfmoon_server.errors import ProtocolError, StorageError
-from halfmoon_server.protocol import normalise_room
-from halfmoon_server.storage import StoredGame
+from halfmoon_server.errors import Refusal, StorageError
+from halfmoon_server.lobby import race_code
+from halfmoon_server.ports import StoredGame
 
 log = logging.getLogger("halfmoon_server.rest")
 
 MAX_BODY = 4096
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_RANDOM = secrets.SystemRandom()
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
@@ -57,18 +56,11 @@ def base_url(request: web.Request) -> str:
 
 
 def entries(games: list[StoredGame]) -> dict[str, Any]:
+    """Stored games, already ranked, as results (the shape of ``race_over``'s, without ``player``)."""
     return {
         "entries": [
-            {
-                "rank": rank,
-                "name": game.nickname,
-                "score": game.score,
-                "moves": game.moves,
-                "time_ms": game.time_ms,
-                "outcome": game.outcome,
-                "game": game.id,
-            }
-            for rank, game in enumerate(games, 1)
+            Result(rank, None, g.nickname, g.score, g.moves, g.time_ms, PlayerStatus(g.outcome), g.id).to_json()
+            for rank, g in enumerate(games, 1)
         ]
     }
 
@@ -106,7 +98,7 @@ async def create_room(request: web.Request) -> web.Response:
         raw += piece
     if len(raw) > MAX_BODY:
         raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
-    code: DealCode
+    text: Any = None
     if raw.strip():
         try:
             body = orjson.loads(raw)
@@ -115,37 +107,28 @@ async def create_room(request: web.Request) -> web.Response:
         if not isinstance(body, dict):
             raise ApiError(400, "bad_json", "the body must be a JSON object such as {\"code\": \"HM1-N-AAAAAAB\"}")
         text = body.get("code")
-        if text is None:
-            code = random_code(_RANDOM)
-        elif not isinstance(text, str):
+        if text is not None and not isinstance(text, str):
             raise ApiError(400, "bad_code", "'code' must be a string such as \"HM1-N-AAAAAAB\"")
-        else:
-            try:
-                code = DealCode.parse(text)
-            except InvalidCodeError as exc:
-                raise ApiError(400, "bad_code", str(exc)) from None
-            if code.kind != "N":
-                raise ApiError(400, "bad_code", f"{code} is a daily-challenge deal and cannot be raced")
-    else:
-        code = random_code(_RANDOM)
     try:
+        code = race_code(text)
         client = client_address(request, trust_forwarded=request.app[keys.SETTINGS].trust_forwarded)
-        room = request.app[keys.REGISTRY].create("race", code, client=client)
-    except ProtocolError as exc:
-        raise ApiError(429 if exc.code == "rate_limited" else 503, exc.code, exc.message) from None
+        room = request.app[keys.LOBBY].create_race(code, client)
+    except Refusal as exc:
+        status = {"bad_code": 400, "rate_limited": 429}.get(exc.code, 503)
+        raise ApiError(status, exc.code, exc.message) from None
     return json_response({"room": room.id, "code": str(code), "url": f"{base_url(request)}/r/{room.id}"}, 201)
 
 
 async def get_room(request: web.Request) -> web.Response:
-    registry = request.app[keys.REGISTRY]
     try:
         room_id = normalise_room(request.match_info["room"])
-    except ProtocolError as exc:
+    except BadMessageError as exc:
         raise ApiError(404, "no_such_room", exc.message) from None
-    room = registry.rooms.get(room_id)
+    room = request.app[keys.LIVE].get(room_id)
     if room is None:
         return await _past_room(request, room_id)
-    snapshot = room.snapshot(None, spectator=False)
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    snapshot = room.race.snapshot(None, now, spectators=len(room.spectators), watcher=False).to_json()
     del snapshot["board"], snapshot["boards"], snapshot["can_undo"]
     snapshot["url"] = f"{base_url(request)}/r/{room.id}"
     return json_response(snapshot)

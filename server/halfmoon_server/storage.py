@@ -1,15 +1,15 @@
-"""Storage: the :class:`Storage` interface the server talks to, its SQL implementation
-(SQLAlchemy 2 async: SQLite through aiosqlite, PostgreSQL through asyncpg) and :func:`migrate`,
-which brings the schema to the newest Alembic revision.
+"""Storage in SQL: :class:`SqlStorage` implements :class:`halfmoon_server.ports.Storage` on
+SQLAlchemy 2 async (SQLite through aiosqlite, PostgreSQL through asyncpg); :func:`migrate` brings
+the schema to the newest Alembic revision; :func:`open_storage` picks the implementation a URL
+names (``memory://`` is :class:`~halfmoon_server.memory_storage.MemoryStorage`).
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -19,57 +19,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from halfmoon_server.errors import StorageError
+from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.models import DailyAttemptRow, DailyChallengeRow, GameRow
+from halfmoon_server.ports import DailyDay, FinishedGame, Storage, StoredGame
+
+__all__ = ["FinishedGame", "MemoryStorage", "SqlStorage", "StoredGame", "migrate", "open_storage"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedGame:
-    """A game to store (the id is given by the storage)."""
-
-    nickname: str
-    code: str
-    mode: str
-    room: str
-    score: int
-    moves: int
-    time_ms: int
-    outcome: str
-    record: dict[str, Any]
-    ranked: bool
-    daily_date: date | None
-    finished_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGame(FinishedGame):
-    """A finished game as stored: the same fields and the id the storage gave it."""
-
-    id: str
-
-
-@dataclass(frozen=True, slots=True)
-class DailyDay:
-    day: date
-    code: str
-    players: int
-
-
-class Storage(Protocol):
-    """What the server needs from a database. Every method raises :class:`StorageError` on failure."""
-
-    async def ping(self) -> None: ...
-    async def save_game(self, game: FinishedGame) -> str: ...
-    async def get_game(self, game_id: str) -> StoredGame | None: ...
-    async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
-    async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
-    async def games_of_room(self, room: str, limit: int) -> list[StoredGame]: ...
-    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool: ...
-    async def daily_code(self, day: date) -> str | None: ...
-    async def save_daily_code(self, day: date, code: str, at: datetime) -> str: ...
-    async def daily_days(self, before: date, limit: int) -> list[DailyDay]: ...
-    async def close(self) -> None: ...
 
 
 def alembic_config(connection: SyncConnection | None = None) -> Config:
@@ -178,6 +134,7 @@ class SqlStorage:
         query = (
             select(GameRow)
             .where(where)
+            # halfmoon.protocol.ranking_key: score, then time, then who finished first
             .order_by(GameRow.score.desc(), GameRow.time_ms.asc(), GameRow.finished_at.asc())
             .limit(limit)
         )
@@ -251,3 +208,20 @@ class SqlStorage:
 
     async def close(self) -> None:
         await self.engine.dispose()
+
+
+MEMORY_URL = "memory://"
+
+
+async def open_storage(url: str) -> Storage:
+    """The storage a URL names, ready to use: ``memory://`` (nothing kept past the process), or a
+    SQLAlchemy async URL (migrated to the newest revision). Raises :class:`StorageError`."""
+    if url == MEMORY_URL:
+        return MemoryStorage()
+    engine = make_engine(url)
+    try:
+        await migrate(engine)
+    except StorageError:
+        await engine.dispose()
+        raise
+    return SqlStorage(engine)

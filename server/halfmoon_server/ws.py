@@ -1,52 +1,54 @@
 """The ``/ws`` endpoint: prepare → check Origin → register → read messages → unregister.
 
-Each frame is size-checked, rate-limited, parsed (:mod:`halfmoon_server.protocol`) and
-dispatched to the connection's room. Every failure is caught here, at the boundary: a
-:class:`ProtocolError` becomes an ``error`` message, anything else is logged and answered with
-``internal`` — never a traceback on the wire.
+Each frame is size-checked, rate-limited, parsed (:mod:`halfmoon.protocol`) and dispatched:
+room commands to the connection's :class:`~halfmoon_server.room.Room`, new rooms to the
+:class:`~halfmoon_server.lobby.Lobby`. Every failure is caught here, at the boundary: a
+:class:`Refusal` or a :class:`BadMessageError` becomes an ``error`` message, anything else is
+logged and answered with ``internal`` — never a traceback on the wire.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import socket
-from datetime import UTC, datetime
 
 from aiohttp import WSMsgType, web
 from yarl import URL
 
-from halfmoon.codes import DealCode, random_code
-from halfmoon.errors import InvalidCodeError
-from halfmoon_server import keys
-from halfmoon_server.connection import Connection, RateLimit, client_address
-from halfmoon_server.errors import ProtocolError, StorageError
-from halfmoon_server.protocol import (
+from halfmoon.errors import BadMessageError
+from halfmoon.protocol import (
     ClientMessage,
     Daily,
+    Error,
     GiveUp,
     Join,
     Leave,
+    Mode,
     MoveMessage,
+    Phase,
     Ping,
+    Pong,
     Resume,
     Solo,
     Start,
     Undo,
     Watch,
     encode,
-    error_message,
     normalise_room,
     parse_message,
 )
-from halfmoon_server.rooms import Room, RoomRegistry
+from halfmoon_server import keys
+from halfmoon_server.connection import Connection, client_address
+from halfmoon_server.errors import Refusal
+from halfmoon_server.limits import RateLimit
+from halfmoon_server.lobby import Lobby, race_code
+from halfmoon_server.room import Room
 
 log = logging.getLogger("halfmoon_server.ws")
 
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
-_SYSTEM_RANDOM = secrets.SystemRandom()
 
 
 def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
@@ -72,7 +74,7 @@ def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings = app[keys.SETTINGS]
-    registry = app[keys.REGISTRY]
+    live = app[keys.LIVE]
     if not origin_allowed(request, settings.allowed_origins):
         raise web.HTTPForbidden(
             text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
@@ -94,7 +96,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         rate=RateLimit(settings.rate_burst, settings.rate_per_s, loop.time()),
         peer=peer,
     )
-    registry.connections.add(conn)
+    app[keys.CONNECTIONS].add(conn)
     limit = settings.max_msg_size
     try:
         async for msg in ws:
@@ -112,20 +114,20 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 if conn.rate.refused_in_row >= settings.rate_max_refused:
                     await conn.flush_and_close(CLOSE_POLICY, "rate limit")
                     break
-                conn.send(error_message("rate_limited", "too many messages; this one was ignored"))
+                conn.send(encode(Error("rate_limited", "too many messages; this one was ignored")))
                 continue
             if isinstance(data, bytes):
-                conn.send(error_message("bad_json", "binary frames are not accepted: send JSON text frames"))
+                conn.send(encode(Error("bad_json", "binary frames are not accepted: send JSON text frames")))
                 continue
             await dispatch(app, conn, data)
     finally:
-        room = conn.room
+        room = live.get(conn.room) if conn.room is not None else None
         if room is not None:
             try:
-                room.disconnect(conn)
+                room.disconnect(conn.player_id, conn)
             except Exception:
                 log.exception("disconnect failed in room %s", room.id)
-        registry.connections.discard(conn)
+        app[keys.CONNECTIONS].discard(conn)
     return ws
 
 
@@ -136,103 +138,94 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         message = parse_message(frame)
         msg_id = getattr(message, "msg_id", None)
         await handle(app, conn, message)
-    except ProtocolError as exc:
-        conn.send(error_message(exc.code, exc.message, msg_id=exc.msg_id or msg_id, reason=exc.reason))
+    except (Refusal, BadMessageError) as exc:
+        conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
-        conn.send(error_message("internal", "the server failed to handle this message; nothing changed", msg_id=msg_id))
+        conn.send(encode(Error("internal", "the server failed to handle this message; nothing changed", msg_id)))
 
 
-def _room_of(conn: Connection) -> Room:
+def _room_of(app: web.Application, conn: Connection) -> Room:
+    """The room this connection is a member of. Raises :class:`Refusal` ``not_in_room``."""
+    room = app[keys.LIVE].get(conn.room) if conn.room is not None else None
+    if room is None or not room.holds(conn.player_id, conn):  # gone, or resumed elsewhere
+        conn.room = conn.player_id = None
+        raise Refusal("not_in_room", "join, watch or start a game first")
+    return room
+
+
+def _not_in_room(app: web.Application, conn: Connection) -> None:
     if conn.room is None:
-        raise ProtocolError("not_in_room", "join, watch or start a game first")
-    return conn.room
+        return
+    room = app[keys.LIVE].get(conn.room)
+    if room is None or not room.holds(conn.player_id, conn):
+        conn.room = conn.player_id = None
+        return
+    raise Refusal("already_in_room", f"this connection is already in room {conn.room}; send leave first")
 
 
-def _not_in_room(conn: Connection) -> None:
-    if conn.room is not None:
-        raise ProtocolError("already_in_room", f"this connection is already in room {conn.room.id}; send leave first")
+def _enter(conn: Connection, room: Room, player_id: str | None) -> None:
+    conn.room = room.id
+    conn.player_id = player_id
 
 
-def _parse_code(text: str) -> DealCode:
-    try:
-        code = DealCode.parse(text)
-    except InvalidCodeError as exc:
-        raise ProtocolError("bad_code", str(exc)) from None
-    if code.kind != "N":
-        raise ProtocolError("bad_code", f"{code} is a daily-challenge deal; play it with 'daily' on its day")
-    return code
-
-
-def _spectate(room: Room, conn: Connection) -> None:
-    if room.mode == "daily":
-        raise ProtocolError("private_room", f"room {room.id} is a daily-challenge attempt and cannot be watched")
-    room.add_spectator(conn)
-    room.welcome(conn, None)
+def _find_room(app: web.Application, room_id: str) -> Room:
+    """Raises :class:`Refusal` ``no_such_room``."""
+    room = app[keys.LIVE].get(normalise_room(room_id))
+    if room is None:
+        raise Refusal("no_such_room", f"there is no room {room_id!r} (it may have ended)")
+    return room
 
 
 async def handle(app: web.Application, conn: Connection, message: ClientMessage) -> None:
-    """Apply one parsed message. Raises :class:`ProtocolError` for a refused message."""
-    registry: RoomRegistry = app[keys.REGISTRY]
+    """Apply one parsed message. Raises :class:`Refusal` for a refused message."""
+    lobby: Lobby = app[keys.LOBBY]
     match message:
         case Ping():
-            conn.send(encode({"type": "pong", "now": registry.clock.now_ms()}))
+            conn.send(encode(Pong(app[keys.SETTINGS].clock.now_ms())))
         case MoveMessage(move=move, msg_id=msg_id):
-            _room_of(conn).move(conn, move, msg_id)
+            _room_of(app, conn).move(conn.player_id, move, msg_id)
         case Undo(msg_id=msg_id):
-            _room_of(conn).undo(conn, msg_id)
+            _room_of(app, conn).undo(conn.player_id, msg_id)
         case GiveUp():
-            _room_of(conn).give_up(conn)
+            _room_of(app, conn).give_up(conn.player_id)
         case Leave():
-            _room_of(conn).leave(conn)
+            room = _room_of(app, conn)
+            player_id = conn.player_id
+            conn.room = conn.player_id = None
+            room.leave(player_id, conn)
         case Start(time_limit_s=limit):
-            _room_of(conn).start(conn, limit)
+            _room_of(app, conn).start(conn.player_id, limit)
         case Join(room=room_id, name=name):
-            _not_in_room(conn)
-            room = registry.get(normalise_room(room_id))
-            if room.phase == "lobby" and room.mode == "race":
-                player = room.add_player(conn, name)
-                room.welcome(conn, player)
+            _not_in_room(app, conn)
+            room = _find_room(app, room_id)
+            if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
+                _enter(conn, room, room.join(conn, name))
             else:
-                _spectate(room, conn)
+                room.watch(conn)
+                _enter(conn, room, None)
         case Watch(room=room_id):
-            _not_in_room(conn)
-            _spectate(registry.get(normalise_room(room_id)), conn)
+            _not_in_room(app, conn)
+            room = _find_room(app, room_id)
+            room.watch(conn)
+            _enter(conn, room, None)
         case Resume(room=room_id, token=token, since=since):
-            _not_in_room(conn)
-            entry = registry.tokens.get(token)
-            if entry is None or entry[0].id != normalise_room(room_id) or entry[0].id not in registry.rooms:
-                raise ProtocolError("bad_token", "no player of that room holds this token")
-            room, player_id = entry
-            room.resume(conn, room.players[player_id], since)
+            _not_in_room(app, conn)
+            seat = app[keys.LIVE].seat(token)
+            found = app[keys.LIVE].get(seat.room) if seat is not None else None
+            if seat is None or found is None or seat.room != normalise_room(room_id):
+                raise Refusal("bad_token", "no player of that room holds this token")
+            found.resume(seat.player, conn, since)
+            _enter(conn, found, seat.player)
         case Solo(name=name, code=text):
-            _not_in_room(conn)
-            code = _parse_code(text) if text is not None else random_code(_SYSTEM_RANDOM)
-            _start_single(registry, conn, registry.create("solo", code, client=conn.peer), name, ranked=True)
+            _not_in_room(app, conn)
+            room, player_id = lobby.solo(conn, name, race_code(text), conn.peer)
+            _enter(conn, room, player_id)
         case Daily(name=name):
-            _not_in_room(conn)
-            registry.ensure_capacity()  # before the ranked attempt is spent
-            registry.check_creator(conn.peer)
-            daily = registry.daily
-            day = daily.today()
-            try:
-                code = DealCode.parse(await daily.code_for(day))
-                ranked = await registry.storage.claim_daily_attempt(day, name.casefold(), datetime.now(UTC))
-            except StorageError:
-                log.exception("the daily challenge is unavailable")
-                raise ProtocolError("internal", "the daily challenge is unavailable right now") from None
-            if conn.dropped or conn.ws.closed:
+            _not_in_room(app, conn)
+            ticket = await lobby.claim_daily(name, conn.peer)
+            if conn.closed:
                 return
-            _not_in_room(conn)
-            room = registry.create("daily", code, client=None, daily_day=day)  # charged above
-            _start_single(registry, conn, room, name, ranked=ranked)
-
-
-def _start_single(registry: RoomRegistry, conn: Connection, room: Room, name: str, *, ranked: bool) -> None:
-    """A room of one, started at once; its ``welcome`` already shows the running game."""
-    player = room.add_player(conn, name)
-    player.ranked = ranked
-    player.conn = None  # the player learns everything from the welcome snapshot below
-    room.begin()
-    player.conn = conn
-    room.welcome(conn, player)
+            _not_in_room(app, conn)  # another message may have entered a room meanwhile
+            room, player_id = lobby.start_daily(conn, name, ticket)
+            _enter(conn, room, player_id)

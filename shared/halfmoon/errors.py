@@ -10,6 +10,7 @@
     │   ├── DuplicatePositionError  the same position twice in one move
     │   └── NotAMatchError          cards that are neither a pair summing to 11 nor J+Q+K
     ├── UndoError               undo with nothing to undo (or past the 100-move bound)
+    ├── BadMessageError         a wire message that breaks the protocol (:mod:`halfmoon.protocol`)
     └── NoWinnableDealError     the solver proved none of a day's candidate deals winnable
 
 Every class carries a stable ``code`` string: the server maps it onto its wire error codes,
@@ -77,6 +78,23 @@ class UndoError(HalfMoonError):
     """Undo was asked for with no move left to undo."""
 
     code = "nothing_to_undo"
+
+
+class BadMessageError(HalfMoonError):
+    """A client message that breaks the wire protocol (docs/protocol.md).
+
+    Unlike the other errors its ``code`` is per instance: the wire error code (``bad_json``,
+    ``bad_version``, ``unknown_type``, ``bad_message``, ``bad_name``, ``illegal_move``,
+    ``no_such_room``); ``msg_id`` is the message's ``id`` when it had a valid one, ``reason`` the
+    engine's code for a malformed move.
+    """
+
+    def __init__(self, code: str, message: str, *, msg_id: int | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.msg_id = msg_id
+        self.reason = reason
 
 
 class NoWinnableDealError(HalfMoonError):

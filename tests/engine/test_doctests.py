@@ -19,6 +19,7 @@ MODULES = [
     "halfmoon.diagram",
     "halfmoon.text",
     "halfmoon.errors",
+    "halfmoon.protocol",
 ]
 
 

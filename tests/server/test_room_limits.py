@@ -23,14 +23,14 @@ async def test_too_many_races_from_one_address_get_429_until_credits_refill(
 ) -> None:
     server = await start_server(room_burst=3, room_per_min=60)  # one credit back each second
     url = str(server.make_url("/api/rooms"))
-    registry = server.app[keys.REGISTRY]
+    live = server.app[keys.LIVE]
     async with aiohttp.ClientSession() as session:
         assert [(await _post_room(session, url))[0] for _ in range(3)] == [201, 201, 201]
         status, body = await _post_room(session, url)
         assert status == 429
         assert body["error"]["code"] == "rate_limited"  # type: ignore[index]
         assert "try again" in body["error"]["message"]  # type: ignore[index]
-        assert len(registry.rooms) == 3, "a refused request creates no room"
+        assert len(live) == 3, "a refused request creates no room"
         clock.advance(1000)
         assert (await _post_room(session, url))[0] == 201
         assert (await _post_room(session, url))[0] == 429
@@ -40,7 +40,7 @@ async def test_solo_games_and_daily_attempts_share_the_limit_and_a_refusal_spend
     start_server: StartServer,
 ) -> None:
     server = await start_server(room_burst=2, room_per_min=1)
-    registry = server.app[keys.REGISTRY]
+    live = server.app[keys.LIVE]
     first = await WsClient.connect(server, "first")
     await first.send("solo", name="Ada")
     assert (await first.next("welcome"))["role"] == "player"
@@ -51,10 +51,10 @@ async def test_solo_games_and_daily_attempts_share_the_limit_and_a_refusal_spend
     await third.send("daily", name="Cy")
     error = await third.next("error")
     assert error["code"] == "rate_limited"
-    assert len(registry.rooms) == 2
+    assert len(live) == 2
     # Cy's ranked attempt of the day was not used up by the refusal
-    day = registry.daily.today()
-    assert await registry.storage.claim_daily_attempt(day, "cy", datetime.now(UTC)) is True
+    day = server.app[keys.DAILY].today()
+    assert await server.app[keys.STORAGE].claim_daily_attempt(day, "cy", datetime.now(UTC)) is True
     for client in (first, second, third):
         await client.close()
 

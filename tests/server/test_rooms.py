@@ -107,22 +107,22 @@ async def test_abandoned_rooms_are_closed_and_their_games_stored(
     start_server: StartServer, clock: ManualClock
 ) -> None:
     server = await start_server(abandon_after_s=60, finished_ttl_s=60)
-    registry = server.app[keys.REGISTRY]
+    live = server.app[keys.LIVE]
     ada = await WsClient.connect(server, "ada")
     await ada.send("solo", name="Ada")
     snapshot = (await ada.next("welcome"))["room"]
     room, code = snapshot["room"], snapshot["code"]
     await ada.close()
     empty = await _room(server)
-    assert {room, empty} <= set(registry.rooms)
+    assert {room, empty} <= {r.id for r in live}
     clock.advance(61_000)
     for _ in range(100):
-        if room not in registry.rooms and empty not in registry.rooms:
+        if live.get(room) is None and live.get(empty) is None:
             break
         await asyncio.sleep(0.02)
-        if registry.rooms.get(room) is not None and registry.rooms[room].phase == "finished":
+        if (found := live.get(room)) is not None and found.race.phase == "finished":
             clock.advance(61_000)
-    assert room not in registry.rooms and empty not in registry.rooms
+    assert live.get(room) is None and live.get(empty) is None
     async with aiohttp.ClientSession() as http:
         past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()  # rebuilt from storage
         assert past["phase"] == "finished" and [e["outcome"] for e in past["results"]] == ["left"]

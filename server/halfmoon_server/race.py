@@ -1,0 +1,511 @@
+"""The race core: one room's rules of the race, sans I/O.
+
+A :class:`Race` owns the phases (lobby → countdown → running → finished), the membership and
+the host hand-over, every player's :class:`halfmoon.Game` (moves and undos checked by the
+engine), finishing and the results, the deadlines (countdown, time limit, abandonment) and who
+may see which card. It takes commands with the time passed in — ``join``, ``start``, ``move``,
+``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``, ``recorded`` — and
+returns domain events (:mod:`halfmoon_server.events`); :meth:`Race.next_deadline` says when it
+next needs a ``tick``. It imports no asyncio, no aiohttp, no storage and reads no clock: its
+tests drive whole races in microseconds (tests/server/test_race_core.py).
+
+A refused command raises :class:`~halfmoon_server.errors.Refusal` and changes nothing.
+
+>>> from halfmoon.codes import DealCode
+>>> race = Race("K7WQ2M", Mode.RACE, DealCode.parse("HM1-N-AAAAAAA"), RaceConfig(countdown_ms=0), now=0)
+>>> ada, _ = race.join("Ada", now=0)
+>>> [type(e).__name__ for e in race.start(ada.id, None, now=0) + race.tick(now=0)]
+['CountdownStarted', 'RaceStarted']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from halfmoon.codes import DealCode
+from halfmoon.deal import Deal
+from halfmoon.errors import IllegalMoveError, UndoError
+from halfmoon.game import Game, Move, Status
+from halfmoon.positions import PILE_COUNT, PILES, POSITIONS
+from halfmoon.protocol import (
+    ACTIVE,
+    FINISHED,
+    Mode,
+    Phase,
+    PlayerStatus,
+    PlayerSummary,
+    Result,
+    RoomSnapshot,
+    ranking_key,
+)
+from halfmoon.record import UNDO, GameRecord, Step
+from halfmoon.view import HIDDEN_TOP, BoardView
+from halfmoon_server.clock import day_start_ms
+from halfmoon_server.errors import Refusal
+from halfmoon_server.events import (
+    BoardChange,
+    CountdownStarted,
+    Event,
+    GameEnded,
+    GameOver,
+    Moved,
+    PlayerChanged,
+    PlayerJoined,
+    PlayerLeft,
+    RaceOver,
+    RaceStarted,
+)
+
+DAY_MS = 86_400_000
+_GAME_STATUS = {status: PlayerStatus(status.value) for status in Status}  # playing, stalled, won
+
+
+@dataclass(frozen=True, slots=True)
+class RaceConfig:
+    """The rules a race runs by (from the server's settings)."""
+
+    max_players: int = 8
+    countdown_ms: int = 3000
+    default_time_limit_s: int = 1800
+    #: a room whose players are all away (or a lobby nobody is in) is closed after this
+    abandon_after_ms: int = 3_600_000
+    #: a finished room stays readable (resume, GET /api/rooms/…) this long
+    finished_ttl_ms: int = 1_800_000
+
+
+@dataclass(slots=True)
+class Racer:
+    """One player of a race and their game."""
+
+    id: str
+    name: str
+    status: PlayerStatus = PlayerStatus.WAITING
+    game: Game | None = None
+    steps: list[Step] = field(default_factory=list)
+    connected: bool = True
+    away_since: int | None = None
+    time_ms: int | None = None  # the final time, once the game is over
+    finished_at: int | None = None
+    ranked: bool = True
+    game_id: str | None = None
+    #: the lowest height each pile has had in this player's game: every card from there up has
+    #: been on top, so this player has seen it (an undo does not unsee it)
+    lowest: list[int] | None = None
+
+    @property
+    def playing(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def record(self, code: DealCode) -> GameRecord:
+        return GameRecord(code, list(self.steps))
+
+
+class Race:
+    """One deal and its players: a race, a solo game or a daily attempt. See the module docstring."""
+
+    def __init__(
+        self,
+        room_id: str,
+        mode: Mode,
+        code: DealCode,
+        config: RaceConfig,
+        *,
+        now: int,
+        daily_day: date | None = None,
+    ) -> None:
+        self.id = room_id
+        self.mode = mode
+        self.code = code
+        self.deal = Deal.from_code(code)
+        self.config = config
+        self.daily_day = daily_day
+        self.phase = Phase.LOBBY
+        self.host: str | None = None
+        self.players: dict[str, Racer] = {}
+        self.created_at = now
+        self.starts_at: int | None = None
+        self.started_at: int | None = None
+        self.finished_at: int | None = None
+        self.time_limit_s: int | None = None
+        self.results: tuple[Result, ...] | None = None
+        #: players whose game is over but not recorded yet: the race is over once none is left
+        self.unrecorded: set[str] = set()
+        self._next_player = 1
+
+    # -- what each viewer may see -----------------------------------------------------------------
+
+    def elapsed(self, racer: Racer, now: int) -> int:
+        if racer.time_ms is not None:
+            return racer.time_ms
+        if self.started_at is None or racer.status is PlayerStatus.WAITING:
+            return 0
+        return max(0, now - self.started_at)
+
+    def summary(self, racer: Racer, now: int) -> PlayerSummary:
+        game = racer.game
+        return PlayerSummary(
+            racer.id,
+            racer.name,
+            racer.status,
+            game.score if game else 0,
+            game.move_count if game else 0,
+            game.cards_left if game else 104,
+            self.elapsed(racer, now),
+            racer.connected,
+        )
+
+    def code_for(self, viewer: Racer | None, now: int) -> str | None:
+        """The deal code a viewer may see: a daily code only after their attempt or the day."""
+        if self.mode is not Mode.DAILY:
+            return str(self.code)
+        if viewer is not None and viewer.finished:
+            return str(self.code)
+        if self.daily_day is not None and now >= day_start_ms(self.daily_day) + DAY_MS:
+            return str(self.code)
+        return None
+
+    def spectator_tops(self) -> dict[str, list[str | None]]:
+        """Each player's tops as spectators may see them (docs/protocol.md, "Who sees what").
+
+        Everyone plays the same deal, so a card one racer has uncovered lies under the same
+        pile of every other racer's game: shown to spectators (and so to a racer watching from
+        another tab) it would tell a racer still playing what is coming. A pile card is shown
+        only once every racer still playing has seen it, i.e. when the pile is at least as tall
+        as the lowest it has been in each of their games; otherwise it is ``HIDDEN_TOP``. Reserve
+        cards are in sight of everyone from the start; once nobody is playing, all is shown.
+        """
+        active = [r.lowest for r in self.players.values() if r.playing and r.lowest is not None]
+        bar = [max((lowest[pile] for lowest in active), default=0) for pile in PILES]
+        tops: dict[str, list[str | None]] = {}
+        for racer in self.players.values():
+            game = racer.game
+            if game is None:
+                continue
+            shown: list[str | None] = []
+            for position in POSITIONS:
+                card = game.card_at(position)
+                if card is None:
+                    shown.append(None)
+                elif position < PILE_COUNT and game.count_at(position) < bar[position]:
+                    shown.append(HIDDEN_TOP)
+                else:
+                    shown.append(card.name)
+            tops[racer.id] = shown
+        return tops
+
+    def spectator_boards(self) -> dict[str, dict[str, object]]:
+        """Every board as spectators may see it: ``{player id: {"tops", "counts"}}``."""
+        return {
+            pid: {"tops": shown, "counts": [game.count_at(p) for p in POSITIONS]}
+            for pid, shown in self.spectator_tops().items()
+            if (game := self.players[pid].game) is not None
+        }
+
+    def snapshot(self, viewer: str | None, now: int, *, spectators: int, watcher: bool) -> RoomSnapshot:
+        """The room as ``viewer`` (a player id, or None) may see it; a ``watcher`` (a spectator)
+        also gets every board as spectators may see it."""
+        racer = self.players.get(viewer) if viewer is not None else None
+        game = racer.game if racer is not None else None
+        boards = None
+        if watcher and self.phase is not Phase.LOBBY and self.started_at is not None:
+            boards = self.spectator_boards()
+        return RoomSnapshot(
+            self.id,
+            self.mode,
+            self.phase,
+            self.code_for(racer, now),
+            self.host,
+            now,
+            self.starts_at,
+            self.started_at,
+            self.time_limit_s,
+            tuple(self.summary(r, now) for r in self.players.values()),
+            spectators,
+            None if game is None else BoardView.of(game).to_json(),
+            boards,
+            bool(game is not None and game.can_undo),
+            self.results,
+        )
+
+    # -- membership ---------------------------------------------------------------------------------
+
+    def join(self, name: str, now: int) -> tuple[Racer, list[Event]]:
+        """A new player in the lobby (connected). Raises :class:`Refusal` (``race_started``,
+        ``name_taken``, ``room_full``)."""
+        if self.phase is not Phase.LOBBY:
+            raise Refusal("race_started", f"room {self.id} has already started")
+        key = name.casefold()
+        if any(r.name.casefold() == key for r in self.players.values()):
+            raise Refusal("name_taken", f"the name {name!r} is already used in room {self.id}")
+        if len(self.players) >= self.config.max_players:
+            raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
+        racer = Racer(f"p{self._next_player}", name)
+        self._next_player += 1
+        if self._host_away():  # no host, or one who dropped and has not come back
+            self.host = racer.id
+        self.players[racer.id] = racer
+        return racer, [PlayerJoined(self.summary(racer, now), self.host)]
+
+    def connect(self, player_id: str, now: int) -> list[Event]:
+        """A player is back (a resume). Nothing to say when they were still connected elsewhere."""
+        racer = self._racer(player_id)
+        racer.away_since = None
+        if racer.connected:
+            return []
+        racer.connected = True
+        if self.phase is Phase.LOBBY:
+            if self._host_away():  # the lobby needs a host who can start
+                self.host = racer.id
+            return [PlayerChanged(self.summary(racer, now), self.host, with_host=True)]
+        return [PlayerChanged(self.summary(racer, now))]
+
+    def disconnect(self, player_id: str, now: int) -> list[Event]:
+        """The player's connection closed (not a ``leave``): they keep their place, the clock runs."""
+        racer = self._racer(player_id)
+        if not racer.connected:
+            return []
+        racer.connected = False
+        racer.away_since = now
+        if self.phase is Phase.LOBBY:
+            if self.host == racer.id:
+                # a host who dropped may never come back: a connected player can start instead
+                self.host = next((r.id for r in self.players.values() if r.connected), self.host)
+            return [PlayerChanged(self.summary(racer, now), self.host, with_host=True)]
+        return [PlayerChanged(self.summary(racer, now))]
+
+    def leave(self, player_id: str, now: int) -> list[Event]:
+        """``leave``: a player in the lobby goes (their seat too); a player still playing is ``left``."""
+        racer = self._racer(player_id)
+        if self.phase in (Phase.LOBBY, Phase.COUNTDOWN) and racer.status is PlayerStatus.WAITING:
+            del self.players[racer.id]
+            if self.host == racer.id:  # to a connected player if there is one: they can start
+                connected = [r.id for r in self.players.values() if r.connected]
+                self.host = connected[0] if connected else next(iter(self.players), None)
+            racer.connected = False
+            racer.status = PlayerStatus.LEFT
+            return [PlayerLeft(self.summary(racer, now), self.host, removed=True)]
+        events: list[Event] = []
+        if racer.playing:
+            events += self._finish(racer, PlayerStatus.LEFT, now, announce=False)
+        racer.connected = False
+        racer.away_since = now
+        events.append(PlayerLeft(self.summary(racer, now), self.host, removed=False))
+        events += self._check_race_end(now)
+        return events
+
+    def _host_away(self) -> bool:
+        host = self.players.get(self.host) if self.host is not None else None
+        return host is None or not host.connected
+
+    def _racer(self, player_id: str) -> Racer:
+        racer = self.players.get(player_id)
+        if racer is None:
+            raise Refusal("not_in_room", f"player {player_id!r} is not in room {self.id}")
+        return racer
+
+    # -- the race -------------------------------------------------------------------------------------
+
+    def start(self, player_id: str | None, time_limit_s: int | None, now: int) -> list[Event]:
+        """The host starts the countdown (``begin`` follows at :meth:`next_deadline`).
+
+        Raises :class:`Refusal` (``race_started``, ``not_host``)."""
+        if self.phase is not Phase.LOBBY:
+            raise Refusal("race_started", f"room {self.id} has already started")
+        if player_id is None or player_id != self.host:
+            raise Refusal("not_host", "only the host may start the race")
+        self.phase = Phase.COUNTDOWN
+        self.time_limit_s = time_limit_s or self.config.default_time_limit_s
+        self.starts_at = now + self.config.countdown_ms
+        return [CountdownStarted(self.starts_at, now, self.time_limit_s)]
+
+    def begin(self, now: int) -> list[Event]:
+        """Everyone starts on the same deal at the same instant (after the countdown, or at once
+        for a solo game or a daily attempt)."""
+        if self.phase not in (Phase.LOBBY, Phase.COUNTDOWN):
+            return []
+        self.phase = Phase.RUNNING
+        self.started_at = now
+        self.starts_at = now if self.starts_at is None else self.starts_at
+        boards: dict[str, BoardView] = {}
+        for racer in self.players.values():
+            racer.game = Game(self.deal)
+            racer.status = PlayerStatus.PLAYING
+            racer.lowest = [racer.game.count_at(pile) for pile in PILES]
+            boards[racer.id] = BoardView.of(racer.game)
+        code = None if self.mode is Mode.DAILY else str(self.code)
+        events: list[Event] = [RaceStarted(now, code, boards)]
+        return events + self._check_race_end(now)
+
+    def move(self, player_id: str | None, move: Move, now: int) -> list[Event]:
+        """A move on the player's own game. Raises :class:`Refusal` (``illegal_move`` with the
+        engine's reason, ``not_started``, ``not_playing``)."""
+        racer = self._playing(player_id)
+        game = racer.game
+        assert game is not None
+        try:
+            game.push(move)
+        except IllegalMoveError as exc:
+            raise Refusal("illegal_move", str(exc), reason=exc.code) from None
+        racer.steps.append(move)
+        return self._after_action(racer, "move", move, now)
+
+    def undo(self, player_id: str | None, now: int) -> list[Event]:
+        """Take back the player's last move. Raises :class:`Refusal` (``nothing_to_undo``, …)."""
+        racer = self._playing(player_id)
+        game = racer.game
+        assert game is not None
+        try:
+            move = game.undo()
+        except UndoError as exc:
+            raise Refusal("nothing_to_undo", str(exc)) from None
+        racer.steps.append(UNDO)
+        return self._after_action(racer, "undo", move, now)
+
+    def give_up(self, player_id: str | None, now: int) -> list[Event]:
+        racer = self._playing(player_id)
+        return self._finish(racer, PlayerStatus.GAVE_UP, now, announce=True) + self._check_race_end(now)
+
+    def _playing(self, player_id: str | None) -> Racer:
+        """The player whose game is on. Raises :class:`Refusal` (``not_playing``, ``not_started``)."""
+        if player_id is None:
+            raise Refusal("not_playing", "spectators cannot play")
+        racer = self._racer(player_id)
+        if self.phase in (Phase.LOBBY, Phase.COUNTDOWN):
+            raise Refusal("not_started", "the race has not started yet")
+        if not racer.playing or racer.game is None:
+            raise Refusal("not_playing", f"your game is over ({racer.status})")
+        return racer
+
+    def _after_action(self, racer: Racer, action: str, move: Move, now: int) -> list[Event]:
+        game = racer.game
+        assert game is not None and racer.lowest is not None
+        for position in move.positions:
+            if position < PILE_COUNT:
+                racer.lowest[position] = min(racer.lowest[position], game.count_at(position))
+        status = game.status
+        racer.status = _GAME_STATUS[status]
+        if status is Status.WON:
+            racer.time_ms = self.elapsed(racer, now)
+        events: list[Event] = [
+            Moved(
+                racer.id,
+                action,
+                move,
+                tuple(BoardChange(p, game.card_at(p), game.count_at(p)) for p in move.positions),
+                game.score,
+                game.move_count,
+                game.cards_left,
+                racer.status,
+                self.elapsed(racer, now),
+                game.can_undo,
+            )
+        ]
+        if status is Status.WON:
+            events += self._finish(racer, PlayerStatus.WON, now, announce=False)
+            events += self._check_race_end(now)
+        return events
+
+    # -- deadlines --------------------------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        """When the race next needs a :meth:`tick`: the end of the countdown, or the time limit."""
+        if self.phase is Phase.COUNTDOWN:
+            return self.starts_at
+        if self.phase is Phase.RUNNING and self.time_limit_s is not None and self.started_at is not None:
+            return self.started_at + self.time_limit_s * 1000
+        return None
+
+    def tick(self, now: int) -> list[Event]:
+        """Settle whatever is due at ``now``: the countdown's end, the time limit."""
+        deadline = self.next_deadline()
+        if deadline is None or now < deadline:
+            return []
+        if self.phase is Phase.COUNTDOWN:
+            return self.begin(now)
+        events: list[Event] = []
+        assert self.time_limit_s is not None
+        for racer in self.players.values():
+            if racer.playing:
+                racer.time_ms = self.time_limit_s * 1000
+                events += self._finish(racer, PlayerStatus.TIMED_OUT, now, announce=True)
+        return events + self._check_race_end(now)
+
+    def is_stale(self, now: int, *, watched: bool) -> bool:
+        """Nobody is left to care: finished (and recorded) long ago, or everyone away for too long."""
+        if self.phase is Phase.FINISHED:
+            assert self.finished_at is not None
+            return not self.unrecorded and now - self.finished_at > self.config.finished_ttl_ms
+        if watched or any(r.connected for r in self.players.values()):
+            return False
+        away = [r.away_since or self.created_at for r in self.players.values()]
+        return now - max(away, default=self.created_at) > self.config.abandon_after_ms
+
+    def abandon(self, now: int) -> list[Event]:
+        """Close an abandoned room: players still playing count as ``left``."""
+        events: list[Event] = []
+        for racer in self.players.values():
+            if racer.playing:
+                events += self._finish(racer, PlayerStatus.LEFT, now, announce=False)
+        return events + self._check_race_end(now)
+
+    # -- the end ------------------------------------------------------------------------------------------
+
+    def _finish(self, racer: Racer, outcome: PlayerStatus, now: int, *, announce: bool) -> list[Event]:
+        if racer.time_ms is None:
+            racer.time_ms = self.elapsed(racer, now)
+        racer.status = outcome
+        racer.finished_at = now
+        self.unrecorded.add(racer.id)
+        events: list[Event] = [PlayerChanged(self.summary(racer, now))] if announce else []
+        events.append(GameEnded(racer.id))
+        return events
+
+    def _check_race_end(self, now: int) -> list[Event]:
+        if self.phase is not Phase.RUNNING:
+            return []
+        if all(r.finished for r in self.players.values()):
+            self.phase = Phase.FINISHED
+            self.finished_at = now
+            return self._race_over()
+        return []
+
+    def recorded(self, player_id: str, game_id: str | None, analysis: dict[str, object] | None) -> list[Event]:
+        """A finished game is recorded (``game_id`` None: storing it failed): the player's
+        :class:`GameOver`, and the :class:`RaceOver` once every game is recorded."""
+        racer = self._racer(player_id)
+        self.unrecorded.discard(player_id)
+        racer.game_id = game_id
+        game = racer.game
+        assert game is not None and racer.time_ms is not None
+        over = GameOver(
+            racer.id,
+            racer.status,
+            game.score,
+            game.move_count,
+            racer.time_ms,
+            str(self.code),
+            game_id,
+            racer.ranked,
+            analysis,
+        )
+        return [over, *self._race_over()]
+
+    def _race_over(self) -> list[Event]:
+        if self.phase is not Phase.FINISHED or self.unrecorded or self.results is not None:
+            return []
+
+        def result(rank: int, r: Racer) -> Result:
+            score, moves = (r.game.score, r.game.move_count) if r.game else (0, 0)
+            return Result(rank, r.id, r.name, score, moves, r.time_ms or 0, r.status, r.game_id)
+
+        lines = [result(0, r) for r in self.players.values()]
+        finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
+        lines.sort(key=lambda line: ranking_key(line.score, line.time_ms, finished_at[line.player or ""]))
+        self.results = tuple(replace(line, rank=rank) for rank, line in enumerate(lines, 1))
+        return [RaceOver(self.results)]
+

@@ -1,0 +1,293 @@
+"""The race core without sockets or an event loop: commands in with the time, events out —
+whole races, the host hand-over, deadlines, resumes, results, and what spectators may see.
+(Like websockets' tests of its sans-I/O protocol: plain synchronous calls, microseconds each.)"""
+
+from __future__ import annotations
+
+import doctest
+import json
+from datetime import date
+from typing import Any
+
+import pytest
+
+from halfmoon.codes import DealCode, daily_code
+from halfmoon.game import Game, Move
+from halfmoon.protocol import Mode, Phase, PlayerStatus
+from halfmoon.view import HIDDEN_TOP
+from halfmoon_server import events, race
+from halfmoon_server.audience import Audience
+from halfmoon_server.errors import Refusal
+from halfmoon_server.race import DAY_MS, Race, RaceConfig
+from tests.server.support import illegal_move, stalling_line, won_record
+
+CODE = DealCode.parse("HM1-N-AAAAAAA")
+T0 = 1_795_900_000_000
+CONFIG = RaceConfig(countdown_ms=3000, default_time_limit_s=600)
+
+
+def kinds(evs: list[events.Event]) -> list[str]:
+    return [type(e).__name__ for e in evs]
+
+
+def lobby(*names: str, config: RaceConfig = CONFIG) -> Race:
+    r = Race("K7WQ2M", Mode.RACE, CODE, config, now=T0)
+    for name in names:
+        r.join(name, T0)
+    return r
+
+
+def running(*names: str, config: RaceConfig = CONFIG) -> Race:
+    r = lobby(*names, config=config)
+    r.start("p1", None, T0)
+    assert kinds(r.tick(T0 + config.countdown_ms)) == ["RaceStarted"]
+    return r
+
+
+def winning_line() -> list[Move]:
+    record = won_record()
+    assert str(record.code) == str(CODE)
+    return [step for step in record.moves if isinstance(step, Move)]
+
+
+def test_the_module_examples_run() -> None:
+    assert doctest.testmod(race).failed == 0
+
+
+def test_a_lobby_gets_a_host_and_refuses_a_taken_name_or_a_full_room() -> None:
+    r = Race("K7WQ2M", Mode.RACE, CODE, RaceConfig(max_players=2), now=T0)
+    ada, joined = r.join("Ada", T0)
+    assert (ada.id, r.host) == ("p1", "p1")
+    assert kinds(joined) == ["PlayerJoined"]
+    with pytest.raises(Refusal) as taken:
+        r.join("ADA", T0)
+    assert taken.value.code == "name_taken"
+    r.join("Bob", T0)
+    with pytest.raises(Refusal) as full:
+        r.join("Cy", T0)
+    assert full.value.code == "room_full" and list(r.players) == ["p1", "p2"]
+
+
+def test_the_countdown_waits_for_its_deadline_and_starts_everyone_on_the_same_deal() -> None:
+    r = lobby("Ada", "Bob")
+    with pytest.raises(Refusal) as not_host:
+        r.start("p2", None, T0)
+    assert not_host.value.code == "not_host" and r.phase is Phase.LOBBY
+    (countdown,) = r.start("p1", 120, T0)
+    assert countdown == events.CountdownStarted(T0 + 3000, T0, 120)
+    assert r.next_deadline() == T0 + 3000
+    assert r.tick(T0 + 2999) == [] and r.phase is Phase.COUNTDOWN
+    with pytest.raises(Refusal) as early:
+        r.move("p1", winning_line()[0], T0 + 2999)
+    assert early.value.code == "not_started"
+    (started,) = r.tick(T0 + 3000)
+    assert isinstance(started, events.RaceStarted) and started.code == str(CODE)
+    assert started.boards["p1"] == started.boards["p2"]
+    assert r.next_deadline() == T0 + 3000 + 120_000
+
+
+def test_a_move_is_checked_by_the_engine_and_a_refusal_changes_nothing() -> None:
+    r = running("Ada", "Bob")
+    ada = r.players["p1"]
+    assert ada.game is not None
+    before = ada.game.move_count
+    with pytest.raises(Refusal) as refused:
+        r.move("p1", illegal_move(ada.game), T0 + 4000)
+    assert refused.value.code == "illegal_move" and refused.value.reason == "not_a_match"
+    assert ada.game.move_count == before and ada.steps == []
+    move = winning_line()[0]
+    (moved,) = r.move("p1", move, T0 + 5000)
+    assert isinstance(moved, events.Moved)
+    assert (moved.player, moved.action, moved.moves, moved.score, moved.elapsed_ms) == ("p1", "move", 1, 10, 2000)
+    assert [c.position for c in moved.changes] == list(move.positions)
+    assert r.players["p2"].game is not None and r.players["p2"].game.move_count == 0, "Bob's game is his own"
+    (undone,) = r.undo("p1", T0 + 6000)
+    assert isinstance(undone, events.Moved) and undone.action == "undo" and undone.moves == 0
+    with pytest.raises(Refusal) as nothing:
+        r.undo("p1", T0 + 6000)
+    assert nothing.value.code == "nothing_to_undo"
+    with pytest.raises(Refusal) as spectator:
+        r.move(None, move, T0)
+    assert spectator.value.code == "not_playing"
+
+
+def test_a_whole_race_a_win_a_give_up_and_the_results_once_every_game_is_recorded() -> None:
+    r = running("Ada", "Bob")
+    bob_gave_up = r.give_up("p2", T0 + 10_000)
+    assert kinds(bob_gave_up) == ["PlayerChanged", "GameEnded"]
+    with pytest.raises(Refusal):
+        r.give_up("p2", T0 + 10_001)
+    line = winning_line()
+    out: list[events.Event] = []
+    for k, move in enumerate(line):
+        out = r.move("p1", move, T0 + 20_000 + k)
+    assert kinds(out) == ["Moved", "GameEnded"]
+    assert r.phase is Phase.FINISHED and r.results is None, "the race waits for the games to be recorded"
+    (bob_over,) = r.recorded("p2", "g-bob", None)
+    assert isinstance(bob_over, events.GameOver) and bob_over.outcome is PlayerStatus.GAVE_UP
+    ada_over, race_over = r.recorded("p1", "g-ada", {"x": 1})
+    assert isinstance(ada_over, events.GameOver) and (ada_over.score, ada_over.moves) == (520, 48)
+    assert ada_over.time_ms == 20_000 + 47 - 3000
+    assert isinstance(race_over, events.RaceOver)
+    assert [(x.rank, x.player, x.outcome, x.game) for x in race_over.results] == [
+        (1, "p1", PlayerStatus.WON, "g-ada"),
+        (2, "p2", PlayerStatus.GAVE_UP, "g-bob"),
+    ]
+
+
+def test_ties_rank_by_time_then_by_who_finished_first() -> None:
+    r = running("Ada", "Bob", "Cy")
+    r.give_up("p1", T0 + 9000)  # 0 points, 6 s
+    r.give_up("p2", T0 + 5000)  # 0 points, 2 s
+    r.give_up("p3", T0 + 5000)  # 0 points, 2 s, finished with Bob: the order they finished in
+    for pid in ("p3", "p1", "p2"):
+        out = r.recorded(pid, pid, None)
+    over = out[-1]
+    assert isinstance(over, events.RaceOver)
+    assert [x.player for x in over.results] == ["p2", "p3", "p1"]
+
+
+def test_the_time_limit_times_out_everyone_still_playing_at_the_limit() -> None:
+    r = running("Ada", "Bob")
+    r.give_up("p2", T0 + 4000)
+    deadline = r.next_deadline()
+    assert deadline == T0 + 3000 + 600_000
+    assert r.tick(deadline - 1) == []
+    out = r.tick(deadline + 250)
+    assert kinds(out) == ["PlayerChanged", "GameEnded"]
+    ada = r.players["p1"]
+    assert ada.status is PlayerStatus.TIMED_OUT and ada.time_ms == 600_000
+    assert r.phase is Phase.FINISHED and r.next_deadline() is None
+
+
+def test_a_stall_is_not_the_end_and_an_undo_plays_on() -> None:
+    r = running("Ada")
+    line = stalling_line(str(CODE))
+    for move in line:
+        out = r.move("p1", move, T0 + 5000)
+    assert r.players["p1"].status is PlayerStatus.STALLED and kinds(out) == ["Moved"]
+    (undone,) = r.undo("p1", T0 + 6000)
+    assert isinstance(undone, events.Moved) and undone.status is PlayerStatus.PLAYING
+
+
+def test_the_host_hands_over_when_the_host_drops_or_leaves_the_lobby() -> None:
+    r = lobby("Ada", "Bob", "Cy")
+    (dropped,) = r.disconnect("p1", T0 + 1)
+    assert isinstance(dropped, events.PlayerChanged) and dropped.with_host and dropped.host == "p2"
+    assert not dropped.player.connected
+    (back,) = r.connect("p1", T0 + 2)
+    assert isinstance(back, events.PlayerChanged) and back.host == "p2", "Bob stays host"
+    assert r.connect("p1", T0 + 3) == [], "already connected: nothing to tell"
+    (left,) = r.leave("p2", T0 + 4)
+    assert isinstance(left, events.PlayerLeft) and left.removed and left.host == "p1"
+    assert left.player.status is PlayerStatus.LEFT and "p2" not in r.players
+    _, joined = r.join("Bob", T0 + 5)  # the name is free again
+    assert kinds(joined) == ["PlayerJoined"]
+
+
+def test_a_player_who_leaves_a_running_race_is_left_and_the_race_ends_without_them() -> None:
+    r = running("Ada", "Bob")
+    out = r.leave("p2", T0 + 8000)
+    assert kinds(out) == ["GameEnded", "PlayerLeft"]
+    assert r.players["p2"].status is PlayerStatus.LEFT and r.phase is Phase.RUNNING
+    out = r.give_up("p1", T0 + 9000)
+    assert r.phase is Phase.FINISHED
+
+
+def test_abandoned_rooms_are_stale_after_the_wait_and_close_as_left() -> None:
+    config = RaceConfig(countdown_ms=0, abandon_after_ms=60_000, finished_ttl_ms=30_000)
+    r = running("Ada", config=config)
+    r.disconnect("p1", T0 + 1000)
+    assert not r.is_stale(T0 + 61_000, watched=False)
+    assert not r.is_stale(T0 + 61_001, watched=True), "someone watches"
+    assert r.is_stale(T0 + 61_001, watched=False)
+    assert kinds(r.abandon(T0 + 61_001)) == ["GameEnded"]
+    assert r.players["p1"].status is PlayerStatus.LEFT and r.phase is Phase.FINISHED
+    assert not r.is_stale(T0 + 200_000, watched=False), "its game is not recorded yet"
+    r.recorded("p1", None, None)
+    assert r.is_stale(T0 + 61_001 + 30_001, watched=False)
+
+
+def test_a_daily_code_is_hidden_until_the_attempt_ends_or_the_day_is_over() -> None:
+    day = date(2026, 11, 28)
+    code = daily_code(day, b"secret")
+    r = Race("K7WQ2M", Mode.DAILY, code, CONFIG, now=T0, daily_day=day)
+    r.join("Ada", T0)
+    (started,) = r.begin(T0)
+    assert isinstance(started, events.RaceStarted) and started.code is None
+    assert r.snapshot("p1", T0, spectators=0, watcher=False).code is None
+    midnight = int(T0 // DAY_MS + 1) * DAY_MS
+    assert r.snapshot(None, midnight, spectators=0, watcher=False).code == str(code)
+    r.give_up("p1", T0 + 1000)
+    assert r.snapshot("p1", T0 + 1000, spectators=0, watcher=False).code == str(code)
+    (over, _) = r.recorded("p1", "g", None)
+    assert isinstance(over, events.GameOver) and over.code == str(code)
+
+
+def test_a_snapshot_shows_a_player_their_own_board_and_a_watcher_every_board() -> None:
+    r = running("Ada", "Bob")
+    r.move("p1", winning_line()[0], T0 + 4000)
+    mine = r.snapshot("p1", T0 + 4000, spectators=1, watcher=False)
+    ada = r.players["p1"].game
+    assert ada is not None and mine.board is not None and mine.boards is None and mine.can_undo
+    assert mine.board["counts"] == [ada.count_at(p) for p in range(20)]
+    watching = r.snapshot(None, T0 + 4000, spectators=1, watcher=True)
+    assert watching.board is None and watching.boards is not None and set(watching.boards) == {"p1", "p2"}
+
+
+# -- what spectators see (the audience of the core's events) --------------------------------------------
+
+
+def frames_of(audience: Audience, evs: list[events.Event], *, seq: int = 1, msg_id: int | None = None) -> list[Any]:
+    out = []
+    for event in evs:
+        frames = audience.frames(event, seq, watched=True, msg_id=msg_id)
+        if frames is not None:
+            out.append(frames)
+    return out
+
+
+def test_a_spectator_sees_a_card_only_once_every_racer_still_playing_has_seen_it() -> None:
+    r = running("Ada", "Bob")
+    audience = Audience(r)
+    audience.start_watching()
+    move = winning_line()[0]
+    (ada_frames,) = frames_of(audience, r.move("p1", move, T0 + 4000), msg_id=7)
+    assert ada_frames.spectators is not None
+    spectator = json.loads(ada_frames.spectators)
+    assert [c["card"] for c in spectator["changes"]] == [HIDDEN_TOP, HIDDEN_TOP], "Bob has not uncovered them"
+    assert "reveals" not in spectator
+    mine = json.loads(ada_frames.for_player("p1"))
+    assert mine["id"] == 7 and mine["can_undo"] is True and HIDDEN_TOP not in json.dumps(mine)
+    assert "changes" not in json.loads(ada_frames.for_player("p2")), "Bob never sees Ada's cards"
+    (bob_frames,) = frames_of(audience, r.move("p2", move, T0 + 5000), seq=2)
+    spectator = json.loads(bob_frames.spectators)
+    assert HIDDEN_TOP not in [c["card"] for c in spectator["changes"]]
+    game = Game.from_code(str(CODE))
+    game.push(move)
+    assert spectator["reveals"] == [
+        {"player": "p1", "pos": str(p + 1), "card": game.card_at(p).name, "count": game.count_at(p)}  # type: ignore[union-attr]
+        for p in move.positions
+    ]
+
+
+def test_when_a_racer_gives_up_the_spectators_are_shown_what_only_they_held_back() -> None:
+    r = running("Ada", "Bob")
+    audience = Audience(r)
+    audience.start_watching()
+    frames_of(audience, r.move("p1", winning_line()[0], T0 + 4000))
+    progress, *_ = frames_of(audience, r.give_up("p2", T0 + 5000), seq=2)
+    body = json.loads(progress.spectators)
+    assert body["type"] == "progress" and {x["player"] for x in body["reveals"]} == {"p1"}
+    assert "reveals" not in json.loads(progress.players), "players never get reveals"
+
+
+def test_game_over_goes_to_its_player_alone() -> None:
+    r = running("Ada", "Bob")
+    r.give_up("p1", T0 + 5000)
+    (over,) = r.recorded("p1", "g1", None)
+    frames = Audience(r).frames(over, 9, watched=True)
+    assert frames is not None and frames.players is None and frames.spectators is None
+    assert frames.for_player("p2") is None
+    body = json.loads(frames.for_player("p1") or b"{}")
+    assert (body["type"], body["seq"], body["game"], body["outcome"]) == ("game_over", 9, "g1", "gave_up")
