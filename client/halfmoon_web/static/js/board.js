@@ -2,10 +2,7 @@
 // in its middle (the geometry of shared/halfmoon/diagram.py), each pile or slot a <button>
 // carrying data-pos and, while it shows a card, data-card; under each card, its position and count.
 
-import { POSITION_NAMES, PILE_COUNT, cardSymbol, isRed, parseCard } from "./cards.js";
-
-/** What a spectator gets instead of a card it is not shown yet (docs/protocol.md). */
-export const HIDDEN = "??";
+import { HIDDEN, POSITION_NAMES, PILE_COUNT, cardSymbol, isRed, parseCard } from "./cards.js";
 import { t } from "./i18n.js";
 
 /** Grid cell (row, column) of each position on a 9 × 4 grid; the reserve is shifted half a cell. */

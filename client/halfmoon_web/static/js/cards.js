@@ -6,6 +6,8 @@ export const POSITION_NAMES = [
   "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8",
 ];
 export const PILE_COUNT = 12;
+/** What a spectator gets instead of a card it is not shown yet (docs/protocol.md). */
+export const HIDDEN = "??";
 export const RANK_NAMES = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 export const RANK_NAMES_IT = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "V", "D", "R"];
 export const SUIT_SYMBOLS = { S: "♠", H: "♥", D: "♦", C: "♣" };

@@ -1,28 +1,28 @@
 // A live room over the WebSocket: solo games, the daily challenge, races (lobby, countdown,
-// play, opponents' progress, results) and spectating. Moves are drawn at once (optimistic) and
-// reconciled with the server's `moved` / `error`; the server is the only authority.
+// play, opponents' progress, results) and spectating. The wiring and the drawing only: the
+// room's state, optimistic moves and the messages to send are the reducer's (session.js).
 
-import { HIDDEN, createBoard } from "./board.js";
-import { POSITION_NAMES, positionName } from "./cards.js";
+import { createBoard } from "./board.js";
 import { copyText, formatTime, h } from "./dom.js";
 import { errorText, t } from "./i18n.js";
 import { Connection } from "./net.js";
-import { REMOVED, applyOptimistic, matchingPositions, tap, tapMessage } from "./taps.js";
+import * as session from "./session.js";
+import { tapMessage } from "./taps.js";
 
 const SESSION_KEY = "halfmoon.session";
-const FINISHED = new Set(["won", "gave_up", "left", "timed_out"]);
 
-function loadSession(path) {
+/** The seat ({room, token}) this tab keeps for the page at `path`, or null. */
+function loadSeat(path) {
   try {
-    const session = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null");
-    return session && session.path === path ? session : null;
+    const saved = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null");
+    return saved && saved.path === path ? { room: saved.room, token: saved.token } : null;
   } catch {
     return null;
   }
 }
 
-function saveSession(session) {
-  if (session) sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+function saveSeat(saved) {
+  if (saved) sessionStorage.setItem(SESSION_KEY, JSON.stringify(saved));
   else sessionStorage.removeItem(SESSION_KEY);
 }
 
@@ -32,46 +32,25 @@ function saveSession(session) {
  * setBanner(text|null)}. Returns {close(), relabel()} for the router.
  */
 export function openLive(app, intent) {
-  const s = {
-    role: null, you: null, token: null, room: null, phase: null, mode: null, code: null,
-    players: new Map(), host: null, offset: 0, startedAt: null, startsAt: null, timeLimit: null,
-    board: null, pending: [], selection: [], boards: {}, spectators: 0, results: null,
-    gameOver: null, notice: null, failed: null, canUndo: false,
-  };
   let path = location.pathname;
-  let session = loadSession(path);
+  let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
 
   const words = () => t(app.lang());
-  const now = () => Date.now() + s.offset;
-  const me = () => (s.you ? s.players.get(s.you) : null);
+  const playerName = () => app.settings.name || defaultName(app.lang());
 
   const conn = new Connection(wsUrl(), {
-    hello: () => {
-      // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
-      if (session) return conn.seq ? { type: "resume", room: session.room, token: session.token, since: conn.seq } : { type: "resume", room: session.room, token: session.token };
-      if (s.role === "spectator" && s.room) return { type: "watch", room: s.room };
-      const name = app.settings.name || defaultName(app.lang());
-      switch (intent.kind) {
-        case "solo": return intent.code ? { type: "solo", name, code: intent.code } : { type: "solo", name };
-        case "daily": return { type: "daily", name };
-        case "race": return { type: "join", room: intent.room, name };
-        case "watch": return { type: "watch", room: intent.room };
-        default: throw new Error(`unknown live intent ${intent.kind}`);
-      }
-    },
-    onState: (state) => {
-      app.setBanner(state === "reconnecting" ? words().reconnecting : null);
-      if (state === "reconnecting" && s.pending.length) {
-        // moves in flight are drawn again as the server knows them: a resume replays what it accepted
-        s.pending = [];
-        s.selection = [];
-        render();
-      }
+    // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
+    hello: () => session.hello(s, playerName()),
+    onState: (status) => {
+      app.setBanner(status === "reconnecting" ? words().reconnecting : null);
+      if (status === "reconnecting" && commit(session.disconnected(s))) render();
     },
     onMessage: (msg) => {
-      handle(msg);
+      const before = s;
+      commit(session.reduce(s, msg, Date.now()));
+      if (msg.type === "error") refused(session.refusal(before, msg), msg);
       render();
     },
   });
@@ -83,227 +62,64 @@ export function openLive(app, intent) {
     return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
   }
 
-  function remember() {
-    if (s.token && s.room) {
-      session = { path, room: s.room, token: s.token, seq: conn.seq };
-      saveSession(session);
+  /** Take the reducer's new state: adopt the solo deal's address, keep the seat. Returns whether it changed. */
+  function commit(next) {
+    const before = s;
+    s = next;
+    if (s === before) return false;
+    // a solo game started without a code gets its deal's address, so a reload resumes it
+    if (intent.kind === "solo" && s.code && location.pathname !== `/play/${s.code}`) {
+      path = `/play/${s.code}`;
+      history.replaceState(null, "", path);
+    }
+    if (s.seat && (s.seat !== before.seat || s.seq !== before.seq)) saveSeat({ path, ...s.seat, seq: s.seq });
+    else if (!s.seat && before.seat) saveSeat(null);
+    return true;
+  }
+
+  /** Take an action's {state, commands}: send the commands; a move that cannot go is taken back. */
+  function run({ state, commands }) {
+    commit(state);
+    for (const command of commands) {
+      if (conn.send(command) || command.type !== "move") continue;
+      commit(session.unsent(s, command));
+      app.toast(words().reconnecting);
     }
   }
 
-  function setSnapshot(room) {
-    s.room = room.room;
-    s.mode = room.mode;
-    s.phase = room.phase;
-    s.code = room.code;
-    s.host = room.host;
-    s.offset = room.now - Date.now();
-    s.startedAt = room.started_at;
-    s.startsAt = room.starts_at;
-    s.timeLimit = room.time_limit_s;
-    s.players = new Map((room.players || []).map((p) => [p.id, p]));
-    s.spectators = room.spectators || 0;
-    s.board = room.board;
-    s.boards = room.boards || {};
-    s.pending = [];
-    s.selection = [];
-    s.results = room.results;
-    s.canUndo = Boolean(room.can_undo);
-  }
-
-  function updatePlayer(id, fields) {
-    const old = s.players.get(id) || { id };
-    s.players.set(id, { ...old, ...fields });
-  }
-
-  function applyChanges(board, changes) {
-    if (!board) return board;
-    const out = { tops: board.tops.slice(), counts: board.counts.slice() };
-    for (const change of changes || []) {
-      const i = POSITION_NAMES.indexOf(change.pos);
-      if (i < 0) continue;
-      out.tops[i] = change.card;
-      out.counts[i] = change.count;
-    }
-    return out;
-  }
-
-  function handle(msg) {
-    handleEvent(msg);
-    // spectators: tops that came into sight since the last event (a racer caught up or finished)
-    for (const reveal of msg.reveals || []) {
-      if (s.boards && s.boards[reveal.player]) s.boards[reveal.player] = applyChanges(s.boards[reveal.player], [reveal]);
-    }
-  }
-
-  function handleEvent(msg) {
-    switch (msg.type) {
-      case "welcome":
-        s.role = msg.role;
-        s.you = msg.you;
-        if (msg.token) s.token = msg.token;
-        else if (!session) s.token = null;
-        if (msg.room) setSnapshot(msg.room); // null: a resume that catches up with the events that follow
-        if (intent.kind === "race" && msg.role === "spectator" && !session) s.notice = words().becameSpectator;
-        if (msg.role === "player") {
-          adoptPath();
-          remember();
-        }
-        break;
-      case "player_joined":
-        updatePlayer(msg.player.id, msg.player);
-        if (msg.host) s.host = msg.host;
-        break;
-      case "player_left":
-        if (msg.host) s.host = msg.host;
-        if (s.phase === "lobby") s.players.delete(msg.player.id);
-        else updatePlayer(msg.player.id, msg.player);
-        break;
-      case "countdown":
-        s.phase = "countdown";
-        s.offset = msg.now - Date.now();
-        s.startsAt = msg.starts_at;
-        s.timeLimit = msg.time_limit_s;
-        break;
-      case "started":
-        s.phase = "running";
-        s.code = msg.code;
-        s.startedAt = msg.started_at;
-        if (msg.board) s.board = msg.board;
-        if (msg.boards) s.boards = msg.boards;
-        for (const p of s.players.values()) if (p.status === "waiting") p.status = "playing";
-        adoptPath();
-        remember();
-        break;
-      case "moved": {
-        const { score, moves, cards_left, status, elapsed_ms } = msg;
-        updatePlayer(msg.player, { score, moves, cards_left, status, elapsed_ms });
-        if (msg.player === s.you) {
-          if (msg.id != null) s.pending = s.pending.filter((p) => p.id !== msg.id);
-          else if (msg.action === "move") s.pending = s.pending.filter((p) => p.move.map(positionName).join() !== (msg.positions || []).join());
-          s.board = applyChanges(s.board, msg.changes);
-          if (typeof msg.can_undo === "boolean") s.canUndo = msg.can_undo;
-          if (msg.action === "undo") s.selection = [];
-        } else if (s.boards && s.boards[msg.player] && msg.changes) {
-          s.boards[msg.player] = applyChanges(s.boards[msg.player], msg.changes);
-        }
-        break;
-      }
-      case "progress":
-        updatePlayer(msg.player.id, msg.player);
-        if (msg.host) s.host = msg.host; // a host who drops in the lobby hands over
-        break;
-      case "game_over":
-        s.gameOver = msg;
-        if (msg.code) s.code = msg.code;
-        s.pending = [];
-        s.selection = [];
-        break;
-      case "race_over":
-        s.results = msg.results;
-        s.phase = "finished";
-        break;
-      case "spectators":
-        s.spectators = msg.count;
-        break;
-      case "error":
-        onError(msg);
-        break;
-      case "pong":
-        break;
-      default:
-        throw new Error(`unexpected message type ${JSON.stringify(msg.type)}`);
-    }
-    if (session && typeof msg.seq === "number") {
-      session.seq = conn.seq;
-      saveSession(session);
-    }
-  }
-
-  function onError(msg) {
-    if (msg.id != null && s.pending.some((p) => p.id === msg.id)) {
-      s.pending = s.pending.filter((p) => p.id !== msg.id);
-      app.toast(msg.message || msg.code);
-      return;
-    }
-    if (msg.code === "bad_token" && session) {
-      // the server no longer knows this game: start afresh as the path says
-      session = null;
-      saveSession(null);
-      const hello = conn.hello();
-      if (hello) conn.send(hello);
-      return;
-    }
-    if (!s.role) {
-      // refused before the game could open (a bad room, code or name, a full server, a
-      // failure): say why on the page instead of waiting on «Connecting…» for ever
-      s.failed = msg;
-      return;
-    }
-    app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
+  function refused(kind, msg) {
+    if (kind === "move") app.toast(msg.message || msg.code);
+    else if (kind === "seat") conn.send(session.hello(s, playerName())); // the server no longer knows this game: start afresh as the path says
+    else if (kind === "other") app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
+    // "entry": refused before the game could open (a bad room, code or name, a full server, a
+    // failure): the page says why instead of waiting on «Connecting…» for ever
   }
 
   /** What a refusal is about: the room, the deal code or the nickname the player gave. */
   function subjectOf(code) {
     if (code === "bad_code") return intent.code;
-    if (code === "bad_name" || code === "name_taken") return app.settings.name || defaultName(app.lang());
+    if (code === "bad_name" || code === "name_taken") return playerName();
     if (code === "no_such_room") return intent.room;
     return null;
   }
 
-  /** A solo game started without a code gets its deal's address, so a reload resumes it. */
-  function adoptPath() {
-    if (intent.kind === "solo" && s.code && location.pathname !== `/play/${s.code}`) {
-      path = `/play/${s.code}`;
-      history.replaceState(null, "", path);
-    }
-  }
-
   // -- the player's actions -------------------------------------------------------------------
 
-  function shownBoard() {
-    return s.pending.reduce((board, p) => applyOptimistic(board, p.move), s.board);
-  }
-
-  function shownStats() {
-    const mine = me() || {};
-    const extra = s.pending.reduce((sum, p) => sum + (p.move.length === 2 ? 10 : 15), 0);
-    return { score: (mine.score || 0) + extra, moves: (mine.moves || 0) + s.pending.length, status: mine.status, elapsed: mine.elapsed_ms };
-  }
-
-  function canPlay() {
-    const mine = me();
-    return s.role === "player" && s.phase === "running" && mine && !FINISHED.has(mine.status) && !s.gameOver;
-  }
-
   function onTap(position) {
-    if (!canPlay()) return;
-    const board = shownBoard();
-    if (!board.tops[position]) return;
-    const result = tap(board, s.selection, position);
-    s.selection = result.selection;
-    const message = tapMessage(result, app.lang(), app.settings.moveErrors);
+    const out = session.onTap(s, position);
+    if (!out.tap) return;
+    const message = tapMessage(out.tap, app.lang(), app.settings.moveErrors);
     if (message) app.toast(message);
-    if (result.event === REMOVED) {
-      const id = conn.send({ type: "move", positions: result.move.map(positionName) }, true);
-      if (id) s.pending.push({ id, move: result.move });
-      else app.toast(words().reconnecting);
-    }
+    run(out);
     render();
   }
 
-  function undo() {
-    if (s.role !== "player" || s.pending.length) return;
-    s.selection = [];
-    conn.send({ type: "undo" }, true);
-  }
-
-  function giveUp() {
-    conn.send({ type: "give_up" });
-  }
+  const undo = () => run(session.undo(s));
+  const giveUp = () => run(session.giveUp(s));
 
   // the bar's button asks first: one stray tap would end a race, or today's ranked attempt
   function confirmGiveUp() {
-    if (ui.confirm && canPlay()) ui.confirm.showModal();
+    if (ui.confirm && session.canPlay(s)) ui.confirm.showModal();
   }
 
   function confirmDialog() {
@@ -315,15 +131,10 @@ export function openLive(app, intent) {
           h("button", { value: "cancel", class: "primary", autofocus: true }, w.keepPlaying),
           h("button", { value: "confirm", class: "danger" }, w.giveUp))));
     dialog.addEventListener("close", () => {
-      if (dialog.returnValue === "confirm" && canPlay()) giveUp();
+      if (dialog.returnValue === "confirm" && session.canPlay(s)) giveUp();
       dialog.returnValue = "";
     });
     return dialog;
-  }
-
-  function startRace(minutes) {
-    const seconds = Math.round(Number(minutes) * 60);
-    conn.send(seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" });
   }
 
   function newGame() {
@@ -331,9 +142,8 @@ export function openLive(app, intent) {
   }
 
   function leaveAndGo(target) {
-    if (canPlay() || s.phase === "lobby") conn.send({ type: "leave" });
-    saveSession(null);
-    session = null;
+    run(session.leave(s));
+    saveSeat(null);
     app.navigate(target);
   }
 
@@ -341,28 +151,13 @@ export function openLive(app, intent) {
 
   function tick() {
     if (!ui) return;
-    if (ui.time) {
-      const mine = me();
-      let ms = 0;
-      if (mine && (FINISHED.has(mine.status) || s.gameOver)) ms = s.gameOver ? s.gameOver.time_ms : mine.elapsed_ms;
-      else if (s.startedAt && s.phase !== "lobby" && s.phase !== "countdown") ms = now() - s.startedAt;
-      ui.time.textContent = formatTime(ms);
-    }
-    if (ui.countdown && s.startsAt) {
-      ui.countdown.textContent = `${words().startsIn} ${Math.max(0, Math.ceil((s.startsAt - now()) / 1000))}`;
-    }
-  }
-
-  function viewKind() {
-    if (s.failed) return "failed";
-    if (!s.role) return "connecting";
-    if (s.phase === "lobby" || s.phase === "countdown") return "lobby";
-    if (s.role === "spectator") return "watch";
-    return "game";
+    if (ui.time) ui.time.textContent = formatTime(session.clockMs(s, Date.now()));
+    const seconds = session.countdownS(s, Date.now());
+    if (ui.countdown && seconds !== null) ui.countdown.textContent = `${words().startsIn} ${seconds}`;
   }
 
   function render() {
-    const kind = viewKind();
+    const kind = session.screen(s);
     if (!ui || ui.kind !== kind) {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
       app.main.replaceChildren();
@@ -412,7 +207,7 @@ export function openLive(app, intent) {
     const list = h("ul", { class: "players" });
     const link = `${location.origin}/r/${s.room}`;
     const minutes = h("input", { type: "number", min: "1", max: "120", value: String(Math.round((s.timeLimit || 1800) / 60)), id: "time-limit" });
-    const startButton = h("button", { type: "button", class: "primary", onclick: () => startRace(minutes.value) }, w.start);
+    const startButton = h("button", { type: "button", class: "primary", onclick: () => run(session.start(s, minutes.value)) }, w.start);
     const hostBox = h("div", { class: "host-box" }, h("label", { for: "time-limit" }, w.timeLimit, " "), minutes, " ", startButton);
     const waiting = h("p", { class: "muted" }, w.waitingHost);
     ui.countdown = h("p", { class: "countdown", role: "timer" });
@@ -423,8 +218,8 @@ export function openLive(app, intent) {
       h("h2", {}, w.players), list, hostBox, waiting, ui.countdown,
       h("p", {}, h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
     ui.update = () => {
-      list.replaceChildren(...[...s.players.values()].map(playerRow));
-      const isHost = s.role === "player" && s.you === s.host;
+      list.replaceChildren(...session.playerList(s).map(playerRow));
+      const isHost = session.isHost(s);
       hostBox.hidden = !isHost || s.phase !== "lobby";
       waiting.hidden = isHost || s.phase !== "lobby";
       ui.countdown.hidden = s.phase !== "countdown";
@@ -464,28 +259,23 @@ export function openLive(app, intent) {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
       if (event.key === "u" || event.key === "U") undo();
       else if (event.key === "Escape") {
-        s.selection = [];
+        commit(session.clearSelection(s));
         render();
       }
     };
     document.addEventListener("keydown", ui.keys);
     ui.update = () => {
-      const stats = shownStats();
-      const shown = s.board ? shownBoard() : null;
+      const stats = session.shownStats(s);
       score.textContent = String(stats.score);
       moves.textContent = String(stats.moves);
       code.textContent = s.code || "—";
       copyButton.hidden = !s.code;
-      const playing = canPlay();
-      undoButton.disabled = !playing || !(s.canUndo || s.pending.length) || s.pending.length > 0;
+      const playing = session.canPlay(s);
+      undoButton.disabled = !session.mayUndo(s);
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
-      let dimmed = new Set();
-      if (app.settings.placementHelp && s.selection.length && shown) {
-        const ok = matchingPositions(shown, s.selection);
-        dimmed = new Set(shown.tops.map((c, p) => p).filter((p) => shown.tops[p] && !ok.has(p) && !s.selection.includes(p)));
-      }
-      board.update(shown, { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
+      const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
+      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
       banner.replaceChildren(...endContent(stats));
       banner.hidden = banner.childElementCount === 0;
       if (race) side.replaceChildren(...[h("h2", {}, w.opponents), opponentList(), resultsTable()].filter(Boolean));
@@ -505,7 +295,7 @@ export function openLive(app, intent) {
     if (s.gameOver) {
       const g = s.gameOver;
       const won = g.outcome === "won";
-      const place = placing();
+      const place = session.placing(s);
       out.push(h("div", { class: won ? "win" : "over", dataset: { outcome: g.outcome } },
         h("h2", {}, w.outcomes[g.outcome] || w.statuses[g.outcome] || g.outcome),
         won ? h("p", {}, w.wonDetail) : analysisLine(g.analysis),
@@ -536,19 +326,6 @@ export function openLive(app, intent) {
     return h("p", { class: "analysis", dataset: { analysis: analysis.winnable } }, text);
   }
 
-  /** [my place, players] in a race: from the results, else the winners so far ranked by time. */
-  function placing() {
-    if (s.mode !== "race" || !s.you) return null;
-    if (s.results) {
-      const i = s.results.findIndex((r) => (r.player || r.id) === s.you || r.name === (me() || {}).name);
-      if (i >= 0) return [s.results[i].rank || i + 1, s.results.length];
-    }
-    const mine = me();
-    if (!mine || mine.status !== "won") return null;
-    const ahead = [...s.players.values()].filter((p) => p.id !== s.you && p.status === "won" && p.elapsed_ms < mine.elapsed_ms);
-    return [ahead.length + 1, s.players.size];
-  }
-
   function progressRow(p) {
     const w = words();
     const done = 104 - (p.cards_left ?? 104);
@@ -559,7 +336,7 @@ export function openLive(app, intent) {
   }
 
   function opponentList() {
-    return h("ul", { class: "progress-list" }, [...s.players.values()].filter((p) => p.id !== s.you).map(progressRow));
+    return h("ul", { class: "progress-list" }, session.playerList(s).filter((p) => p.id !== s.you).map(progressRow));
   }
 
   function resultsTable() {
@@ -584,12 +361,11 @@ export function openLive(app, intent) {
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
-      const anyHidden = Object.values(s.boards || {}).some((b) => b && b.tops.includes(HIDDEN));
       head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
-        s.notice ? h("p", { role: "status" }, s.notice) : null,
+        s.notice ? h("p", { role: "status" }, w[s.notice]) : null,
         h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`),
-        anyHidden ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
-      for (const p of s.players.values()) {
+        session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
+      for (const p of session.playerList(s)) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who" });
           const wrap = h("div", { class: "board-wrap" });
@@ -600,7 +376,7 @@ export function openLive(app, intent) {
         }
         const { info, board } = cards.get(p.id);
         info.replaceChildren(progressRow(p));
-        board.update(s.boards ? s.boards[p.id] : null, { lang: app.lang(), label: p.name });
+        board.update(s.boards[p.id] || null, { lang: app.lang(), label: p.name });
       }
       tail.replaceChildren(resultsTable() || "");
     };

@@ -1,5 +1,6 @@
-// The WebSocket connection to /ws (docs/protocol.md, version 1): sending, the room's event
-// version, and reconnecting by itself with backoff, resuming with the player's token.
+// The WebSocket connection to /ws (docs/protocol.md, version 1): sending, decoding, and
+// reconnecting by itself with backoff; what to say on each new socket (hello) and the room's
+// event version are the session's (session.js).
 
 export const PROTOCOL_VERSION = 1;
 
@@ -13,11 +14,9 @@ export class Connection {
     this.onMessage = onMessage;
     this.onState = onState;
     this.hello = hello;
-    this.seq = 0;
     this.ws = null;
     this.closed = false;
     this.attempt = 0;
-    this.nextId = 1;
     this.timer = null;
   }
 
@@ -38,11 +37,6 @@ export class Connection {
       } catch {
         return;
       }
-      if (typeof msg.seq === "number") {
-        if (msg.type === "welcome") this.seq = msg.seq;
-        else if (msg.seq <= this.seq) return; // already seen (a resume may repeat events)
-        else this.seq = msg.seq;
-      }
       this.onMessage(msg);
     };
     ws.onclose = () => {
@@ -55,13 +49,11 @@ export class Connection {
     };
   }
 
-  /** Send a message (adds "v"); returns the id given to it, or null when not connected. */
-  send(msg, withId = false) {
-    const out = { v: PROTOCOL_VERSION, ...msg };
-    if (withId) out.id = this.nextId++;
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return null;
-    this.ws.send(JSON.stringify(out));
-    return withId ? out.id : 0;
+  /** Send a message (adds "v"); false when not connected. */
+  send(msg) {
+    if (!this.isOpen) return false;
+    this.ws.send(JSON.stringify({ v: PROTOCOL_VERSION, ...msg }));
+    return true;
   }
 
   get isOpen() {

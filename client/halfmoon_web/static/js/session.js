@@ -1,0 +1,262 @@
+// A live room as a reducer, like the terminal client's sans-I/O Session: server messages in, a
+// new state out; actions return {state, commands} (messages to send). No DOM, socket, clock or
+// storage: time is passed in, and the caller sends the commands and keeps the seat ({room,
+// token}). Pure: a state is never changed. Tested on recorded sessions (tests/vectors/sessions.json).
+
+import { HIDDEN, POSITION_NAMES, positionName } from "./cards.js";
+import { REMOVED, applyOptimistic, matchingPositions, tap } from "./taps.js";
+
+const FINISHED = new Set(["won", "gave_up", "left", "timed_out"]);
+
+/** `intent`: {kind: "solo", code?} | {kind: "daily"} | {kind: "race" | "watch", room}; `seat`: {room, token} kept by an earlier page, or null. */
+export function initialState(intent, seat = null) {
+  return {
+    intent, seat, role: null, you: null, token: null, room: null, mode: null, phase: null, code: null,
+    host: null, seq: 0, offset: 0, startedAt: null, startsAt: null, timeLimit: null,
+    players: {}, spectators: 0, board: null, boards: {}, canUndo: false, results: null,
+    gameOver: null, notice: null, failed: null,
+    pending: [], selection: [], nextId: 1, // optimistic moves {id, move} sent, not yet answered
+  };
+}
+
+// -- the server's messages
+
+/** After one server message (an event already applied changes nothing); throws on an unknown type. */
+export function reduce(state, msg, localNowMs) {
+  const seq = typeof msg.seq === "number" ? msg.seq : null;
+  if (msg.type !== "welcome" && seq !== null && seq <= state.seq) return state;
+  let next = event(state, msg, localNowMs);
+  // spectators: tops that came into sight since the last event (a racer caught up or finished)
+  for (const reveal of msg.reveals || []) {
+    if (next.boards[reveal.player]) next = { ...next, boards: { ...next.boards, [reveal.player]: applyChanges(next.boards[reveal.player], [reveal]) } };
+  }
+  return seq === null ? next : { ...next, seq };
+}
+
+/** What an `error` means to the state before it: "move" (taken back), "seat" (token forgotten: hello afresh), "entry" (refused before entering), "other". */
+export function refusal(state, msg) {
+  if (msg.id != null && state.pending.some((p) => p.id === msg.id)) return "move";
+  if (msg.code === "bad_token" && state.seat) return "seat";
+  if (!state.role) return "entry";
+  return "other";
+}
+
+function event(s, msg, now) {
+  switch (msg.type) {
+    case "welcome": {
+      let next = { ...s, role: msg.role, you: msg.you, token: msg.token || (s.seat ? s.token : null) };
+      if (msg.room) next = snapshot(next, msg.room, now); // null: a resume caught up by the events that follow
+      if (s.intent.kind === "race" && msg.role === "spectator" && !s.seat) next.notice = "becameSpectator";
+      return msg.role === "player" ? seated(next) : next;
+    }
+    case "player_joined":
+      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: msg.host || s.host };
+    case "player_left": { // gone from the lobby's list; after the start, kept with the status "left"
+      const players = withPlayer(s.players, msg.player.id, msg.player);
+      if (s.phase === "lobby") delete players[msg.player.id];
+      return { ...s, host: msg.host || s.host, players };
+    }
+    case "countdown":
+      return { ...s, phase: "countdown", offset: msg.now - now, startsAt: msg.starts_at, timeLimit: msg.time_limit_s };
+    case "started": {
+      const players = {};
+      for (const p of Object.values(s.players)) players[p.id] = p.status === "waiting" ? { ...p, status: "playing" } : p;
+      return seated({ ...s, phase: "running", code: msg.code, startedAt: msg.started_at, players,
+        board: msg.board || s.board, boards: msg.boards || s.boards });
+    }
+    case "moved":
+      return moved(s, msg);
+    case "progress": // in the lobby a host who drops hands over
+      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: msg.host || s.host };
+    case "game_over":
+      return { ...s, gameOver: msg, code: msg.code || s.code, pending: [], selection: [] };
+    case "race_over":
+      return { ...s, results: msg.results, phase: "finished" };
+    case "spectators":
+      return { ...s, spectators: msg.count };
+    case "error":
+      switch (refusal(s, msg)) {
+        case "move": return { ...s, pending: s.pending.filter((p) => p.id !== msg.id) };
+        case "seat": return { ...s, seat: null };
+        case "entry": return { ...s, failed: msg };
+        default: return s;
+      }
+    case "pong":
+      return s;
+    default:
+      throw new Error(`unexpected message type ${JSON.stringify(msg.type)}`);
+  }
+}
+
+function snapshot(s, room, now) {
+  return {
+    ...s, room: room.room, mode: room.mode, phase: room.phase, code: room.code, host: room.host,
+    offset: room.now - now, startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
+    players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
+    board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
+    canUndo: Boolean(room.can_undo),
+  };
+}
+
+/** A player with a token keeps a seat to resume. */
+const seated = (s) => (s.token && s.room ? { ...s, seat: { room: s.room, token: s.token } } : s);
+
+const withPlayer = (players, id, fields) => ({ ...players, [id]: { ...(players[id] || { id }), ...fields } });
+
+function moved(s, msg) {
+  const { score, moves, cards_left, status, elapsed_ms } = msg;
+  const next = { ...s, players: withPlayer(s.players, msg.player, { score, moves, cards_left, status, elapsed_ms }) };
+  if (msg.player === s.you) {
+    // the answer to an optimistic move: by its id, else by its positions
+    if (msg.id != null) next.pending = s.pending.filter((p) => p.id !== msg.id);
+    else if (msg.action === "move") next.pending = s.pending.filter((p) => p.move.map(positionName).join() !== (msg.positions || []).join());
+    next.board = applyChanges(s.board, msg.changes);
+    if (typeof msg.can_undo === "boolean") next.canUndo = msg.can_undo;
+    if (msg.action === "undo") next.selection = [];
+  } else if (s.boards[msg.player] && msg.changes) {
+    next.boards = { ...s.boards, [msg.player]: applyChanges(s.boards[msg.player], msg.changes) };
+  }
+  return next;
+}
+
+/** A board with `changes` (or `reveals`) applied: [{pos, card, count}, …]. */
+export function applyChanges(board, changes) {
+  if (!board) return board;
+  const out = { tops: board.tops.slice(), counts: board.counts.slice() };
+  for (const change of changes || []) {
+    const i = POSITION_NAMES.indexOf(change.pos);
+    if (i < 0) continue;
+    out.tops[i] = change.card;
+    out.counts[i] = change.count;
+  }
+  return out;
+}
+
+// -- the player's actions: {state, commands}
+
+/** A tap on the board shown; `tap`: the tap machine's result, null when the tap does nothing. */
+export function onTap(state, position) {
+  const board = canPlay(state) ? shownBoard(state) : null;
+  if (!board || !board.tops[position]) return { state, commands: [], tap: null };
+  const result = tap(board, state.selection, position);
+  const out = result.event === REMOVED ? playMove(state, result.move) : { state, commands: [] };
+  return { state: { ...out.state, selection: result.selection }, commands: out.commands, tap: result };
+}
+
+/** Send a move (position indexes), drawn at once until `moved` or `error` answers it. */
+export function playMove(state, move) {
+  const id = state.nextId;
+  return {
+    state: { ...state, nextId: id + 1, pending: [...state.pending, { id, move }] },
+    commands: [{ type: "move", positions: move.map(positionName), id }],
+  };
+}
+
+/** A command the connection could not send: a move is taken back (ids are not reused). */
+export function unsent(state, command) {
+  return command.type === "move" ? { ...state, pending: state.pending.filter((p) => p.id !== command.id) } : state;
+}
+
+/** Undo waits for the server (it knows the cards that come back): not with a move in flight. */
+export function undo(state) {
+  if (state.role !== "player" || state.pending.length) return { state, commands: [] };
+  return { state: { ...state, selection: [], nextId: state.nextId + 1 }, commands: [{ type: "undo", id: state.nextId }] };
+}
+
+export const giveUp = (state) => ({ state, commands: [{ type: "give_up" }] });
+
+/** A time limit outside 30 s – 2 h is left to the server's default. */
+export function start(state, minutes) {
+  const seconds = Math.round(Number(minutes) * 60);
+  return { state, commands: [seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" }] };
+}
+
+/** Give up the seat; a game still on, or a lobby place, is left on the server too. */
+export function leave(state) {
+  return { state: { ...state, seat: null }, commands: canPlay(state) || state.phase === "lobby" ? [{ type: "leave" }] : [] };
+}
+
+/** The socket dropped: moves in flight are drawn as the server knows them (a resume replays what it took). */
+export const disconnected = (state) => (state.pending.length ? { ...state, pending: [], selection: [] } : state);
+
+export const clearSelection = (state) => ({ ...state, selection: [] });
+
+/** The first message on a socket: resume the seat (`since` once events were seen), else what the intent asks. */
+export function hello(state, name) {
+  const { intent, seat } = state;
+  if (seat) return state.seq ? { type: "resume", room: seat.room, token: seat.token, since: state.seq } : { type: "resume", room: seat.room, token: seat.token };
+  if (state.role === "spectator" && state.room) return { type: "watch", room: state.room };
+  switch (intent.kind) {
+    case "solo": return intent.code ? { type: "solo", name, code: intent.code } : { type: "solo", name };
+    case "daily": return { type: "daily", name };
+    case "race": return { type: "join", room: intent.room, name };
+    case "watch": return { type: "watch", room: intent.room };
+    default: throw new Error(`unknown live intent ${intent.kind}`);
+  }
+}
+
+// -- what the screen shows
+
+export const me = (state) => (state.you ? state.players[state.you] || null : null);
+export const playerList = (state) => Object.values(state.players);
+export const isHost = (state) => state.role === "player" && state.you === state.host;
+
+/** "failed" | "connecting" | "lobby" | "watch" | "game". */
+export function screen(state) {
+  if (state.failed) return "failed";
+  if (!state.role) return "connecting";
+  if (state.phase === "lobby" || state.phase === "countdown") return "lobby";
+  return state.role === "spectator" ? "watch" : "game";
+}
+
+/** The player's own board with the moves in flight drawn (null before the start). */
+export const shownBoard = (state) => state.pending.reduce((board, p) => applyOptimistic(board, p.move), state.board);
+
+/** Score and moves with the moves in flight counted; status and time as the server said. */
+export function shownStats(state) {
+  const mine = me(state) || {};
+  const extra = state.pending.reduce((sum, p) => sum + (p.move.length === 2 ? 10 : 15), 0);
+  return { score: (mine.score || 0) + extra, moves: (mine.moves || 0) + state.pending.length, status: mine.status, elapsed: mine.elapsed_ms };
+}
+
+export function canPlay(state) {
+  const mine = me(state);
+  return Boolean(state.role === "player" && state.phase === "running" && mine && !FINISHED.has(mine.status) && !state.gameOver);
+}
+
+export const mayUndo = (state) => canPlay(state) && state.canUndo && state.pending.length === 0;
+
+/** «Aiuto al posizionamento»: the playable positions that cannot complete a move with the selection. */
+export function dimmed(state) {
+  const shown = shownBoard(state);
+  if (!state.selection.length || !shown) return new Set();
+  const ok = matchingPositions(shown, state.selection);
+  return new Set(shown.tops.map((c, p) => p).filter((p) => shown.tops[p] && !ok.has(p) && !state.selection.includes(p)));
+}
+
+/** The bar's time: the server's once the game is over, else the running clock. */
+export function clockMs(state, localNowMs) {
+  const mine = me(state);
+  if (mine && (FINISHED.has(mine.status) || state.gameOver)) return state.gameOver ? state.gameOver.time_ms : mine.elapsed_ms;
+  if (state.startedAt && state.phase !== "lobby" && state.phase !== "countdown") return localNowMs + state.offset - state.startedAt;
+  return 0;
+}
+
+/** Whole seconds to the start (null when no countdown was given). */
+export const countdownS = (state, localNowMs) => (state.startsAt ? Math.max(0, Math.ceil((state.startsAt - localNowMs - state.offset) / 1000)) : null);
+
+/** Spectators: does some board show a card face down? */
+export const anyHidden = (state) => Object.values(state.boards).some((b) => b && b.tops.includes(HIDDEN));
+
+/** [my place, players] in a race: from the results, else the winners so far ranked by time. */
+export function placing(state) {
+  if (state.mode !== "race" || !state.you) return null;
+  const mine = me(state);
+  if (state.results) {
+    const i = state.results.findIndex((r) => (r.player || r.id) === state.you || r.name === (mine || {}).name);
+    if (i >= 0) return [state.results[i].rank || i + 1, state.results.length];
+  }
+  if (!mine || mine.status !== "won") return null;
+  const ahead = playerList(state).filter((p) => p.id !== state.you && p.status === "won" && p.elapsed_ms < mine.elapsed_ms);
+  return [ahead.length + 1, playerList(state).length];
+}
