@@ -1,0 +1,249 @@
+// The browser's live session (session.js) driven by sessions recorded from a real server
+// (tests/vectors/sessions.json, made by tests/server/build_session_vectors.py): every page's
+// messages fed to the reducer, its hello and its commands compared with what was really sent,
+// and its state compared with the facts the recording expects — the same facts the terminal
+// client's Session is checked against (tests/client/test_session_vectors.py).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { parsePosition } from "../../client/halfmoon_web/static/js/cards.js";
+import * as session from "../../client/halfmoon_web/static/js/session.js";
+import { legalMoves } from "../../client/halfmoon_web/static/js/taps.js";
+
+const VECTORS = JSON.parse(readFileSync(new URL("../vectors/sessions.json", import.meta.url), "utf8"));
+const SCENARIOS = VECTORS.scenarios;
+
+const pick = (object, keys) => Object.fromEntries(keys.map((key) => [key, object[key]]));
+const withoutV = ({ v, ...message }) => message;
+
+/** The facts a recording's "check" names, read from a reducer state. */
+function facts(state) {
+  return {
+    role: state.role, you: state.you, phase: state.phase, mode: state.mode, code: state.code, host: state.host,
+    seq: state.seq, spectators: state.spectators, offset_ms: state.offset, token: state.token,
+    failed: state.failed ? state.failed.code : null,
+    players: Object.fromEntries(session.playerList(state).map((p) => [p.id, pick(p, ["name", "status", "score", "moves", "cards_left", "connected"])])),
+    board: state.board, boards: state.boards,
+    outcome: state.gameOver ? pick(state.gameOver, ["outcome", "score", "moves"]) : null,
+    results: state.results ? state.results.map((r) => pick(r, ["rank", "player", "name", "outcome", "score", "moves"])) : null,
+  };
+}
+
+/** A move as the player makes it: tapping its cards on the board shown (a refused move, which taps never make, is sent as is). */
+function sendMove(state, positions) {
+  const move = positions.map(parsePosition);
+  const sorted = [...move].sort((a, b) => a - b).join();
+  if (!legalMoves(session.shownBoard(state)).some((m) => m.join() === sorted)) return session.playMove(state, move);
+  let out = { state, commands: [] };
+  for (const position of move) {
+    const step = session.onTap(out.state, position);
+    assert.ok(step.tap, `the tap on ${position} did something`);
+    out = { state: step.state, commands: [...out.commands, ...step.commands] };
+  }
+  return out;
+}
+
+/** What the page does to send `command`: the reducer's action must return exactly it. */
+function act(state, command) {
+  switch (command.type) {
+    case "move": {
+      const out = sendMove(state, command.positions);
+      // drawn at once: the cards go, a face-down card where a pile still holds some, score and moves up
+      const before = session.shownStats(state);
+      const after = session.shownStats(out.state);
+      assert.equal(after.moves, before.moves + 1);
+      assert.equal(after.score, before.score + (command.positions.length === 2 ? 10 : 15));
+      const shown = session.shownBoard(out.state);
+      for (const p of command.positions.map(parsePosition)) assert.equal(shown.tops[p], null);
+      assert.ok(out.state.pending.some((p) => p.id === command.id));
+      return out;
+    }
+    case "undo": return session.undo(state);
+    case "give_up": return session.giveUp(state);
+    case "start": return session.start(state, command.time_limit_s / 60);
+    case "leave": return session.leave(state);
+    case "ping": return { state, commands: [command] }; // the browser never pings; the recording does
+    default: throw new Error(`no action sends ${command.type}`);
+  }
+}
+
+/** Play one recorded page through the reducer; returns the states after each entry. */
+function playPage(page, label) {
+  let state = session.initialState(page.intent, page.seat);
+  let helloDue = true;
+  const states = [];
+  page.timeline.forEach((entry, i) => {
+    const where = `${label}, entry ${i}`;
+    if (entry.send) {
+      const command = withoutV(entry.send);
+      if (helloDue) assert.deepEqual(session.hello(state, page.name), command, `${where}: the hello`);
+      else {
+        const out = act(state, command);
+        assert.deepEqual(out.commands, [command], `${where}: the command`);
+        state = out.state;
+      }
+      helloDue = false;
+    } else if (entry.recv) {
+      const before = state;
+      state = session.reduce(state, entry.recv, entry.at);
+      const { id } = entry.recv;
+      if (id != null && before.pending.some((p) => p.id === id)) {
+        assert.ok(!state.pending.some((p) => p.id === id), `${where}: move ${id} answered`);
+      }
+    } else if (entry.drop) {
+      state = session.disconnected(state);
+      helloDue = true;
+    } else {
+      const got = facts(state);
+      for (const [key, value] of Object.entries(entry.check)) assert.deepEqual(got[key], value, `${where}: ${key}`);
+      assert.deepEqual(state.pending, [], `${where}: every move answered`);
+    }
+    states.push(state);
+  });
+  return states;
+}
+
+for (const [name, scenario] of Object.entries(SCENARIOS)) {
+  for (const [label, page] of Object.entries(scenario.pages)) {
+    test(`recorded ${name}, ${label}: the reducer's hello, commands and state match the recording`, () => {
+      assert.ok(page.timeline.some((entry) => entry.check), "the page checks something");
+      playPage(page, `${name}, ${label}`);
+    });
+  }
+}
+
+/** The state just after the first entry that `when` accepts, and that entry's index. */
+function stateAt(page, when) {
+  const states = playPage(page, "");
+  const i = page.timeline.findIndex(when);
+  return [states[i], i];
+}
+
+test("a refused move is taken back and the board is drawn as the server knows it", () => {
+  const page = SCENARIOS.solo.pages.Ada;
+  const i = page.timeline.findIndex((e) => e.recv && e.recv.type === "error");
+  const states = playPage(page, "");
+  const [sent, refused] = [states[i - 1], states[i]];
+  assert.equal(sent.pending.length, 1);
+  assert.deepEqual(session.refusal(sent, page.timeline[i].recv), "move");
+  assert.deepEqual(refused.pending, []);
+  assert.deepEqual(session.shownBoard(refused), sent.board);
+  assert.deepEqual(session.shownStats(refused), session.shownStats(states[i - 2]));
+});
+
+test("a move in flight when the socket drops is drawn again as the server knows it", () => {
+  const page = SCENARIOS.solo.pages.Ada;
+  const i = page.timeline.findIndex((e) => e.send && e.send.type === "move");
+  const states = playPage(page, "");
+  const flying = states[i];
+  assert.equal(flying.pending.length, 1);
+  const dropped = session.disconnected(flying);
+  assert.deepEqual([dropped.pending, dropped.selection], [[], []]);
+  assert.deepEqual(session.shownBoard(dropped), flying.board);
+  assert.equal(session.disconnected(dropped), dropped, "nothing in flight: the same state");
+  assert.deepEqual(session.hello(dropped, "Ada"), { type: "resume", room: "ROOM-1", token: "TOKEN-1", since: 2 });
+  const answered = session.reduce(dropped, page.timeline[i + 1].recv, page.timeline[i + 1].at); // the resume's catch-up
+  assert.deepEqual(answered.board, states[i + 1].board);
+  assert.deepEqual(session.shownStats(answered), session.shownStats(states[i + 1]));
+  assert.equal(session.unsent(flying, { type: "move", id: 1 }).pending.length, 0, "a move that could not be sent is taken back");
+});
+
+test("an event already applied changes nothing; an unknown message type throws", () => {
+  const page = SCENARIOS.race.pages.Spectator;
+  const states = playPage(page, "");
+  const i = page.timeline.findIndex((e) => e.recv && e.recv.reveals);
+  const last = states[states.length - 1];
+  assert.equal(session.reduce(last, page.timeline[i].recv, 0), last);
+  assert.throws(() => session.reduce(last, { type: "surprise", v: 1 }, 0), /unexpected message type "surprise"/);
+});
+
+test("the screen follows the room: connecting, lobby, game, watch, failed", () => {
+  const race = SCENARIOS.race.pages;
+  assert.equal(session.screen(session.initialState(race.Ada.intent)), "connecting");
+  assert.equal(session.screen(stateAt(race.Ada, (e) => e.recv && e.recv.type === "welcome")[0]), "lobby");
+  assert.equal(session.screen(stateAt(race.Ada, (e) => e.recv && e.recv.type === "started")[0]), "game");
+  assert.equal(session.screen(stateAt(race.Spectator, (e) => e.recv && e.recv.type === "started")[0]), "watch");
+  assert.equal(session.screen(stateAt(race["Ada again"], (e) => e.recv)[0]), "failed");
+  assert.equal(session.refusal(session.initialState(race.Ada.intent), { type: "error", code: "name_taken" }), "entry");
+});
+
+test("the lobby: the host starts, a late joiner is made a spectator and told so", () => {
+  const race = SCENARIOS.race.pages;
+  const [lobby] = stateAt(race.Ada, (e) => e.recv && e.recv.type === "spectators");
+  assert.ok(session.isHost(lobby));
+  assert.ok(!session.isHost(stateAt(race.Bob, (e) => e.recv && e.recv.type === "welcome")[0]));
+  assert.deepEqual(session.start(lobby, "10").commands, [{ type: "start", time_limit_s: 600 }]);
+  assert.deepEqual(session.start(lobby, "0.1").commands, [{ type: "start" }], "under 30 s: the server's default");
+  assert.deepEqual(session.leave(lobby).commands, [{ type: "leave" }]);
+  assert.equal(session.leave(lobby).state.seat, null);
+  const [dan] = stateAt(race.Dan, (e) => e.recv);
+  assert.equal(dan.notice, "becameSpectator");
+  assert.equal(dan.seat, null);
+  assert.equal(stateAt(race.Spectator, (e) => e.recv)[0].notice, null, "watching on purpose: nothing to say");
+});
+
+test("the clock: the countdown and the running time on the server's clock", () => {
+  const page = SCENARIOS.race.pages.Ada;
+  const [countdown, i] = stateAt(page, (e) => e.recv && e.recv.type === "countdown");
+  const at = page.timeline[i].at;
+  assert.equal(countdown.offset, 1500);
+  assert.equal(session.countdownS(countdown, at), 1);
+  assert.equal(session.countdownS(countdown, at + 50), 0);
+  assert.equal(session.clockMs(countdown, at), 0);
+  const [started, j] = stateAt(page, (e) => e.recv && e.recv.type === "started");
+  assert.equal(session.clockMs(started, page.timeline[j].at + 4000), 4000);
+  const states = playPage(page, "");
+  const end = states[states.length - 1];
+  assert.equal(session.clockMs(end, 0), end.gameOver.time_ms, "over: the server's time");
+});
+
+test("the race's end: placing from the results, and nothing more to play", () => {
+  const race = SCENARIOS.race.pages;
+  const last = (page) => playPage(page, "").at(-1);
+  const ada = last(race.Ada);
+  const bob = last(race["Bob after a reload"]);
+  assert.deepEqual(session.placing(ada), [1, 2]);
+  assert.deepEqual(session.placing(bob), [2, 2]);
+  assert.ok(!session.canPlay(ada) && !session.mayUndo(ada));
+  assert.deepEqual(session.onTap(bob, 0).commands, []);
+  assert.deepEqual(session.leave(ada).commands, [], "a finished game is not left on the server");
+  assert.ok(!session.anyHidden(last(race.Spectator)), "once nobody plays every card is shown");
+});
+
+test("the spectator sees cards face down until every racer still playing has seen them", () => {
+  const page = SCENARIOS.race.pages.Spectator;
+  const [hidden] = stateAt(page, (e) => e.recv && e.recv.type === "moved");
+  assert.ok(session.anyHidden(hidden));
+  assert.ok(!session.anyHidden(stateAt(page, (e) => e.recv && e.recv.reveals)[0]), "Bob's same move reveals them");
+});
+
+test("a reloaded page resumes its seat without since; a seat the server forgot joins afresh", () => {
+  const page = SCENARIOS.race.pages["Bob after a reload"];
+  const fresh = session.initialState(page.intent, page.seat);
+  assert.deepEqual(session.hello(fresh, "Bob"), { type: "resume", room: "ROOM-1", token: "TOKEN-2" });
+  const forgot = { type: "error", v: 1, code: "bad_token", message: "unknown token" };
+  assert.equal(session.refusal(fresh, forgot), "seat");
+  const afresh = session.reduce(fresh, forgot, 0);
+  assert.equal(afresh.seat, null);
+  assert.equal(afresh.failed, null);
+  assert.deepEqual(session.hello(afresh, "Bob"), { type: "join", room: "ROOM-1", name: "Bob" });
+});
+
+test("taps: a cancelled pair sends nothing; undo waits for moves in flight; Escape clears", () => {
+  const page = SCENARIOS.solo.pages.Ada;
+  const [ready] = stateAt(page, (e) => e.check);
+  const first = session.onTap(ready, parsePosition("1")); // 10H
+  assert.deepEqual([first.tap.event, first.commands, first.state.selection], ["selected", [], [0]]);
+  assert.deepEqual(session.clearSelection(first.state).selection, []);
+  const cancelled = session.onTap(first.state, parsePosition("2")); // 3S: not 11
+  assert.deepEqual([cancelled.tap.event, cancelled.tap.reason, cancelled.commands], ["cancelled", "sum", []]);
+  assert.equal(session.onTap(ready, parsePosition("R4")).tap.event, "selected");
+  const sent = session.onTap(first.state, parsePosition("R4"));
+  assert.deepEqual(sent.commands, [{ type: "move", positions: ["1", "R4"], id: 1 }]);
+  assert.deepEqual(session.undo(sent.state).commands, [], "undo waits for the answer");
+  assert.equal(session.onTap(sent.state, parsePosition("1")).tap, null, "a face-down card does nothing");
+  assert.ok(session.dimmed(first.state).has(parsePosition("2")));
+  assert.ok(!session.dimmed(first.state).has(parsePosition("R4")));
+});
