@@ -88,8 +88,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium_path: str) -> Iterator[Browser]:
+    # package scope: Playwright's sync API holds an event loop running in this thread until it
+    # stops, which would break pytest-asyncio's tests collected after these (tests/client)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
         yield browser
