@@ -173,49 +173,59 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
 
 
 class _Sink:
-    """A stand-in connection for the in-process measure: queues frames, never sends."""
+    """An outbox for the in-process measure: counts frames, never sends."""
+
+    closed = False
 
     def __init__(self) -> None:
         self.frames = 0
-        self.room = None
-        self.player_id: str | None = None
-        self.dropped = False
 
     def send(self, frame: bytes) -> None:
         self.frames += 1
 
+    def close(self, code: int, reason: str) -> None:
+        self.closed = True
+
 
 def room_logic_us_per_move(moves: int = 20_000) -> float:
-    """Microseconds of room logic per move (engine check, 3 encodings, 4 queued frames), no sockets."""
-    from typing import Any, cast
-
+    """Microseconds per move of the race core and its room shell (engine check, three encodings,
+    four frames handed to the outboxes, the event log), no sockets: a room of 4, one mover."""
     from halfmoon.codes import DealCode
+    from halfmoon.protocol import Mode
+    from halfmoon_server.analysis import Analyst
     from halfmoon_server.clock import ManualClock
-    from halfmoon_server.rooms import RoomRegistry
-    from halfmoon_server.settings import Settings
+    from halfmoon_server.live import LocalLiveState
+    from halfmoon_server.memory_storage import MemoryStorage
+    from halfmoon_server.race import Race, RaceConfig
+    from halfmoon_server.results import Recorder
+    from halfmoon_server.room import BackgroundTasks, Room, RoomServices
 
     async def measure() -> float:
-        settings = Settings(clock=ManualClock(0), countdown_s=0.0)
-        registry = RoomRegistry(settings, cast(Any, None), cast(Any, None))
-        room = registry.create("race", DealCode.parse(CODE))
+        clock = ManualClock(0)
+        services = RoomServices(
+            clock, LocalLiveState(), Recorder(MemoryStorage(), Analyst(None, node_budget=0, time_budget_ms=0)),
+            BackgroundTasks(),
+        )
+        room = Room(Race("BENCH1", Mode.RACE, DealCode.parse(CODE), RaceConfig(countdown_ms=0), now=0), services)
         sinks = [_Sink() for _ in range(ROOM_SIZE)]
-        for k, sink in enumerate(sinks):
-            room.add_player(cast(Any, sink), f"bot{k}")
-        room.begin()
-        mover = cast(Any, sinks[0])
+        ids = [room.join(sink, f"bot{k}") for k, sink in enumerate(sinks)]
+        room.start(ids[0], None)
+        room.tick()
         move = next(Game.from_code(CODE).legal_moves())
         t = time.perf_counter()
         for i in range(moves // 2):
-            room.move(mover, move, i)
-            room.undo(mover, i)
-        return (time.perf_counter() - t) / moves * 1e6
+            room.move(ids[0], move, i)
+            room.undo(ids[0], i)
+        elapsed = time.perf_counter() - t
+        assert sinks[1].frames >= moves, "every move reached the other players"
+        return elapsed / moves * 1e6
 
     return asyncio.run(measure())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conns", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--conns", type=int, nargs="*", default=[100, 1000], help="socket runs (none: --inproc alone)")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--inproc", action="store_true", help="also time the room logic alone (no sockets)")
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "DIR"), help=argparse.SUPPRESS)

@@ -10,7 +10,7 @@ last shown, hides what they may not see yet in a move's ``changes`` and tells th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from halfmoon import protocol as wire
 from halfmoon.positions import POSITION_NAMES
@@ -98,31 +98,38 @@ class Audience:
         return Frames(seq, players, spectators, overrides)
 
     def _moved(self, event: events.Moved, seq: int, watched: bool, msg_id: int | None) -> Frames:
-        changes = tuple(
-            wire.Change(POSITION_NAMES[c.position], None if c.card is None else c.card.name, c.count)
-            for c in event.changes
-        )
-        common = wire.Moved(
+        # the hot path: every move of every player. The summary is built once as a dict and
+        # extended for the mover and the spectators (no intermediate message objects).
+        common = wire.moved_summary(
             event.player,
             event.action,
-            tuple(event.move.names()),
+            event.move.names(),
             event.score,
             event.moves,
             event.cards_left,
             event.status,
             event.elapsed_ms,
         )
-        mine = replace(common, changes=changes, can_undo=event.can_undo, id=msg_id)
+        changes = [
+            {"pos": POSITION_NAMES[position], "card": None if card is None else card.name, "count": count}
+            for position, card, count in event.changes
+        ]
+        mine = {**common, "changes": changes, "can_undo": event.can_undo}
+        if msg_id is not None:
+            mine["id"] = msg_id
         spectators = None
         if watched:
             now = self.race.spectator_tops()
             tops = now[event.player]
-            masked = tuple(
-                replace(change, card=tops[moved.position]) for moved, change in zip(event.changes, changes, strict=True)
-            )
+            masked = [dict(change, card=tops[c[0]]) for c, change in zip(event.changes, changes, strict=True)]
             reveals = self._reveals(event, now)
-            spectators = wire.encode_event(replace(common, changes=masked), seq, reveals)
-        return Frames(seq, wire.encode_event(common, seq), spectators, {event.player: wire.encode_event(mine, seq)})
+            spectators = wire.encode_body("moved", {**common, "changes": masked}, seq, reveals)
+        return Frames(
+            seq,
+            wire.encode_body("moved", common, seq),
+            spectators,
+            {event.player: wire.encode_body("moved", mine, seq)},
+        )
 
     def _reveals(
         self, moved: events.Moved | None = None, now: dict[str, list[str | None]] | None = None
@@ -132,7 +139,7 @@ class Audience:
         now = self.race.spectator_tops() if now is None else now
         before = self.shown
         self.shown = now
-        covered = {c.position for c in moved.changes} if moved is not None else set()
+        covered = {position for position, _, _ in moved.changes} if moved is not None else set()
         reveals: list[wire.Change] = []
         for pid, shown in now.items():
             old = before.get(pid)

@@ -1,6 +1,9 @@
 """The race core's domain events: what happened in a room, in the room's terms (player ids,
 engine moves and cards), before anyone decides who may see what. :mod:`halfmoon_server.race`
 returns them; :mod:`halfmoon_server.audience` turns each into the wire message of each audience.
+
+They are values, never changed once made; they are not ``frozen`` only because a frozen
+dataclass pays for ``object.__setattr__`` on every field, and a move makes several of them.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from halfmoon.protocol import PlayerStatus, PlayerSummary, Result
 from halfmoon.view import BoardView
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerJoined:
     player: PlayerSummary
     host: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerLeft:
     """A player left: from the lobby (``removed``: their seat is gone) or from their game."""
 
@@ -28,7 +31,7 @@ class PlayerLeft:
     removed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerChanged:
     """A player's summary changed (came back, dropped, gave up, timed out). ``with_host``: the
     lobby's host is part of the news (a dropped host hands over)."""
@@ -38,21 +41,21 @@ class PlayerChanged:
     with_host: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpectatorsChanged:
     """How many watch (the room's shell counts them: watching is not part of the race)."""
 
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CountdownStarted:
     starts_at: int
     now: int
     time_limit_s: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RaceStarted:
     """Everyone starts on the same deal at ``started_at``; ``code`` is None while it is hidden."""
 
@@ -61,23 +64,19 @@ class RaceStarted:
     boards: dict[str, BoardView]
 
 
-@dataclass(frozen=True, slots=True)
-class BoardChange:
-    """One position after a move: its new top (None when empty) and its card count."""
-
-    position: int
-    card: Card | None
-    count: int
+#: One position after a move: ``(position, its new top or None when empty, its card count)``
+#: (a plain tuple: a move makes two or three, on the hot path).
+BoardChange = tuple[int, Card | None, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Moved:
     """A player's move or undo, checked by the engine and applied."""
 
     player: str
     action: str  # "move" | "undo"
     move: Move
-    changes: tuple[BoardChange, ...]
+    changes: list[BoardChange]
     score: int
     moves: int
     cards_left: int
@@ -86,7 +85,7 @@ class Moved:
     can_undo: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GameEnded:
     """A player's game is over and must be recorded; the race waits for
     :meth:`halfmoon_server.race.Race.recorded` before that player's :class:`GameOver`."""
@@ -94,7 +93,7 @@ class GameEnded:
     player: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GameOver:
     """A player's game is recorded (for that player's eyes only)."""
 
@@ -109,7 +108,7 @@ class GameOver:
     analysis: dict[str, object] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RaceOver:
     results: tuple[Result, ...]
 

@@ -44,7 +44,6 @@ from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.errors import Refusal
 from halfmoon_server.events import (
-    BoardChange,
     CountdownStarted,
     Event,
     GameEnded,
@@ -59,6 +58,9 @@ from halfmoon_server.events import (
 
 DAY_MS = 86_400_000
 _GAME_STATUS = {status: PlayerStatus(status.value) for status in Status}  # playing, stalled, won
+# Read on every move: a module global is ~0.1 µs cheaper than an Enum class attribute.
+_NOT_STARTED = frozenset({Phase.LOBBY, Phase.COUNTDOWN})
+_WON = Status.WON
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ class Race:
         #: players whose game is over but not recorded yet: the race is over once none is left
         self.unrecorded: set[str] = set()
         self._next_player = 1
+        self._deadline: int | None = None  # see next_deadline
 
     # -- what each viewer may see -----------------------------------------------------------------
 
@@ -320,7 +323,7 @@ class Race:
             raise Refusal("not_host", "only the host may start the race")
         self.phase = Phase.COUNTDOWN
         self.time_limit_s = time_limit_s or self.config.default_time_limit_s
-        self.starts_at = now + self.config.countdown_ms
+        self.starts_at = self._deadline = now + self.config.countdown_ms
         return [CountdownStarted(self.starts_at, now, self.time_limit_s)]
 
     def begin(self, now: int) -> list[Event]:
@@ -331,6 +334,7 @@ class Race:
         self.phase = Phase.RUNNING
         self.started_at = now
         self.starts_at = now if self.starts_at is None else self.starts_at
+        self._deadline = None if self.time_limit_s is None else now + self.time_limit_s * 1000
         boards: dict[str, BoardView] = {}
         for racer in self.players.values():
             racer.game = Game(self.deal)
@@ -375,7 +379,7 @@ class Race:
         if player_id is None:
             raise Refusal("not_playing", "spectators cannot play")
         racer = self._racer(player_id)
-        if self.phase in (Phase.LOBBY, Phase.COUNTDOWN):
+        if self.phase in _NOT_STARTED:
             raise Refusal("not_started", "the race has not started yet")
         if not racer.playing or racer.game is None:
             raise Refusal("not_playing", f"your game is over ({racer.status})")
@@ -389,40 +393,35 @@ class Race:
                 racer.lowest[position] = min(racer.lowest[position], game.count_at(position))
         status = game.status
         racer.status = _GAME_STATUS[status]
-        if status is Status.WON:
+        won = status is _WON
+        if won:
             racer.time_ms = self.elapsed(racer, now)
-        events: list[Event] = [
-            Moved(
-                racer.id,
-                action,
-                move,
-                tuple(BoardChange(p, game.card_at(p), game.count_at(p)) for p in move.positions),
-                game.score,
-                game.move_count,
-                game.cards_left,
-                racer.status,
-                self.elapsed(racer, now),
-                game.can_undo,
-            )
-        ]
-        if status is Status.WON:
-            events += self._finish(racer, PlayerStatus.WON, now, announce=False)
-            events += self._check_race_end(now)
-        return events
+        moved = Moved(
+            racer.id,
+            action,
+            move,
+            [(p, game.card_at(p), game.count_at(p)) for p in move.positions],
+            game.score,
+            game.move_count,
+            game.cards_left,
+            racer.status,
+            self.elapsed(racer, now),
+            game.can_undo,
+        )
+        if not won:
+            return [moved]
+        return [moved, *self._finish(racer, PlayerStatus.WON, now, announce=False), *self._check_race_end(now)]
 
     # -- deadlines --------------------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        """When the race next needs a :meth:`tick`: the end of the countdown, or the time limit."""
-        if self.phase is Phase.COUNTDOWN:
-            return self.starts_at
-        if self.phase is Phase.RUNNING and self.time_limit_s is not None and self.started_at is not None:
-            return self.started_at + self.time_limit_s * 1000
-        return None
+        """When the race next needs a :meth:`tick`: the end of the countdown, or the time limit
+        (kept up to date by the transitions that change it)."""
+        return self._deadline
 
     def tick(self, now: int) -> list[Event]:
         """Settle whatever is due at ``now``: the countdown's end, the time limit."""
-        deadline = self.next_deadline()
+        deadline = self._deadline
         if deadline is None or now < deadline:
             return []
         if self.phase is Phase.COUNTDOWN:
@@ -471,6 +470,7 @@ class Race:
         if all(r.finished for r in self.players.values()):
             self.phase = Phase.FINISHED
             self.finished_at = now
+            self._deadline = None
             return self._race_over()
         return []
 

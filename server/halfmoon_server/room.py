@@ -114,8 +114,9 @@ class Room:
                 continue
             self.log.append(frames)
             sent.append(frames)
+            overrides, shared = frames.overrides, frames.players
             for player_id, outbox in self.outboxes.items():
-                frame = frames.for_player(player_id)
+                frame = overrides.get(player_id, shared)  # an override of None: not for them
                 if frame is not None:
                     outbox.send(frame)
             if frames.spectators is not None:
@@ -151,7 +152,10 @@ class Room:
     def _now(self) -> int:
         """The time of a command, after settling whatever came due before it."""
         now = self.clock.now_ms()
-        self.publish(self.race.tick(now))
+        # the timer's deadline is the race's next one (re-armed after every publish), so the
+        # race has nothing due before it
+        if self._timer_at is not None and now >= self._timer_at:
+            self.publish(self.race.tick(now))
         return now
 
     # -- entering and leaving --------------------------------------------------------------------------

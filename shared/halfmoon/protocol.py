@@ -313,7 +313,7 @@ _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
 # -- server → client ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerSummary:
     """A player as everyone in the room sees them (no cards)."""
 
@@ -339,7 +339,7 @@ class PlayerSummary:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Result:
     """One line of a race's results (``race_over``) or of a leaderboard (REST ``entries``):
     the same fields, ranked by :func:`ranking_key`. ``player`` is the room's player id (None on
@@ -375,7 +375,7 @@ def ranking_key(score: int, time_ms: int, finished_at_ms: int) -> tuple[int, int
     return (-score, time_ms, finished_at_ms)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Change:
     """A position's new top and count: in ``changes`` (of the mover's board) and, with the
     player, in ``reveals`` (spectators only). ``card`` is a card name, None for empty, or
@@ -392,7 +392,7 @@ class Change:
         return {"player": self.player, "pos": self.pos, "card": self.card, "count": self.count}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoomSnapshot:
     """The room as one recipient may see it (``welcome.room``; ``GET /api/rooms/{room}``)."""
 
@@ -432,7 +432,7 @@ class RoomSnapshot:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Welcome:
     """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows)."""
 
@@ -451,7 +451,7 @@ class Welcome:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Pong:
     now: int
 
@@ -459,7 +459,7 @@ class Pong:
         return {"type": "pong", "now": self.now}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Error:
     """A refusal: nothing changed. ``id`` echoes the message's, ``reason`` refines ``code``."""
 
@@ -490,7 +490,7 @@ class RoomEvent:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerJoined(RoomEvent):
     kind: ClassVar[str] = "player_joined"
     player: PlayerSummary
@@ -500,7 +500,7 @@ class PlayerJoined(RoomEvent):
         return {"player": self.player.to_json(), "host": self.host}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlayerLeft(RoomEvent):
     kind: ClassVar[str] = "player_left"
     player: PlayerSummary
@@ -510,7 +510,7 @@ class PlayerLeft(RoomEvent):
         return {"player": self.player.to_json(), "host": self.host}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Progress(RoomEvent):
     """A player's summary changed (connected, dropped, gave up, timed out…); ``host`` is sent in
     the lobby only (``with_host``), where a dropped host hands over."""
@@ -526,7 +526,7 @@ class Progress(RoomEvent):
         return {"player": self.player.to_json()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Countdown(RoomEvent):
     kind: ClassVar[str] = "countdown"
     starts_at: int
@@ -537,7 +537,7 @@ class Countdown(RoomEvent):
         return {"starts_at": self.starts_at, "now": self.now, "time_limit_s": self.time_limit_s}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Started(RoomEvent):
     """Players get their ``board``; spectators every board in ``boards`` (and no ``board``)."""
 
@@ -553,7 +553,7 @@ class Started(RoomEvent):
         return {"code": self.code, "started_at": self.started_at, "board": self.board}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Moved(RoomEvent):
     """A move or an undo. Everyone gets the summary; the mover also ``changes``, ``can_undo``
     and the message's ``id``; spectators ``changes`` as they may see them."""
@@ -572,16 +572,16 @@ class Moved(RoomEvent):
     id: int | None = None
 
     def to_json(self) -> Json:
-        out: Json = {
-            "player": self.player,
-            "action": self.action,
-            "positions": list(self.positions),
-            "score": self.score,
-            "moves": self.moves,
-            "cards_left": self.cards_left,
-            "status": str(self.status),
-            "elapsed_ms": self.elapsed_ms,
-        }
+        out = moved_summary(
+            self.player,
+            self.action,
+            list(self.positions),
+            self.score,
+            self.moves,
+            self.cards_left,
+            self.status,
+            self.elapsed_ms,
+        )
         if self.changes is not None:
             out["changes"] = [c.to_json() for c in self.changes]
         if self.can_undo is not None:
@@ -591,7 +591,30 @@ class Moved(RoomEvent):
         return out
 
 
-@dataclass(frozen=True, slots=True)
+def moved_summary(
+    player: str,
+    action: str,
+    positions: list[str],
+    score: int,
+    moves: int,
+    cards_left: int,
+    status: PlayerStatus,
+    elapsed_ms: int,
+) -> Json:
+    """The part of ``moved`` that everyone gets (the server's hot path builds it directly)."""
+    return {
+        "player": player,
+        "action": action,
+        "positions": positions,
+        "score": score,
+        "moves": moves,
+        "cards_left": cards_left,
+        "status": status.value,
+        "elapsed_ms": elapsed_ms,
+    }
+
+
+@dataclass(slots=True)
 class GameOver(RoomEvent):
     """The end of your own game (you alone get it)."""
 
@@ -618,7 +641,7 @@ class GameOver(RoomEvent):
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RaceOver(RoomEvent):
     kind: ClassVar[str] = "race_over"
     results: tuple[Result, ...]
@@ -627,7 +650,7 @@ class RaceOver(RoomEvent):
         return {"results": [r.to_json() for r in self.results]}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Spectators(RoomEvent):
     kind: ClassVar[str] = "spectators"
     count: int
@@ -648,10 +671,15 @@ def encode(message: ServerMessage) -> bytes:
 
 def encode_event(event: RoomEvent, seq: int, reveals: Sequence[Change] = ()) -> bytes:
     """A room event as a frame: its body, ``reveals`` (spectators), then ``type``, ``seq``, ``v``."""
-    body = event.to_json()
+    return encode_body(event.kind, event.to_json(), seq, reveals)
+
+
+def encode_body(kind: str, body: Json, seq: int, reveals: Sequence[Change] = ()) -> bytes:
+    """A room event's frame from its body (``kind``: its wire ``type``), which it extends.
+    :func:`encode_event` is the typed way in; the server's hot path builds ``moved`` bodies itself."""
     if reveals:
         body["reveals"] = [r.to_json() for r in reveals]
-    body["type"] = event.kind
+    body["type"] = kind
     body["seq"] = seq
     body["v"] = VERSION
     return orjson.dumps(body)

@@ -99,7 +99,7 @@ def test_a_move_is_checked_by_the_engine_and_a_refusal_changes_nothing() -> None
     (moved,) = r.move("p1", move, T0 + 5000)
     assert isinstance(moved, events.Moved)
     assert (moved.player, moved.action, moved.moves, moved.score, moved.elapsed_ms) == ("p1", "move", 1, 10, 2000)
-    assert [c.position for c in moved.changes] == list(move.positions)
+    assert [c[0] for c in moved.changes] == list(move.positions)
     assert r.players["p2"].game is not None and r.players["p2"].game.move_count == 0, "Bob's game is his own"
     (undone,) = r.undo("p1", T0 + 6000)
     assert isinstance(undone, events.Moved) and undone.action == "undo" and undone.moves == 0
