@@ -24,11 +24,10 @@ from typing import Any, Final
 from halfmoon.cards import Card
 from halfmoon.errors import HalfMoonError
 from halfmoon.positions import POSITION_COUNT, parse_position
+from halfmoon.protocol import FINISHED, VERSION, GiveUp, Join, Leave, Ping, Resume, Start, Undo, Watch
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.errors import ProtocolError
 
-PROTOCOL_VERSION: Final = 1
-FINISHED_STATUSES: Final = frozenset({"won", "gave_up", "left", "timed_out"})
 #: Wire errors that end an attempt to enter a room: no point in waiting for a ``welcome``.
 ENTRY_ERRORS: Final = frozenset(
     {
@@ -127,7 +126,7 @@ class Player:
 
     @property
     def finished(self) -> bool:
-        return self.status in FINISHED_STATUSES
+        return self.status in FINISHED
 
 
 @dataclass(slots=True)
@@ -174,11 +173,11 @@ class Session:
 
     @staticmethod
     def join_message(room: str, name: str) -> Message:
-        return {"type": "join", "v": PROTOCOL_VERSION, "room": room, "name": name}
+        return Join(room, name).to_json()
 
     @staticmethod
     def watch_message(room: str) -> Message:
-        return {"type": "watch", "v": PROTOCOL_VERSION, "room": room}
+        return Watch(room).to_json()
 
     def resume_message(self) -> Message:
         """``resume`` with the token and the highest ``seq`` seen; raises :class:`ProtocolError` without a token.
@@ -188,37 +187,31 @@ class Session:
         """
         if self.room is None or self.token is None:
             raise ProtocolError("cannot resume: no room and token yet")
-        message: Message = {"type": "resume", "v": PROTOCOL_VERSION, "room": self.room, "token": self.token}
-        if self.welcomed:
-            message["since"] = self.seq
-        return message
+        return Resume(self.room, self.token, self.seq if self.welcomed else None).to_json()
 
     @staticmethod
     def start_message(time_limit_s: int | None = None) -> Message:
-        message: Message = {"type": "start", "v": PROTOCOL_VERSION}
-        if time_limit_s is not None:
-            message["time_limit_s"] = time_limit_s
-        return message
+        return Start(time_limit_s).to_json()
 
     def move_message(self, positions: list[str]) -> Message:
         self.last_move_id += 1
-        return {"type": "move", "v": PROTOCOL_VERSION, "positions": positions, "id": self.last_move_id}
+        return {"type": "move", "v": VERSION, "positions": positions, "id": self.last_move_id}
 
     def undo_message(self) -> Message:
         self.last_move_id += 1
-        return {"type": "undo", "v": PROTOCOL_VERSION, "id": self.last_move_id}
+        return Undo(self.last_move_id).to_json()
 
     @staticmethod
     def give_up_message() -> Message:
-        return {"type": "give_up", "v": PROTOCOL_VERSION}
+        return GiveUp().to_json()
 
     @staticmethod
     def leave_message() -> Message:
-        return {"type": "leave", "v": PROTOCOL_VERSION}
+        return Leave().to_json()
 
     @staticmethod
     def ping_message() -> Message:
-        return {"type": "ping", "v": PROTOCOL_VERSION}
+        return Ping().to_json()
 
     # -- the view model -------------------------------------------------------------------------
 

@@ -128,7 +128,7 @@ class Room:
     def _arm_timer(self) -> None:
         """A timer for the race's next deadline (the countdown's end, the time limit)."""
         deadline = self.race.next_deadline()
-        if deadline == self._timer_at:
+        if deadline == self._timer_at and (deadline is None or self._timer is not None):
             return
         if self._timer is not None:
             self._timer.cancel()
@@ -138,7 +138,7 @@ class Room:
             self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
-        self._timer, self._timer_at = None, None
+        self._timer = None  # _timer_at stays: the deadline it was armed for
         try:
             self.tick()
         except Exception:
@@ -275,7 +275,7 @@ class Room:
 
     def tick(self) -> None:
         """Settle what is due now (the ticker and the deadline timer call this)."""
-        self._now()
+        self.publish(self.race.tick(self.clock.now_ms()))
 
     # -- housekeeping --------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""Storage on SQLite and on PostgreSQL, both through the Alembic migrations: the schema they
-build, the leaderboards' order, the daily bookkeeping, and a whole server running on PostgreSQL."""
+"""Storage on SQLite and on PostgreSQL, both through the Alembic migrations, and in memory: the
+schema the migrations build, one contract every implementation keeps (the leaderboards' order
+by the one ranking rule, the daily bookkeeping), and whole servers on PostgreSQL and in memory."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import secrets
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,10 @@ from alembic import command
 from sqlalchemy import inspect, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from halfmoon_server.storage import FinishedGame, SqlStorage, alembic_config, make_engine, migrate
+from halfmoon.protocol import ranking_key
+from halfmoon_server.memory_storage import MemoryStorage
+from halfmoon_server.ports import Storage
+from halfmoon_server.storage import FinishedGame, SqlStorage, alembic_config, make_engine, migrate, open_storage
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 
@@ -79,7 +84,57 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
         assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0002"
 
-    storage = SqlStorage(engine)
+    await check_storage_contract(SqlStorage(engine))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def any_storage(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    url = "memory://" if request.param == "memory" else request.getfixturevalue("db_url_" + request.param)
+    storage = await open_storage(url)
+    yield storage
+    await storage.close()
+
+
+@pytest.fixture
+def db_url_sqlite(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
+
+
+@pytest.fixture
+def db_url_postgres(pg_database: str) -> str:
+    return pg_database
+
+
+async def test_open_storage_picks_the_implementation_the_url_names(tmp_path: Path) -> None:
+    memory = await open_storage("memory://")
+    assert isinstance(memory, MemoryStorage)
+    sql = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    assert isinstance(sql, SqlStorage)
+    await sql.close()
+
+
+async def test_every_storage_keeps_the_same_contract(any_storage: Storage) -> None:
+    await check_storage_contract(any_storage)
+
+
+async def test_every_storage_ranks_by_the_one_ranking_rule(any_storage: Storage) -> None:
+    """Score, then time, then who finished first: the rule the race's own results follow."""
+    games = [
+        ("late", 300, 5_000, 3),
+        ("early", 300, 5_000, 1),
+        ("faster", 300, 4_000, 9),
+        ("best", 400, 9_000, 5),
+        ("low", 100, 1_000, 0),
+    ]
+    for name, score, time_ms, minute in games:
+        at = NOW.replace(minute=minute)
+        await any_storage.save_game(replace(_game(name, score, time_ms, code="HM1-N-CCCCCCC"), finished_at=at))
+    expected = sorted(games, key=lambda g: ranking_key(g[1], g[2], g[3]))
+    board = await any_storage.leaderboard_for_code("HM1-N-CCCCCCC", 10)
+    assert [g.nickname for g in board] == [g[0] for g in expected] == ["best", "faster", "early", "late", "low"]
+
+
+async def check_storage_contract(storage: Storage) -> None:
     await storage.ping()
     slow = await storage.save_game(_game("Slow", 520, 90_000))
     fast = await storage.save_game(_game("Fast", 520, 60_000))
@@ -165,3 +220,21 @@ async def test_healthz_says_unavailable_when_the_database_is_gone(
         # the API says so too, as JSON, without a traceback
         board = await http.get(server.make_url("/api/leaderboard/HM1-N-AAAAAAA"))
         assert board.status == 503 and (await board.json())["error"]["code"] == "unavailable"
+
+
+async def test_a_whole_server_in_memory(start_server: StartServer) -> None:
+    record = won_record()
+    server = await start_server(db_url="memory://")
+    client = await WsClient.connect(server, "ada")
+    await client.send("solo", name="Ada", code=str(record.code))
+    await client.next("welcome")
+    for step in record.moves:
+        await client.send("move", positions=step.names())  # type: ignore[union-attr]
+        await client.next("moved")
+    over = await client.next("game_over")
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/leaderboard/{record.code}"))).json()
+        game = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()
+    assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [("Ada", 520, over["game"])]
+    assert game["outcome"] == "won" and len(game["moves"]) == 48
+    await client.close()
