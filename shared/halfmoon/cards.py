@@ -17,7 +17,6 @@ JACK: Final = 11
 QUEEN: Final = 12
 KING: Final = 13
 RANKS: Final = tuple(range(1, 14))
-FACE_RANKS: Final = (JACK, QUEEN, KING)
 
 #: Suits in deck order: spades, hearts, diamonds, clubs.
 SUITS: Final = ("S", "H", "D", "C")
