@@ -66,6 +66,7 @@ class Lobby:
         self.services = services
         self.storage = storage
         self.daily = daily
+        self._claiming = 0  # daily attempts between their claim and their room
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
             max_players=settings.max_players,
@@ -82,8 +83,9 @@ class Lobby:
         return room
 
     def ensure_capacity(self) -> None:
-        """Raises :class:`Refusal` ``server_full`` when no room can be added."""
-        if len(self.live) >= self.settings.max_rooms:
+        """Raises :class:`Refusal` ``server_full`` when no room can be added (daily attempts
+        being claimed hold a place)."""
+        if len(self.live) + self._claiming >= self.settings.max_rooms:
             raise Refusal("server_full", "the server holds as many rooms as it can; try again later")
 
     def charge(self, client: str) -> None:
@@ -112,19 +114,28 @@ class Lobby:
         self.ensure_capacity()  # before the ranked attempt is spent
         self.charge(client)
         day = self.daily.today()
+        self._claiming += 1
         try:
             code = DealCode.parse(await self.daily.code_for(day))
             ranked = await self.storage.claim_daily_attempt(day, name.casefold(), utc_datetime(self.clock.now_ms()))
-        except StorageError:
-            log.exception("the daily challenge is unavailable")
-            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        except BaseException as exc:
+            self._claiming -= 1
+            if isinstance(exc, StorageError):
+                log.exception("the daily challenge is unavailable")
+                raise Refusal("internal", "the daily challenge is unavailable right now") from None
+            raise
         return DailyTicket(day, code, ranked)
 
     def start_daily(self, outbox: Outbox, name: str, ticket: DailyTicket) -> tuple[Room, str]:
         """The daily attempt a :meth:`claim_daily` granted (already charged), started at once:
         the room and the player's id."""
+        self._claiming -= 1
         room = self._new_room(Mode.DAILY, ticket.code, daily_day=ticket.day)
         return room, room.start_single(outbox, name, ranked=ticket.ranked)
+
+    def drop_ticket(self, ticket: DailyTicket) -> None:
+        """A claimed attempt whose connection closed before its room was made."""
+        self._claiming -= 1
 
     # -- housekeeping ----------------------------------------------------------------------------------
 

@@ -30,7 +30,10 @@ __all__ = ["Clock", "DailyDay", "FinishedGame", "LiveState", "Outbox", "Seat", "
 
 
 class Outbox(Protocol):
-    """Where a connection's frames go. Neither method waits."""
+    """Where a connection's frames go. Neither method waits. ``room`` is the id of the room it
+    is in (None: none, e.g. after a ``leave``)."""
+
+    room: str | None
 
     @property
     def closed(self) -> bool:

@@ -305,11 +305,16 @@ class Room:
             daily_date=race.daily_day,
             finished_at=utc_datetime(self.clock.now_ms()),
         )
+        game_id: str | None = None
+        analysis: dict[str, Any] | None = None
         try:
             game_id, analysis = await self.services.recorder.record(finished)
-            game_over = self.publish(race.recorded(player_id, game_id, analysis))[0]
-            frame = game_over.for_player(player_id)
-            if notify is not None and notify is not self.outboxes.get(player_id) and frame is not None:
-                notify.send(frame)  # a player who left still hears how their game ended
+        except Exception:  # the race must still end: the game goes unrecorded (game: null)
+            log.exception("recording the game of %s in room %s failed", racer.name, self.id)
         finally:
             self.recording -= 1
+        game_over = self.publish(race.recorded(player_id, game_id, analysis))[0]
+        frame = game_over.for_player(player_id)
+        departed = notify is not None and notify is not self.outboxes.get(player_id)
+        if departed and notify is not None and notify.room is None and frame is not None:
+            notify.send(frame)  # a player who left still hears how their game ended (unless in another room now)

@@ -225,7 +225,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             _not_in_room(app, conn)
             ticket = await lobby.claim_daily(name, conn.peer)
             if conn.closed:
+                lobby.drop_ticket(ticket)
                 return
-            _not_in_room(app, conn)  # another message may have entered a room meanwhile
             room, player_id = lobby.start_daily(conn, name, ticket)
             _enter(conn, room, player_id)
