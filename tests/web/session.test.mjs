@@ -247,3 +247,57 @@ test("taps: a cancelled pair sends nothing; undo waits for moves in flight; Esca
   assert.ok(session.dimmed(first.state).has(parsePosition("2")));
   assert.ok(!session.dimmed(first.state).has(parsePosition("R4")));
 });
+
+/** A recorded page's state just after its `countdown` (Ada, the host of the race, with Bob). */
+function atCountdown() {
+  const page = SCENARIOS.race.pages.Ada;
+  const [state, i] = stateAt(page, (e) => e.recv && e.recv.type === "countdown");
+  return [state, page.timeline[i].at];
+}
+
+test("a player who leaves during the countdown is off the list, as in the lobby (the server removes them)", () => {
+  const [countdown] = atCountdown();
+  assert.equal(countdown.phase, "countdown");
+  const bob = { ...countdown.players.p2, status: "left", connected: false };
+  const left = session.reduce(countdown, { type: "player_left", v: 1, seq: countdown.seq + 1, player: bob, host: "p1" }, 0);
+  assert.deepEqual(Object.keys(left.players), ["p1"]);
+  assert.deepEqual(session.playerList(left).map((p) => p.id), ["p1"]);
+});
+
+test("a host field present and null leaves the room without a host; an absent one keeps it", () => {
+  const [lobby] = stateAt(SCENARIOS.race.pages.Bob, (e) => e.recv && e.recv.type === "welcome");
+  assert.equal(lobby.host, "p1");
+  const ada = { ...lobby.players.p1, status: "left", connected: false };
+  const gone = session.reduce(lobby, { type: "player_left", v: 1, seq: lobby.seq + 1, player: ada, host: null }, 0);
+  assert.equal(gone.host, null);
+  const away = session.reduce(lobby, { type: "progress", v: 1, seq: lobby.seq + 1, player: { ...lobby.players.p1, connected: false }, host: null }, 0);
+  assert.equal(away.host, null);
+  const joined = session.reduce(gone, { type: "player_joined", v: 1, seq: gone.seq + 1, player: { id: "p9", name: "Zed", status: "waiting" }, host: null }, 0);
+  assert.equal(joined.host, null);
+  const kept = session.reduce(lobby, { type: "progress", v: 1, seq: lobby.seq + 1, player: { ...lobby.players.p2, connected: false } }, 0);
+  assert.equal(kept.host, "p1", "no host field (after the start): the host stays");
+  const snapshot = session.reduce(lobby, { type: "welcome", v: 1, seq: lobby.seq + 1, role: "spectator", you: null, room: { ...lobbyRoom(), host: null } }, 0);
+  assert.equal(snapshot.host, null);
+});
+
+/** The lobby snapshot Bob's welcome carried. */
+const lobbyRoom = () => SCENARIOS.race.pages.Bob.timeline.find((e) => e.recv && e.recv.type === "welcome").recv.room;
+
+test("a snapshot or countdown without a numeric now keeps the clock offset it had", () => {
+  const [countdown, at] = atCountdown();
+  assert.equal(countdown.offset, 1500);
+  const before = { ...countdown, seq: countdown.seq - 1 }; // so the same countdown is applied again
+  const withNow = (message, now) => {
+    const { now: _, ...rest } = message;
+    return now === undefined ? rest : { ...rest, now };
+  };
+  const tick = { type: "countdown", v: 1, seq: countdown.seq, starts_at: countdown.startsAt, time_limit_s: 600 };
+  const welcome = { type: "welcome", v: 1, seq: countdown.seq, role: "player", you: "p1", token: "TOKEN-1" };
+  for (const bad of [undefined, null, "1796000000000"]) {
+    const counted = session.reduce(before, withNow(tick, bad), at);
+    assert.equal(counted.offset, 1500, `countdown with now ${JSON.stringify(bad)}`);
+    assert.equal(session.countdownS(counted, at), 1);
+    const welcomed = session.reduce(before, { ...welcome, room: withNow(lobbyRoom(), bad) }, at);
+    assert.equal(welcomed.offset, 1500, `snapshot with now ${JSON.stringify(bad)}`);
+  }
+});

@@ -50,14 +50,14 @@ function event(s, msg, now) {
       return msg.role === "player" ? seated(next) : next;
     }
     case "player_joined":
-      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: msg.host || s.host };
-    case "player_left": { // gone from the lobby's list; after the start, kept with the status "left"
+      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg) };
+    case "player_left": { // gone from the list before the start (the server drops them); after it, kept as "left"
       const players = withPlayer(s.players, msg.player.id, msg.player);
-      if (s.phase === "lobby") delete players[msg.player.id];
-      return { ...s, host: msg.host || s.host, players };
+      if (s.phase === "lobby" || s.phase === "countdown") delete players[msg.player.id];
+      return { ...s, host: hostOf(s, msg), players };
     }
     case "countdown":
-      return { ...s, phase: "countdown", offset: msg.now - now, startsAt: msg.starts_at, timeLimit: msg.time_limit_s };
+      return { ...s, phase: "countdown", offset: offsetOf(s, msg.now, now), startsAt: msg.starts_at, timeLimit: msg.time_limit_s };
     case "started": {
       const players = {};
       for (const p of Object.values(s.players)) players[p.id] = p.status === "waiting" ? { ...p, status: "playing" } : p;
@@ -67,7 +67,7 @@ function event(s, msg, now) {
     case "moved":
       return moved(s, msg);
     case "progress": // in the lobby a host who drops hands over
-      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: msg.host || s.host };
+      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg) };
     case "game_over":
       return { ...s, gameOver: msg, code: msg.code || s.code, pending: [], selection: [] };
     case "race_over":
@@ -91,12 +91,18 @@ function event(s, msg, now) {
 function snapshot(s, room, now) {
   return {
     ...s, room: room.room, mode: room.mode, phase: room.phase, code: room.code, host: room.host,
-    offset: room.now - now, startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
+    offset: offsetOf(s, room.now, now), startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
     players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
     board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
     canUndo: Boolean(room.can_undo),
   };
 }
+
+/** The host a message names: `host` when present (null: nobody is), else the one before. */
+const hostOf = (s, msg) => ("host" in msg ? msg.host : s.host);
+
+/** Server clock minus local clock from the server's `now`; without a numeric one, the offset before. */
+const offsetOf = (s, serverNow, localNow) => (Number.isFinite(serverNow) ? serverNow - localNow : s.offset);
 
 /** A player with a token keeps a seat to resume. */
 const seated = (s) => (s.token && s.room ? { ...s, seat: { room: s.room, token: s.token } } : s);
