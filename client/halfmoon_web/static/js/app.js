@@ -249,11 +249,11 @@ function entriesTable(entries) {
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   return h("table", { class: "results" },
     h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, ""].map((x) => h("th", { scope: "col" }, x)))),
-    h("tbody", {}, entries.map((r, i) => h("tr", {},
-      h("td", {}, String(r.rank ?? i + 1)), h("td", {}, r.name),
-      h("td", {}, w.statuses[r.status || r.outcome] || r.status || r.outcome || ""),
-      h("td", {}, String(r.score ?? "")), h("td", {}, String(r.moves ?? "")),
-      h("td", {}, formatTime(r.time_ms ?? r.elapsed_ms)),
+    h("tbody", {}, entries.map((r) => h("tr", {},
+      h("td", {}, String(r.rank)), h("td", {}, r.name),
+      h("td", {}, w.statuses[r.outcome] || r.outcome),
+      h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
+      h("td", {}, formatTime(r.time_ms)),
       h("td", {}, r.game != null ? h("a", { href: `/replay/${r.game}`, "data-link": true }, words().replay) : "")))));
 }
 
@@ -283,7 +283,7 @@ function leaderboard(kind, arg) {
   out.append(h("p", { class: "muted" }, w.loading));
   getJson(url).then(
     (data) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
-      h("div", { class: "scroll-x" }, entriesTable(Array.isArray(data) ? data : data.entries))),
+      h("div", { class: "scroll-x" }, entriesTable(data.entries))),
     (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, `${w.errorPrefix}: ${error.message}`))),
   );
 }

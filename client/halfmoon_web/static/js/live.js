@@ -345,11 +345,11 @@ export function openLive(app, intent) {
     return h("table", { class: "results" },
       h("caption", {}, w.results),
       h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time].map((x) => h("th", { scope: "col" }, x)))),
-      h("tbody", {}, s.results.map((r, i) => h("tr", { dataset: { player: r.player || r.id || "" } },
-        h("td", {}, String(r.rank ?? i + 1)), h("td", {}, r.name),
-        h("td", {}, w.statuses[r.status || r.outcome] || r.status || r.outcome || ""),
-        h("td", {}, String(r.score ?? "")), h("td", {}, String(r.moves ?? "")),
-        h("td", {}, formatTime(r.time_ms ?? r.elapsed_ms))))));
+      h("tbody", {}, s.results.map((r) => h("tr", { dataset: { player: r.player } },
+        h("td", {}, String(r.rank)), h("td", {}, r.name),
+        h("td", {}, w.statuses[r.outcome] || r.outcome),
+        h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
+        h("td", {}, formatTime(r.time_ms))))));
   }
 
   function buildWatch() {

@@ -254,14 +254,12 @@ export const countdownS = (state, localNowMs) => (state.startsAt ? Math.max(0, M
 /** Spectators: does some board show a card face down? */
 export const anyHidden = (state) => Object.values(state.boards).some((b) => b && b.tops.includes(HIDDEN));
 
-/** [my place, players] in a race: from the results, else the winners so far ranked by time. */
+/** [my place, players] in a race: from the results (each names its `player`), else the winners so far ranked by time. */
 export function placing(state) {
   if (state.mode !== "race" || !state.you) return null;
   const mine = me(state);
-  if (state.results) {
-    const i = state.results.findIndex((r) => (r.player || r.id) === state.you || r.name === (mine || {}).name);
-    if (i >= 0) return [state.results[i].rank || i + 1, state.results.length];
-  }
+  const line = state.results && state.results.find((r) => r.player === state.you);
+  if (line) return [line.rank, state.results.length];
   if (!mine || mine.status !== "won") return null;
   const ahead = playerList(state).filter((p) => p.id !== state.you && p.status === "won" && p.elapsed_ms < mine.elapsed_ms);
   return [ahead.length + 1, playerList(state).length];
