@@ -187,36 +187,50 @@ class _Sink:
         self.closed = True
 
 
-def room_logic_us_per_move(moves: int = 20_000) -> float:
-    """Microseconds per move of the race core and its room shell (engine check, three encodings,
-    four frames handed to the outboxes, the event log), no sockets: a room of 4, one mover."""
-    from halfmoon.codes import DealCode
+def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None) -> float:
+    """Microseconds per move of the race core and its room shell, no sockets: each move appended
+    to the room log and applied (engine check, encodings, four frames handed to the outboxes,
+    the event log); a room of 4, one mover. The log is in memory, or a SQLite ``journal`` (then
+    the figure includes making each move durable, one mover at a time: no group commit)."""
+    from dataclasses import asdict
+
     from halfmoon.protocol import Mode
     from halfmoon_server.analysis import Analyst
     from halfmoon_server.clock import ManualClock
-    from halfmoon_server.live import LocalLiveState
+    from halfmoon_server.commands import room_header
+    from halfmoon_server.events import PlayerJoined
+    from halfmoon_server.journal import JournalLog, MemoryLog
     from halfmoon_server.memory_storage import MemoryStorage
-    from halfmoon_server.race import Race, RaceConfig
+    from halfmoon_server.race import RaceConfig
     from halfmoon_server.results import Recorder
     from halfmoon_server.room import BackgroundTasks, Room, RoomServices
 
     async def measure() -> float:
-        clock = ManualClock(0)
-        services = RoomServices(
-            clock, LocalLiveState(), Recorder(MemoryStorage(), Analyst(None, node_budget=0, time_budget_ms=0)),
-            BackgroundTasks(),
-        )
-        room = Room(Race("BENCH1", Mode.RACE, DealCode.parse(CODE), RaceConfig(countdown_ms=0), now=0), services)
+        room_log: MemoryLog | JournalLog = MemoryLog() if journal is None else JournalLog(journal)
+        if isinstance(room_log, JournalLog):
+            await room_log.open()
+        recorder = Recorder(MemoryStorage(), Analyst(None, node_budget=0, time_budget_ms=0))
+        services = RoomServices(ManualClock(0), room_log, recorder, BackgroundTasks())
+        header = room_header("BENCH1", Mode.RACE, CODE, created_at=0, nonce="bench", daily_day=None)
+        header["config"] = asdict(RaceConfig(countdown_ms=0))
+        await room_log.create(header)
+        room = Room(header, services)
+        room_log.follow(room)
         sinks = [_Sink() for _ in range(ROOM_SIZE)]
-        ids = [room.join(sink, f"bot{k}") for k, sink in enumerate(sinks)]
-        room.start(ids[0], None)
-        room.tick()
-        move = next(Game.from_code(CODE).legal_moves())
+        ids = []
+        for k, sink in enumerate(sinks):
+            joined = await room.submit({"k": "join", "n": f"bot{k}", "tok": f"token{k}"}, sink)
+            ids.append(next(e.player.id for e in joined if isinstance(e, PlayerJoined)))
+        await room.submit({"k": "start", "p": ids[0]})
+        await room.submit({"k": "tick"})
+        names = next(Game.from_code(CODE).legal_moves()).names()
         t = time.perf_counter()
         for i in range(moves // 2):
-            room.move(ids[0], move, i)
-            room.undo(ids[0], i)
+            await room.submit({"k": "move", "p": ids[0], "m": names}, msg_id=i)
+            await room.submit({"k": "undo", "p": ids[0]}, msg_id=i)
         elapsed = time.perf_counter() - t
+        room.close_timer()
+        await room_log.close()
         assert sinks[1].frames >= moves, "every move reached the other players"
         return elapsed / moves * 1e6
 
@@ -235,7 +249,16 @@ def main() -> int:
         return 0
     if args.inproc:
         runs = [room_logic_us_per_move() for _ in range(5)]
-        print(json.dumps({"room_logic_us_per_move_median": statistics.median(runs)}))
+        with tempfile.TemporaryDirectory() as folder:
+            durable = [room_logic_us_per_move(2000, journal=Path(folder) / f"j{k}.db") for k in range(3)]
+        print(
+            json.dumps(
+                {
+                    "room_logic_us_per_move_median": statistics.median(runs),
+                    "with_journal_us_per_move_median": statistics.median(durable),
+                }
+            )
+        )
     taskset = shutil.which("taskset")
     if taskset and (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {1})

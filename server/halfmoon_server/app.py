@@ -1,6 +1,6 @@
 """The application factory: ``create_app(settings)`` wires the ports — storage (chosen by URL,
-migrated at start-up), live state (in this process) and the clock — with the solver's executor,
-the daily challenge, the recorder of finished games, the lobby and its ticker, the WebSocket
+migrated at start-up), the room log (a local journal, or Redis for a cluster) and the clock —
+with the solver's executor, the daily challenge, the recorder of finished games, the lobby and its ticker, the WebSocket
 endpoint, the REST API and the static client. Resources open and close in ``cleanup_ctx``;
 sockets are closed ``on_shutdown``.
 """
@@ -22,8 +22,9 @@ from halfmoon_server import keys, rest, static
 from halfmoon_server.analysis import Analyst
 from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
-from halfmoon_server.live import LocalLiveState
+from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.lobby import Lobby
+from halfmoon_server.ports import RoomLog
 from halfmoon_server.results import Recorder
 from halfmoon_server.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
@@ -83,33 +84,61 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         executor.shutdown(wait=False, cancel_futures=True)
 
 
+async def open_room_log(settings: Settings) -> RoomLog:
+    """The room log the settings name: Redis for a cluster (``--redis``), else a SQLite journal in
+    the data directory (the embedded default), or memory when the database is ``memory://``."""
+    if settings.redis_url:
+        from halfmoon_server.redis_log import RedisLog
+
+        redis_log = RedisLog(settings.redis_url, timeout_s=settings.redis_timeout_s)
+        await redis_log.open()
+        return redis_log
+    if settings.database_url() == MEMORY_URL:
+        return MemoryLog()
+    journal = JournalLog(settings.data_dir / "journal.db", synchronous=settings.journal_sync)
+    await journal.open()
+    return journal
+
+
 async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
-    live = LocalLiveState()
+    room_log = await open_room_log(settings)
     tasks = BackgroundTasks()
-    services = RoomServices(settings.clock, live, app[keys.RECORDER], tasks, settings.event_log)
-    lobby = Lobby(settings, live, services, app[keys.STORAGE], app[keys.DAILY])
-    app[keys.LIVE] = live
+    services = RoomServices(settings.clock, room_log, app[keys.RECORDER], tasks, settings.event_log)
+    lobby = Lobby(settings, room_log, services, app[keys.STORAGE], app[keys.DAILY])
     app[keys.TASKS] = tasks
     app[keys.LOBBY] = lobby
+    restored = await lobby.restore()
+    if restored:
+        log.info("rooms: %d rebuilt from the room log; their players resume with their tokens", restored)
     ticker = asyncio.get_running_loop().create_task(lobby.run_ticker())
     yield
     ticker.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await ticker
-    for room in live:
+    for room in list(lobby.rooms.values()):
         room.close_timer()
     try:
         async with asyncio.timeout(10):
             await tasks.settle()
     except TimeoutError:
-        log.warning("shutdown: some games could not be stored in time")
+        log.warning("shutdown: some games could not be recorded in time (they are in the room log)")
+    await room_log.close()
 
 
-async def _close_sockets(app: web.Application) -> None:
+#: The close code that tells clients to connect again (RFC 6455 "service restart"): their games
+#: are in the room log, and they carry on after the restart or on another instance.
+CLOSE_RESTART = 1012
+
+
+async def _drain(app: web.Application) -> None:
+    """SIGTERM: no new rooms, every client told to reconnect (``CLOSE_RESTART``)."""
+    lobby = app.get(keys.LOBBY)
+    if lobby is not None:
+        lobby.draining = True
     connections: set[Connection] = app[keys.CONNECTIONS]
     await asyncio.gather(
-        *(conn.flush_and_close(1001, "server shutting down") for conn in list(connections)),
+        *(conn.flush_and_close(CLOSE_RESTART, "server restarting: connect again") for conn in list(connections)),
         return_exceptions=True,
     )
 
@@ -130,7 +159,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
     app.on_startup.append(_freeze_gc)
-    app.on_shutdown.append(_close_sockets)
+    app.on_shutdown.append(_drain)
     app.router.add_get("/ws", websocket_handler)
     rest.add_routes(app)
     static.add_routes(app)

@@ -3,6 +3,7 @@
     ServerError (Exception)
     ├── Refusal           a command the server refuses; carries the wire error code
     ├── StorageError      the database failed or holds something unexpected
+    ├── LogUnavailable    a room's log (the journal, Redis) cannot take or give entries now
     └── SettingsError     a bad setting (flag or environment variable)
 
 A :class:`Refusal` (or the engine's :class:`halfmoon.errors.BadMessageError` for a frame that
@@ -34,3 +35,7 @@ class StorageError(ServerError):
 
 class SettingsError(ServerError):
     """A setting (command-line flag or environment variable) is invalid."""
+
+
+class LogUnavailable(ServerError):
+    """A room's log (the local journal, or Redis) cannot take or give entries right now."""

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from halfmoon_server.connection import Connection
     from halfmoon_server.daily import DailyService
     from halfmoon_server.lobby import Lobby
-    from halfmoon_server.ports import LiveState, Storage
+    from halfmoon_server.ports import Storage
     from halfmoon_server.results import Recorder
     from halfmoon_server.room import BackgroundTasks
     from halfmoon_server.settings import Settings
@@ -21,7 +21,6 @@ STORAGE: web.AppKey[Storage] = web.AppKey("storage")
 EXECUTOR: web.AppKey[Executor | None] = web.AppKey("executor")
 DAILY: web.AppKey[DailyService] = web.AppKey("daily")
 RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
-LIVE: web.AppKey[LiveState] = web.AppKey("live")
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")

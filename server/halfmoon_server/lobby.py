@@ -1,6 +1,8 @@
 """Where rooms come from and go: races made for a link (``POST /api/rooms``), solo games and
-daily attempts (started at once), the server's capacity and each address's room credits, and
-the ticker that settles deadlines and closes abandoned rooms.
+daily attempts (started at once), the server's capacity and each address's room credits, the
+rooms this instance holds (made here, or loaded from the room log when a player of a room made
+elsewhere comes here), and the ticker that settles deadlines, records games nobody recorded,
+notices players whose instance died, and closes abandoned rooms.
 
 The transport (:mod:`halfmoon_server.ws`, :mod:`halfmoon_server.rest`) asks the :class:`Lobby`
 for a room and hands it the connection; it never builds one itself.
@@ -9,20 +11,23 @@ for a room and hands it the connection; it never builds one itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date
 
 from halfmoon.codes import DealCode, random_code
 from halfmoon.errors import InvalidCodeError
-from halfmoon.protocol import Mode
+from halfmoon.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, Mode, Phase
 from halfmoon_server.clock import utc_datetime
+from halfmoon_server.commands import room_header
 from halfmoon_server.daily import DailyService
-from halfmoon_server.errors import Refusal, StorageError
+from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
+from halfmoon_server.events import PlayerJoined
 from halfmoon_server.limits import CreatorLimits
-from halfmoon_server.ports import LiveState, Outbox, Storage
-from halfmoon_server.race import Race, RaceConfig
+from halfmoon_server.ports import Outbox, RoomLog, Storage
+from halfmoon_server.race import RaceConfig
 from halfmoon_server.room import Room, RoomServices
 from halfmoon_server.settings import Settings
 
@@ -45,6 +50,11 @@ def race_code(text: str | None) -> DealCode:
     return code
 
 
+def new_token() -> str:
+    """A player's secret for resuming (32 url-safe characters)."""
+    return secrets.token_urlsafe(24)
+
+
 @dataclass(frozen=True, slots=True)
 class DailyTicket:
     """A claimed daily attempt: the day, its deal, and whether it is ranked."""
@@ -55,18 +65,21 @@ class DailyTicket:
 
 
 class Lobby:
-    """Creates the rooms of this server and closes them. See the module docstring."""
+    """The rooms of this instance: made, found, looked after, dropped. See the module docstring."""
 
     def __init__(
-        self, settings: Settings, live: LiveState, services: RoomServices, storage: Storage, daily: DailyService
+        self, settings: Settings, room_log: RoomLog, services: RoomServices, storage: Storage, daily: DailyService
     ) -> None:
         self.settings = settings
         self.clock = settings.clock
-        self.live = live
+        self.log = room_log
         self.services = services
         self.storage = storage
         self.daily = daily
+        self.rooms: dict[str, Room] = {}
+        self.draining = False
         self._claiming = 0  # daily attempts between their claim and their room
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
             max_players=settings.max_players,
@@ -76,16 +89,90 @@ class Lobby:
             finished_ttl_ms=int(settings.finished_ttl_s * 1000),
         )
 
-    def _new_room(self, mode: Mode, code: DealCode, daily_day: date | None = None) -> Room:
-        race = Race(self.live.new_room_id(), mode, code, self.config, now=self.clock.now_ms(), daily_day=daily_day)
-        room = Room(race, self.services)
-        self.live.add(room)
+    # -- rooms held here ---------------------------------------------------------------------------
+
+    def _hold(self, room: Room) -> Room:
+        self.rooms[room.id] = room
+        self.log.follow(room)
         return room
+
+    def _release(self, room: Room) -> None:
+        room.close_timer()
+        self.log.unfollow(room)
+        self.rooms.pop(room.id, None)
+
+    async def _new_room(self, mode: Mode, code: DealCode, daily_day: date | None = None) -> Room:
+        """A new room, its id claimed in the room log (unique across instances and restarts)."""
+        for _ in range(50):
+            room_id = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_ID_LENGTH))
+            header = room_header(
+                room_id,
+                mode,
+                str(code),
+                created_at=self.clock.now_ms(),
+                nonce=secrets.token_hex(8),
+                daily_day=daily_day.isoformat() if daily_day else None,
+            )
+            header["config"] = asdict(self.config)
+            try:
+                created = await self.log.create(header)
+            except LogUnavailable as exc:
+                raise Refusal("unavailable", f"no new room can be made right now ({exc}); try again") from None
+            if created:
+                return self._hold(Room(header, self.services))
+        raise Refusal("server_full", "no free room id was found; try again")
+
+    async def find(self, room_id: str) -> Room | None:
+        """The room with this id: held here, or loaded from the room log (a room made on another
+        instance, or before a restart). None when there is no such live room."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        loading = self._loading.get(room_id)
+        if loading is not None:
+            return await asyncio.shield(loading)
+        future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
+        self._loading[room_id] = future
+        try:
+            room = await self._load(room_id)
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()
+            raise
+        finally:
+            del self._loading[room_id]
+
+    async def _load(self, room_id: str) -> Room | None:
+        try:
+            loaded = await self.log.load(room_id)
+        except LogUnavailable as exc:
+            raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
+        if loaded is None:
+            return None
+        header, entries = loaded
+        room = Room(header, self.services)
+        self._hold(room)  # follow first: entries appended while it replays are caught up
+        room.rebuild(entries)
+        return room
+
+    async def restore(self) -> int:
+        """At start-up: rebuild every room the log holds (the embedded server after a restart);
+        their players resume with their tokens. Returns how many."""
+        for room_id in await self.log.room_ids():
+            if room_id not in self.rooms:
+                await self.find(room_id)
+        return len(self.rooms)
+
+    # -- making rooms --------------------------------------------------------------------------------
 
     def ensure_capacity(self) -> None:
         """Raises :class:`Refusal` ``server_full`` when no room can be added (daily attempts
-        being claimed hold a place)."""
-        if len(self.live) + self._claiming >= self.settings.max_rooms:
+        being claimed hold a place), ``shutting_down`` while this instance drains."""
+        if self.draining:
+            raise Refusal("shutting_down", "this server is restarting; connect again to carry on")
+        if len(self.rooms) + self._claiming >= self.settings.max_rooms:
             raise Refusal("server_full", "the server holds as many rooms as it can; try again later")
 
     def charge(self, client: str) -> None:
@@ -93,19 +180,24 @@ class Lobby:
         if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
             raise Refusal("rate_limited", "too many new games from your address in a short time; try again in a minute")
 
-    def create_race(self, code: DealCode, client: str) -> Room:
-        """A race lobby on ``code``, for a link. Raises :class:`Refusal` (``server_full``, ``rate_limited``)."""
+    async def create_race(self, code: DealCode, client: str) -> Room:
+        """A race lobby on ``code``, for a link. Raises :class:`Refusal` (``server_full``,
+        ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        return self._new_room(Mode.RACE, code)
+        return await self._new_room(Mode.RACE, code)
 
-    def solo(self, outbox: Outbox, name: str, code: DealCode, client: str) -> tuple[Room, str]:
+    async def solo(self, outbox: Outbox, name: str, code: DealCode, client: str) -> tuple[Room, str]:
         """A solo game on ``code``, started at once: the room and the player's id.
-        Raises :class:`Refusal` (``server_full``, ``rate_limited``)."""
+        Raises :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        room = self._new_room(Mode.SOLO, code)
-        return room, room.start_single(outbox, name, ranked=True)
+        room = await self._new_room(Mode.SOLO, code)
+        return room, await self._start_single(room, outbox, name, ranked=True)
+
+    async def _start_single(self, room: Room, outbox: Outbox, name: str, *, ranked: bool) -> str:
+        events = await room.submit({"k": "single", "n": name, "tok": new_token(), "r": ranked}, outbox)
+        return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
     async def claim_daily(self, name: str, client: str) -> DailyTicket:
         """Today's deal for ``name``, and whether this is their ranked attempt (their first of the
@@ -126,12 +218,12 @@ class Lobby:
             raise
         return DailyTicket(day, code, ranked)
 
-    def start_daily(self, outbox: Outbox, name: str, ticket: DailyTicket) -> tuple[Room, str]:
+    async def start_daily(self, outbox: Outbox, name: str, ticket: DailyTicket) -> tuple[Room, str]:
         """The daily attempt a :meth:`claim_daily` granted (already charged), started at once:
         the room and the player's id."""
         self._claiming -= 1
-        room = self._new_room(Mode.DAILY, ticket.code, daily_day=ticket.day)
-        return room, room.start_single(outbox, name, ranked=ticket.ranked)
+        room = await self._new_room(Mode.DAILY, ticket.code, daily_day=ticket.day)
+        return room, await self._start_single(room, outbox, name, ranked=ticket.ranked)
 
     def drop_ticket(self, ticket: DailyTicket) -> None:
         """A claimed attempt whose connection closed before its room was made."""
@@ -139,21 +231,64 @@ class Lobby:
 
     # -- housekeeping ----------------------------------------------------------------------------------
 
-    def tick(self) -> None:
-        """Deadlines due and abandoned rooms (called by the ticker)."""
+    async def tick(self) -> None:
+        """Deadlines due, games left unrecorded, players whose instance died, abandoned rooms
+        (called by the ticker); then the rooms the log says need a look that nobody holds."""
         now = self.clock.now_ms()
-        for room in self.live:
-            room.tick()
-            if room.is_stale(now):
-                room.abandon(now)
-                if room.recording == 0:
-                    room.close_timer()
-                    self.live.drop(room)
+        for room in list(self.rooms.values()):
+            await self._look_after(room, now)
+        try:
+            due = await self.log.due(now)
+        except LogUnavailable:
+            return
+        for room_id in due:
+            if room_id in self.rooms:
+                continue  # looked after above
+            try:
+                found = await self.find(room_id)
+            except Refusal:
+                continue
+            if found is None:
+                await self.log.wake(room_id, None)
+            else:
+                await self._look_after(found, now)
+
+    async def _look_after(self, room: Room, now: int) -> None:
+        await room.tick()
+        race = room.race
+        for player_id, holder in list(room.holders.items()):
+            racer = race.players.get(player_id)
+            gone = racer is not None and racer.connected and player_id not in room.outboxes
+            if gone and not self.log.alive(holder.split(":", 1)[0]):
+                await room.append_quietly({"k": "disconnect", "p": player_id, "h": holder})
+        if room.is_stale(now):
+            if race.phase is not Phase.FINISHED:
+                await room.append_quietly({"k": "abandon"})
+            if not race.unrecorded and not room.busy:
+                self._release(room)
+                try:
+                    await self.log.forget(room.id)
+                except LogUnavailable:
+                    log.warning("room %s is dropped here but its log could not be cleared", room.id)
+                return
+        with contextlib.suppress(LogUnavailable):
+            await self.log.wake(room.id, _next_look(room, now))
 
     async def run_ticker(self) -> None:
         while True:
             await asyncio.sleep(self.settings.tick_s)
             try:
-                self.tick()
+                await self.tick()
             except Exception:
                 log.exception("the room ticker failed")
+
+
+def _next_look(room: Room, now: int) -> int:
+    """When a room next needs a look by some instance: its deadline, or when it may go stale."""
+    race = room.race
+    times = [race.next_deadline()]
+    if race.phase is Phase.FINISHED and race.finished_at is not None:
+        times.append(race.finished_at + race.config.finished_ttl_ms + 1)
+    else:
+        times.append(now + race.config.abandon_after_ms + 1)
+    return min(t for t in times if t is not None)

@@ -6,7 +6,6 @@ the same rankings, the same first-come daily attempt and daily code.
 
 from __future__ import annotations
 
-import secrets
 from collections import Counter
 from collections.abc import Callable
 from datetime import date, datetime
@@ -30,10 +29,10 @@ class MemoryStorage:
     async def ping(self) -> None:
         return None
 
-    async def save_game(self, game: FinishedGame) -> str:
-        game_id = secrets.token_urlsafe(9)
-        self.games[game_id] = StoredGame(**{f: getattr(game, f) for f in FinishedGame.__dataclass_fields__}, id=game_id)
-        return game_id
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        if game_id not in self.games:
+            fields = {f: getattr(game, f) for f in FinishedGame.__dataclass_fields__}
+            self.games[game_id] = StoredGame(**fields, id=game_id)
 
     async def get_game(self, game_id: str) -> StoredGame | None:
         return self.games.get(game_id)

@@ -8,15 +8,16 @@ them; the room shell (:mod:`halfmoon_server.room`) and the handlers use them.
   (:class:`halfmoon_server.storage.SqlStorage` on SQLite or PostgreSQL,
   :class:`halfmoon_server.memory_storage.MemoryStorage`; chosen by URL in
   :func:`halfmoon_server.storage.open_storage`).
-- :class:`LiveState` — what is live: the rooms and the players' seats (tokens)
-  (:class:`halfmoon_server.live.LocalLiveState`, in this process).
+- :class:`RoomLog` — what is live: each room's header and its log of commands, from which any
+  instance rebuilds the room (:class:`halfmoon_server.journal.JournalLog`, a SQLite journal for
+  one process; :class:`halfmoon_server.journal.MemoryLog`, nothing kept; and
+  :class:`halfmoon_server.redis_log.RedisLog`, shared by a cluster).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,7 +27,7 @@ from halfmoon_server.clock import Clock
 if TYPE_CHECKING:
     from halfmoon_server.room import Room
 
-__all__ = ["Clock", "DailyDay", "FinishedGame", "LiveState", "Outbox", "Seat", "Storage", "StoredGame"]
+__all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "RoomLog", "Storage", "StoredGame"]
 
 
 class Outbox(Protocol):
@@ -49,7 +50,7 @@ class Outbox(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FinishedGame:
-    """A game to store (the id is given by the storage)."""
+    """A game to store (under an id fixed up front: :func:`halfmoon_server.room.game_id`)."""
 
     nickname: str
     code: str
@@ -85,7 +86,8 @@ class Storage(Protocol):
     :func:`halfmoon.protocol.ranking_key`: score, then time, then who finished first."""
 
     async def ping(self) -> None: ...
-    async def save_game(self, game: FinishedGame) -> str: ...
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        """Store a finished game under its id (fixed up front), once: a second write changes nothing."""
     async def get_game(self, game_id: str) -> StoredGame | None: ...
     async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
@@ -97,28 +99,51 @@ class Storage(Protocol):
     async def close(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Seat:
-    """A player's place, found by their token: which room, which player."""
+class RoomLog(Protocol):
+    """Where live rooms are kept: each room's header and its log of commands, numbered 1, 2, …
+    and delivered in order (:meth:`halfmoon_server.room.Room.deliver`) to every instance that
+    follows the room. Appending is what makes a command durable. Every method may raise
+    :class:`~halfmoon_server.errors.LogUnavailable`."""
 
-    room: str
-    player: str
+    #: this instance's name, unique per process start (no ``:`` in it)
+    instance: str
 
-
-class LiveState(Protocol):
-    """The live rooms and the seats their players hold."""
-
-    def new_room_id(self) -> str:
-        """A room id no live room has."""
+    async def create(self, header: dict[str, Any]) -> bool:
+        """Claim the header's room id for a new room; False when the id is taken."""
         ...
 
-    def add(self, room: Room) -> None: ...
-    def get(self, room_id: str) -> Room | None: ...
-    def drop(self, room: Room) -> None:
-        """Forget the room and its seats."""
+    async def append(self, room: Room, entry: dict[str, Any]) -> None:
+        """Make ``entry`` the room's next command, durably; it is delivered to every follower,
+        ``room`` included, in log order (``room`` before this returns)."""
 
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Room]: ...
-    def seat(self, token: str) -> Seat | None: ...
-    def add_seat(self, token: str, seat: Seat) -> None: ...
-    def forget_seat(self, token: str) -> None: ...
+    async def catch_up(self, room: Room) -> None:
+        """Deliver to ``room`` the entries after the ones it has applied."""
+
+    async def load(self, room_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A room's header and every entry so far; None when there is no such room."""
+        ...
+
+    def follow(self, room: Room) -> None:
+        """Deliver this room's new entries to it from now on."""
+
+    def unfollow(self, room: Room) -> None: ...
+
+    async def room_ids(self) -> list[str]:
+        """The rooms this log holds (at start-up, the embedded server rebuilds them all)."""
+        ...
+
+    async def forget(self, room_id: str) -> None:
+        """The room is over and dropped: its log may go."""
+
+    async def due(self, now: int) -> list[str]:
+        """Rooms that need a look at ``now`` (a deadline, or staleness) that no instance may hold."""
+        ...
+
+    async def wake(self, room_id: str, at: int | None) -> None:
+        """When ``room_id`` next needs a look (None: never again)."""
+
+    def alive(self, instance: str) -> bool:
+        """Whether an instance is still running (its players are still connected to it)."""
+        ...
+
+    async def close(self) -> None: ...

@@ -54,6 +54,7 @@ from halfmoon_server.events import (
     PlayerLeft,
     RaceOver,
     RaceStarted,
+    SpectatorsChanged,
 )
 
 DAY_MS = 86_400_000
@@ -137,6 +138,8 @@ class Race:
         self.results: tuple[Result, ...] | None = None
         #: players whose game is over but not recorded yet: the race is over once none is left
         self.unrecorded: set[str] = set()
+        #: how many watch (on every instance serving the room)
+        self.spectators = 0
         self._next_player = 1
         self._deadline: int | None = None  # see next_deadline
 
@@ -209,7 +212,7 @@ class Race:
             if (game := self.players[pid].game) is not None
         }
 
-    def snapshot(self, viewer: str | None, now: int, *, spectators: int, watcher: bool) -> RoomSnapshot:
+    def snapshot(self, viewer: str | None, now: int, *, watcher: bool) -> RoomSnapshot:
         """The room as ``viewer`` (a player id, or None) may see it; a ``watcher`` (a spectator)
         also gets every board as spectators may see it."""
         racer = self.players.get(viewer) if viewer is not None else None
@@ -228,7 +231,7 @@ class Race:
             self.started_at,
             self.time_limit_s,
             tuple(self.summary(r, now) for r in self.players.values()),
-            spectators,
+            self.spectators,
             None if game is None else BoardView.of(game).to_json(),
             boards,
             bool(game is not None and game.can_undo),
@@ -301,6 +304,18 @@ class Race:
         events += self._check_race_end(now)
         return events
 
+    def watch(self) -> list[Event]:
+        """A spectator comes in. Raises :class:`Refusal` ``private_room`` for a daily attempt."""
+        if self.mode is Mode.DAILY:
+            raise Refusal("private_room", f"room {self.id} is a daily-challenge attempt and cannot be watched")
+        self.spectators += 1
+        return [SpectatorsChanged(self.spectators)]
+
+    def unwatch(self) -> list[Event]:
+        """A spectator goes."""
+        self.spectators = max(0, self.spectators - 1)
+        return [SpectatorsChanged(self.spectators)]
+
     def _host_away(self) -> bool:
         host = self.players.get(self.host) if self.host is not None else None
         return host is None or not host.connected
@@ -357,6 +372,16 @@ class Race:
             raise Refusal("illegal_move", str(exc), reason=exc.code) from None
         racer.steps.append(move)
         return self._after_action(racer, "move", move, now)
+
+    def check_move(self, player_id: str | None, move: Move, now: int) -> None:
+        """Whether :meth:`move` would take this move now; changes nothing. Raises :class:`Refusal`
+        as :meth:`move` would (a deadline due at ``now`` is not settled here: the move itself is)."""
+        racer = self._playing(player_id)
+        assert racer.game is not None
+        try:
+            racer.game.check(move)
+        except IllegalMoveError as exc:
+            raise Refusal("illegal_move", str(exc), reason=exc.code) from None
 
     def undo(self, player_id: str | None, now: int) -> list[Event]:
         """Take back the player's last move. Raises :class:`Refusal` (``nothing_to_undo``, …)."""
@@ -434,12 +459,12 @@ class Race:
                 events += self._finish(racer, PlayerStatus.TIMED_OUT, now, announce=True)
         return events + self._check_race_end(now)
 
-    def is_stale(self, now: int, *, watched: bool) -> bool:
+    def is_stale(self, now: int) -> bool:
         """Nobody is left to care: finished (and recorded) long ago, or everyone away for too long."""
         if self.phase is Phase.FINISHED:
             assert self.finished_at is not None
             return not self.unrecorded and now - self.finished_at > self.config.finished_ttl_ms
-        if watched or any(r.connected for r in self.players.values()):
+        if self.spectators or any(r.connected for r in self.players.values()):
             return False
         away = [r.away_since or self.created_at for r in self.players.values()]
         return now - max(away, default=self.created_at) > self.config.abandon_after_ms

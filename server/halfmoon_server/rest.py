@@ -112,7 +112,7 @@ async def create_room(request: web.Request) -> web.Response:
     try:
         code = race_code(text)
         client = client_address(request, trust_forwarded=request.app[keys.SETTINGS].trust_forwarded)
-        room = request.app[keys.LOBBY].create_race(code, client)
+        room = await request.app[keys.LOBBY].create_race(code, client)
     except Refusal as exc:
         status = {"bad_code": 400, "rate_limited": 429}.get(exc.code, 503)
         raise ApiError(status, exc.code, exc.message) from None
@@ -124,11 +124,14 @@ async def get_room(request: web.Request) -> web.Response:
         room_id = normalise_room(request.match_info["room"])
     except BadMessageError as exc:
         raise ApiError(404, "no_such_room", exc.message) from None
-    room = request.app[keys.LIVE].get(room_id)
+    try:
+        room = await request.app[keys.LOBBY].find(room_id)
+    except Refusal as exc:
+        raise ApiError(503, exc.code, exc.message) from None
     if room is None:
         return await _past_room(request, room_id)
     now = request.app[keys.SETTINGS].clock.now_ms()
-    snapshot = room.race.snapshot(None, now, spectators=len(room.spectators), watcher=False).to_json()
+    snapshot = room.race.snapshot(None, now, watcher=False).to_json()
     del snapshot["board"], snapshot["boards"], snapshot["can_undo"]
     snapshot["url"] = f"{base_url(request)}/r/{room.id}"
     return json_response(snapshot)

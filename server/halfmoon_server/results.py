@@ -24,12 +24,13 @@ class Recorder:
         self.storage = storage
         self.analyst = analyst
 
-    async def record(self, game: FinishedGame) -> tuple[str | None, dict[str, Any] | None]:
+    async def record(self, game: FinishedGame, game_id: str) -> tuple[str | None, dict[str, Any] | None]:
         """``(game id, analysis)``: the id is None when the game could not be stored, the
-        analysis None when it is off, too slow or failed."""
-        game_id: str | None = None
+        analysis None when it is off, too slow or failed. Recording a game twice stores it once."""
+        stored: str | None = None
         try:
-            game_id = await self.storage.save_game(game)
+            await self.storage.save_game(game, game_id)
+            stored = game_id
         except StorageError:
             log.exception("could not store the game of %s in room %s", game.nickname, game.room)
-        return game_id, await self.analyst.analyse(game.record)
+        return stored, await self.analyst.analyse(game.record)

@@ -1,45 +1,58 @@
 """The room shell: one :class:`~halfmoon_server.race.Race` and the I/O around it.
 
-A command arrives from the transport (:mod:`halfmoon_server.ws`) with the player's id and
-outbox. The :class:`Room` reads the clock, settles what is due (``race.tick(now)``), runs the
-command on the race, and publishes the events it returns: each is numbered (``seq``), encoded
-once per audience (:class:`~halfmoon_server.audience.Audience`), kept in the event log for
-resumes, and handed to every member's :class:`~halfmoon_server.ports.Outbox` (which never
-waits). A :class:`~halfmoon_server.events.GameEnded` starts the game's recording
-(:class:`~halfmoon_server.results.Recorder`); the race's next deadline gets a timer.
+Every command a client sends is first appended to the room's log
+(:class:`~halfmoon_server.ports.RoomLog`: a local journal, or Redis for a cluster) and only then
+applied: the log delivers each entry, in order, to every instance that holds the room
+(:meth:`Room.deliver`), which runs it on its copy of the race (:func:`commands.apply_entry`),
+numbers and logs the events, has :class:`~halfmoon_server.audience.Audience` encode them for
+each audience, and hands the frames to its own members' :class:`~halfmoon_server.ports.Outbox`
+es. So a ``moved`` is sent only once the move is durable, every instance agrees on everything,
+and a room is rebuilt anywhere by replaying its log (:meth:`Room.rebuild`).
 
-A move's walk: ws → ``Room.move`` → ``Race.move`` (engine) → events → ``Audience.frames`` →
-log + outboxes.
+A move's walk: ws → ``Room.submit`` → ``RoomLog.append`` (durable) → ``Room.deliver`` →
+``Race.move`` (engine) → events → ``Audience.frames`` → event log + outboxes.
+
+A :class:`~halfmoon_server.events.GameEnded` starts the game's recording (on the instance whose
+command ended it; any instance picks up a game left unrecorded); the race's next deadline gets a
+timer, and whichever instance's timer fires appends a ``tick`` (settling it twice does nothing).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import itertools
 import logging
-import secrets
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from halfmoon import protocol as wire
+from halfmoon.codes import DealCode
 from halfmoon.game import Move
+from halfmoon.protocol import Mode
 from halfmoon_server.audience import Audience, Frames
 from halfmoon_server.clock import Clock, utc_datetime
-from halfmoon_server.errors import Refusal
-from halfmoon_server.events import Event, GameEnded, SpectatorsChanged
-from halfmoon_server.ports import FinishedGame, LiveState, Outbox, Seat
-from halfmoon_server.race import Race
+from halfmoon_server.commands import Entry, apply_entry
+from halfmoon_server.errors import LogUnavailable, Refusal
+from halfmoon_server.events import Event, GameEnded, GameOver, PlayerJoined
+from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
+from halfmoon_server.race import Race, RaceConfig
 from halfmoon_server.results import Recorder
 
 log = logging.getLogger("halfmoon_server.room")
 
 #: How long a timer may wait before the race is asked again (deadlines further off are re-armed).
 _MAX_TIMER_S = 3600.0
+#: A game whose end was logged this long ago and is still unrecorded is recorded by any instance.
+UNRECORDED_GRACE_MS = 10_000
+_SERIALS = itertools.count(1)
 
 
 class BackgroundTasks:
-    """The tasks rooms start (recording finished games), kept so none is lost or unlogged."""
+    """The tasks rooms start (recording finished games, ticks), kept so none is lost or unlogged."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -62,50 +75,201 @@ class BackgroundTasks:
 
 @dataclass(frozen=True, slots=True)
 class RoomServices:
-    """What every room's shell uses: the ports and the event log's length."""
+    """What every room's shell uses: the ports, this instance's name and the event log's length."""
 
     clock: Clock
-    live: LiveState
+    log: RoomLog
     recorder: Recorder
     tasks: BackgroundTasks
     event_log: int = 512
 
+    @property
+    def instance(self) -> str:
+        return self.log.instance
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """A command this instance appended, waiting to be applied: who sent it, and the answer."""
+
+    outbox: Outbox | None
+    done: asyncio.Future[list[Event]]
+
+
+def game_id(nonce: str, player_id: str) -> str:
+    """The id of a player's game in a room: fixed up front (12 url-safe characters), so every
+    instance and every retry stores the same game once."""
+    digest = hashlib.sha256(f"{nonce}:{player_id}".encode()).digest()
+    return base64.urlsafe_b64encode(digest[:9]).decode("ascii")
+
+
+def race_of(header: Entry) -> Race:
+    """A new race from a room's header (:func:`halfmoon_server.commands.room_header`)."""
+    day = header.get("day")
+    from datetime import date
+
+    return Race(
+        header["room"],
+        Mode(header["mode"]),
+        DealCode.parse(header["code"]),
+        RaceConfig(**header["config"]),
+        now=header["created_at"],
+        daily_day=date.fromisoformat(day) if day else None,
+    )
+
 
 class Room:
-    """One live room: its race, its members' outboxes, its versioned event log."""
+    """One live room on this instance: its race, its members' outboxes, its versioned events."""
 
-    def __init__(self, race: Race, services: RoomServices) -> None:
-        self.race = race
-        self.id = race.id
+    def __init__(self, header: Entry, services: RoomServices) -> None:
+        self.header = header
+        self.race = race_of(header)
+        self.id = self.race.id
         self.services = services
         self.clock = services.clock
-        self.audience = Audience(race)
-        self.outboxes: dict[str, Outbox] = {}  # connected players
+        self.audience = Audience(self.race)
+        self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
+        self.spectators: set[Outbox] = set()  # this instance's spectators
         self.tokens: dict[str, str] = {}  # player id → token
-        self.spectators: set[Outbox] = set()
+        #: who holds each player's seat: the origin of their last join or resume
+        self.holders: dict[str, str] = {}
+        self.departing: dict[str, Outbox] = {}  # players who left, until their game_over
         self.seq = 0
         self.log: deque[Frames] = deque(maxlen=services.event_log)
-        #: games handed to the recorder and not recorded yet
-        self.recording = 0
+        self.applied = 0  # log entries applied
+        self.replaying = False
+        self.recording: set[str] = set()  # games being recorded by this instance
+        self.ended_at: dict[str, int] = {}  # when each unrecorded game ended (log time)
+        self._waiting: dict[str, _Waiting] = {}
+        self._catching_up = False
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
+
+    # -- commands in --------------------------------------------------------------------------------
+
+    async def submit(self, entry: Entry, outbox: Outbox | None = None, *, msg_id: int | None = None) -> list[Event]:
+        """Append a command to the room's log and wait until it is applied; returns its events.
+
+        Raises :class:`Refusal` when the race refuses it, and ``unavailable`` when the log cannot
+        take it (nothing was acknowledged: the client may try again)."""
+        origin = f"{self.services.instance}:{next(_SERIALS)}"
+        entry["o"] = origin
+        if msg_id is not None:
+            entry["id"] = msg_id
+        entry.setdefault("t", self.clock.now_ms())
+        done: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
+        self._waiting[origin] = _Waiting(outbox, done)
+        try:
+            await self.services.log.append(self, entry)
+        except LogUnavailable as exc:
+            self._waiting.pop(origin, None)
+            raise Refusal(
+                "unavailable", f"the game state cannot be saved right now ({exc}); nothing changed: try again"
+            ) from None
+        try:
+            return await done
+        finally:
+            self._waiting.pop(origin, None)
+
+    def precheck_move(self, player_id: str | None, move: Move) -> None:
+        """Refuse a move the race would refuse, before it is logged. Raises :class:`Refusal`."""
+        self.race.check_move(player_id, move, self.clock.now_ms())
+
+    # -- entries in, in log order -----------------------------------------------------------------------
+
+    def deliver(self, number: int, entry: Entry) -> None:
+        """The log's entry ``number`` (1, 2, …): apply it if it is the next one; a gap is filled
+        from the log first."""
+        if number <= self.applied:
+            return  # applied already (delivered twice)
+        if number > self.applied + 1:
+            self._catch_up()
+            return
+        self.applied = number
+        origin = str(entry.get("o", ""))
+        waiting = self._waiting.pop(origin, None) if origin.startswith(self.services.instance + ":") else None
+        try:
+            events = self._apply(entry, waiting)
+        except Refusal as refusal:
+            if waiting is not None and not waiting.done.done():
+                waiting.done.set_exception(refusal)
+            return
+        except Exception as exc:  # a bug: never let one entry stop the room
+            log.exception("room %s could not apply entry %d %r", self.id, number, entry)
+            if waiting is not None and not waiting.done.done():
+                waiting.done.set_exception(exc)
+            return
+        if waiting is not None and not waiting.done.done():
+            waiting.done.set_result(events)
+
+    def _catch_up(self) -> None:
+        if self._catching_up or self.replaying:
+            return
+        self._catching_up = True
+
+        async def fetch() -> None:
+            try:
+                await self.services.log.catch_up(self)
+            finally:
+                self._catching_up = False
+
+        self.services.tasks.spawn(fetch())
+
+    def _apply(self, entry: Entry, waiting: _Waiting | None) -> list[Event]:
+        race = self.race
+        kind = entry["k"]
+        now: int = entry["t"]
+        player: str | None = entry.get("p")
+        outbox = waiting.outbox if waiting is not None else None
+        msg_id: int | None = entry.get("id")
+        # whatever came due before this command is settled first, on every instance alike
+        if kind != "tick":
+            deadline = race.next_deadline()
+            if deadline is not None and now >= deadline:
+                self.publish(race.tick(now), ended_by=entry)
+        if kind == "disconnect" and (player is None or self.holders.get(player) != entry.get("h")):
+            return []  # a connection that no longer holds the seat (resumed elsewhere)
+        if kind == "connect" and player is not None:
+            old = self.outboxes.pop(player, None)
+            if old is not None and old is not outbox:
+                old.close(4001, "resumed on another connection")
+        events = apply_entry(race, entry)
+        if kind in ("join", "single"):
+            joined = next(e for e in events if isinstance(e, PlayerJoined))
+            player = joined.player.id
+            self.tokens[player] = entry["tok"]
+        if kind in ("join", "single", "connect") and player is not None:
+            self.holders[player] = str(entry.get("o", ""))
+        if kind == "watch" and outbox is not None and not self.spectators:
+            self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
+        if kind == "leave" and player is not None:
+            if outbox is not None:
+                self.departing[player] = outbox
+            if player not in race.players:  # left the lobby: the seat is gone
+                self.tokens.pop(player, None)
+                self.holders.pop(player, None)
+        self.publish(events, msg_id=msg_id, ended_by=entry)
+        if outbox is not None and kind in ("join", "single", "connect"):
+            assert player is not None
+            self.outboxes[player] = outbox
+            self.welcome(outbox, player, since=entry.get("since"))
+        elif outbox is not None and kind == "watch":
+            self.spectators.add(outbox)
+            self.welcome(outbox, None)
+        self._arm_timer()
+        return events
 
     # -- publishing ---------------------------------------------------------------------------------
 
     def publish(
-        self, events: list[Event], *, msg_id: int | None = None, departing: Outbox | None = None
+        self, events: list[Event], *, msg_id: int | None = None, ended_by: Entry | None = None
     ) -> list[Frames]:
-        """Number, encode, log and send each event; start recording the games that ended.
-        Returns the frames sent.
-
-        ``msg_id`` is echoed to the mover in ``moved``; ``departing`` is the outbox of a player
-        who is leaving, which still gets their ``game_over``."""
+        """Number, encode, log and send each event to this instance's members; start recording
+        the games that ended (``ended_by``: the entry that ended them). Returns the frames."""
         sent: list[Frames] = []
         for event in events:
             if isinstance(event, GameEnded):
-                notify = self.outboxes.get(event.player) or departing
-                self.recording += 1
-                self.services.tasks.spawn(self._record(event.player, notify))
+                self._game_ended(event.player, ended_by)
                 continue
             self.seq += 1
             frames = self.audience.frames(event, self.seq, watched=bool(self.spectators), msg_id=msg_id)
@@ -122,11 +286,25 @@ class Room:
             if frames.spectators is not None:
                 for outbox in self.spectators:
                     outbox.send(frames.spectators)
-        self._arm_timer()
+            if isinstance(event, GameOver) and event.player in self.departing:
+                gone = self.departing.pop(event.player)
+                frame = frames.for_player(event.player)
+                if frame is not None and event.player not in self.outboxes and gone.room is None:
+                    gone.send(frame)  # a player who left hears how their game ended (unless in another room now)
         return sent
+
+    def _game_ended(self, player_id: str, ended_by: Entry | None) -> None:
+        self.ended_at[player_id] = ended_by["t"] if ended_by is not None else self.clock.now_ms()
+        origin = str(ended_by.get("o", "")) if ended_by is not None else ""
+        if not self.replaying and origin.startswith(self.services.instance + ":"):
+            self.record(player_id)
+
+    # -- deadlines ------------------------------------------------------------------------------------
 
     def _arm_timer(self) -> None:
         """A timer for the race's next deadline (the countdown's end, the time limit)."""
+        if self.replaying:
+            return
         deadline = self.race.next_deadline()
         if deadline == self._timer_at and (deadline is None or self._timer is not None):
             return
@@ -139,24 +317,25 @@ class Room:
 
     def _on_timer(self) -> None:
         self._timer = None  # _timer_at stays: the deadline it was armed for
+        deadline = self.race.next_deadline()
+        if deadline is not None and self.clock.now_ms() >= deadline:
+            self.services.tasks.spawn(self.append_quietly({"k": "tick"}))
+        else:
+            self._arm_timer()
+
+    async def append_quietly(self, entry: Entry) -> None:
+        """Append a command of the room's own (a tick, an abandon, a recording); a log that is
+        down is tried again later by the ticker."""
         try:
-            self.tick()
-        except Exception:
-            log.exception("the timer of room %s failed", self.id)
+            await self.submit(entry)
+        except Refusal as refusal:
+            log.info("room %s: %s not applied: %s", self.id, entry["k"], refusal.message)
+            self._timer_at = None  # let the next publish or the ticker arm the timer again
 
     def close_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
         self._timer, self._timer_at = None, None
-
-    def _now(self) -> int:
-        """The time of a command, after settling whatever came due before it."""
-        now = self.clock.now_ms()
-        # the timer's deadline is the race's next one (re-armed after every publish), so the
-        # race has nothing due before it
-        if self._timer_at is not None and now >= self._timer_at:
-            self.publish(self.race.tick(now))
-        return now
 
     # -- entering and leaving --------------------------------------------------------------------------
 
@@ -173,120 +352,49 @@ class Room:
                     if frames.seq > since and (frame := frames.for_player(player_id)) is not None:
                         outbox.send(frame)
                 return
-        snapshot = self.race.snapshot(
-            player_id, self.clock.now_ms(), spectators=len(self.spectators), watcher=player_id is None
-        )
+        snapshot = self.race.snapshot(player_id, self.clock.now_ms(), watcher=player_id is None)
         outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq)))
 
-    def join(self, outbox: Outbox, name: str) -> str:
-        """A new player (lobby only) gets a seat and a ``welcome``; returns their id.
-        Raises :class:`Refusal` (``name_taken``, ``room_full``, ``race_started``)."""
-        now = self._now()
-        racer, events = self.race.join(name, now)
-        self._seat(racer.id)
-        self.publish(events)
-        self.outboxes[racer.id] = outbox
-        self.welcome(outbox, racer.id)
-        return racer.id
-
-    def start_single(self, outbox: Outbox, name: str, *, ranked: bool) -> str:
-        """A room of one (solo, daily) started at once; its ``welcome`` shows the running game."""
-        now = self._now()
-        racer, events = self.race.join(name, now)
-        racer.ranked = ranked
-        self._seat(racer.id)
-        self.publish(events + self.race.begin(now))
-        self.outboxes[racer.id] = outbox
-        self.welcome(outbox, racer.id)
-        return racer.id
-
-    def _seat(self, player_id: str) -> None:
-        token = secrets.token_urlsafe(24)
-        self.tokens[player_id] = token
-        self.services.live.add_seat(token, Seat(self.id, player_id))
-
-    def watch(self, outbox: Outbox) -> None:
-        """A spectator comes in. Raises :class:`Refusal` ``private_room`` for a daily attempt."""
-        if self.race.mode is wire.Mode.DAILY:
-            raise Refusal("private_room", f"room {self.id} is a daily-challenge attempt and cannot be watched")
-        self._now()
-        self.publish([SpectatorsChanged(len(self.spectators) + 1)])
-        if not self.spectators:
-            self.audience.start_watching()
-        self.spectators.add(outbox)
-        self.welcome(outbox, None)
-
-    def resume(self, player_id: str, outbox: Outbox, since: int | None) -> None:
-        """A player comes back with their token; a connection they still held is closed."""
-        now = self._now()
-        old = self.outboxes.pop(player_id, None)
-        if old is not None and old is not outbox:
-            old.close(4001, "resumed on another connection")
-        self.publish(self.race.connect(player_id, now))
-        self.outboxes[player_id] = outbox
-        self.welcome(outbox, player_id, since=since)
+    def player_with_token(self, token: str) -> str | None:
+        return next((pid for pid, held in self.tokens.items() if held == token), None)
 
     def holds(self, player_id: str | None, outbox: Outbox) -> bool:
-        """This outbox is a member: the player's current connection, or a spectator."""
+        """This outbox is a member here: the player's current connection, or a spectator."""
         if player_id is None:
             return outbox in self.spectators
         return self.outboxes.get(player_id) is outbox
 
-    def disconnect(self, player_id: str | None, outbox: Outbox) -> None:
-        """The connection closed (not a ``leave``): a player keeps their place, the clock runs."""
+    def detach(self, player_id: str | None, outbox: Outbox) -> str | None:
+        """Take a closed or leaving connection out of this instance's members; returns the
+        holder it had (for ``disconnect``), None when it held nothing."""
         if player_id is None:
-            self._remove_spectator(outbox)
-            return
+            if outbox in self.spectators:
+                self.spectators.discard(outbox)
+                return "spectator"
+            return None
         if self.outboxes.get(player_id) is not outbox:
-            return
+            return None
         del self.outboxes[player_id]
-        self.publish(self.race.disconnect(player_id, self.clock.now_ms()))
+        return self.holders.get(player_id)
 
-    def leave(self, player_id: str | None, outbox: Outbox) -> None:
-        """``leave``: a spectator goes; a player in the lobby goes; a player still playing is ``left``."""
-        if player_id is None:
-            self._remove_spectator(outbox)
+    # -- recording ------------------------------------------------------------------------------------
+
+    def record(self, player_id: str) -> None:
+        """Record a finished game (once per instance at a time; the write is idempotent)."""
+        if player_id in self.recording or player_id not in self.race.unrecorded:
             return
-        now = self._now()
-        self.outboxes.pop(player_id, None)
-        events = self.race.leave(player_id, now)
-        if player_id not in self.race.players:  # left the lobby: the seat is gone
-            self.services.live.forget_seat(self.tokens.pop(player_id, ""))
-        self.publish(events, departing=outbox)
+        self.recording.add(player_id)
+        self.services.tasks.spawn(self._record(player_id))
 
-    def _remove_spectator(self, outbox: Outbox) -> None:
-        if outbox in self.spectators:
-            self.spectators.discard(outbox)
-            self.publish([SpectatorsChanged(len(self.spectators))])
+    def record_overdue(self, now: int) -> None:
+        """Record the games whose end was logged a while ago and that nobody recorded (the
+        instance that should have may have died)."""
+        for player_id in list(self.race.unrecorded):
+            if now - self.ended_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
+                self.record(player_id)
 
-    # -- playing -----------------------------------------------------------------------------------------
-
-    def start(self, player_id: str | None, time_limit_s: int | None) -> None:
-        self.publish(self.race.start(player_id, time_limit_s, self._now()))
-
-    def move(self, player_id: str | None, move: Move, msg_id: int | None) -> None:
-        self.publish(self.race.move(player_id, move, self._now()), msg_id=msg_id)
-
-    def undo(self, player_id: str | None, msg_id: int | None) -> None:
-        self.publish(self.race.undo(player_id, self._now()), msg_id=msg_id)
-
-    def give_up(self, player_id: str | None) -> None:
-        self.publish(self.race.give_up(player_id, self._now()))
-
-    def tick(self) -> None:
-        """Settle what is due now (the ticker and the deadline timer call this)."""
-        self.publish(self.race.tick(self.clock.now_ms()))
-
-    # -- housekeeping --------------------------------------------------------------------------------------
-
-    def is_stale(self, now: int) -> bool:
-        return self.race.is_stale(now, watched=bool(self.spectators))
-
-    def abandon(self, now: int) -> None:
-        self.publish(self.race.abandon(now))
-
-    async def _record(self, player_id: str, notify: Outbox | None) -> None:
-        """Record a finished game (store, analyse), then send that player ``game_over``."""
+    async def _record(self, player_id: str) -> None:
+        """Store and analyse a finished game, then log that it is recorded (``game_over``)."""
         race = self.race
         racer = race.players[player_id]
         game = racer.game
@@ -303,18 +411,48 @@ class Room:
             record=racer.record(race.code).to_json(),
             ranked=racer.ranked,
             daily_date=race.daily_day,
-            finished_at=utc_datetime(self.clock.now_ms()),
+            finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
         )
-        game_id: str | None = None
+        stored: str | None = None
         analysis: dict[str, Any] | None = None
         try:
-            game_id, analysis = await self.services.recorder.record(finished)
+            stored, analysis = await self.services.recorder.record(finished, game_id(self.header["nonce"], player_id))
         except Exception:  # the race must still end: the game goes unrecorded (game: null)
             log.exception("recording the game of %s in room %s failed", racer.name, self.id)
+        try:
+            await self.append_quietly({"k": "recorded", "p": player_id, "g": stored, "a": analysis})
         finally:
-            self.recording -= 1
-        game_over = self.publish(race.recorded(player_id, game_id, analysis))[0]
-        frame = game_over.for_player(player_id)
-        departed = notify is not None and notify is not self.outboxes.get(player_id)
-        if departed and notify is not None and notify.room is None and frame is not None:
-            notify.send(frame)  # a player who left still hears how their game ended (unless in another room now)
+            self.recording.discard(player_id)
+
+    # -- housekeeping --------------------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Settle what is due now: a deadline passed (logged as a ``tick``), games left unrecorded."""
+        now = self.clock.now_ms()
+        deadline = self.race.next_deadline()
+        if deadline is not None and now >= deadline:
+            await self.append_quietly({"k": "tick"})
+        self.record_overdue(now)
+        self._arm_timer()
+
+    def is_stale(self, now: int) -> bool:
+        return self.race.is_stale(now)
+
+    @property
+    def busy(self) -> bool:
+        """Games are being recorded here: the room must stay until they are."""
+        return bool(self.recording)
+
+    # -- rebuilding -----------------------------------------------------------------------------------------
+
+    def rebuild(self, entries: list[Entry]) -> None:
+        """Replay the log's entries (from the first) on this fresh room: the race, the tokens,
+        the event log for resumes — no frame sent, no game recorded."""
+        self.replaying = True
+        try:
+            for number, entry in enumerate(entries, self.applied + 1):
+                self.deliver(number, entry)
+        finally:
+            self.replaying = False
+        self._arm_timer()
+

@@ -72,6 +72,14 @@ class Settings:
     analysis_time_budget_ms: int = 3000
     #: Worker processes for the solver (daily deal search, post-game analysis); 0 disables analysis.
     solver_workers: int = 1
+    #: Redis URL of a cluster's shared room log (``redis://host:6379/0``); None: the embedded
+    #: default, one process with its room log in a SQLite journal in ``data_dir``.
+    redis_url: str | None = None
+    #: How long a Redis call may take before it counts as failed (the move is refused).
+    redis_timeout_s: float = 2.0
+    #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
+    #: ``full`` (survives a power cut too, at a higher cost per commit).
+    journal_sync: str = "normal"
     clock: Clock = field(default_factory=SystemClock)
 
     def database_url(self) -> str:
@@ -117,6 +125,8 @@ class Settings:
         take("HALFMOON_TRUST_FORWARDED", "trust_forwarded", bool)
         take("HALFMOON_ROOM_BURST", "room_burst", float)
         take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
+        take("HALFMOON_REDIS", "redis_url", str)
+        take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
         if env.get("HALFMOON_SECRET"):
             values["secret"] = env["HALFMOON_SECRET"].encode("utf-8")
         if env.get("HALFMOON_ALLOWED_ORIGINS"):
@@ -139,6 +149,10 @@ class Settings:
             raise SettingsError("room_burst must be at least 1 and room_per_min positive")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
+        if self.journal_sync.lower() not in ("normal", "full"):
+            raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
+        if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
 
 
 def load_secret(settings: Settings) -> bytes:

@@ -6,7 +6,6 @@ names (``memory://`` is :class:`~halfmoon_server.memory_storage.MemoryStorage`).
 
 from __future__ import annotations
 
-import secrets
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -97,8 +96,8 @@ class SqlStorage:
         except (SQLAlchemyError, OSError) as exc:
             raise StorageError(f"the database does not answer: {exc}") from exc
 
-    async def save_game(self, game: FinishedGame) -> str:
-        game_id = secrets.token_urlsafe(9)
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        """Store a finished game under ``game_id``, once: storing it again changes nothing."""
         row = GameRow(
             id=game_id,
             nickname=game.nickname,
@@ -118,9 +117,11 @@ class SqlStorage:
         try:
             async with self._sessions.begin() as session:
                 session.add(row)
+        except IntegrityError:
+            if await self.get_game(game_id) is None:  # not a second write of the same game
+                raise StorageError(f"cannot store game {game_id!r}: the database refused it") from None
         except (SQLAlchemyError, OSError) as exc:
             raise StorageError(f"cannot store the game: {exc}") from exc
-        return game_id
 
     async def get_game(self, game_id: str) -> StoredGame | None:
         try:

@@ -41,8 +41,9 @@ from halfmoon.protocol import (
 from halfmoon_server import keys
 from halfmoon_server.connection import Connection, client_address
 from halfmoon_server.errors import Refusal
+from halfmoon_server.events import PlayerJoined
 from halfmoon_server.limits import RateLimit
-from halfmoon_server.lobby import Lobby, race_code
+from halfmoon_server.lobby import Lobby, new_token, race_code
 from halfmoon_server.room import Room
 
 log = logging.getLogger("halfmoon_server.ws")
@@ -74,7 +75,6 @@ def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings = app[keys.SETTINGS]
-    live = app[keys.LIVE]
     if not origin_allowed(request, settings.allowed_origins):
         raise web.HTTPForbidden(
             text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
@@ -121,12 +121,12 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 continue
             await dispatch(app, conn, data)
     finally:
-        room = live.get(conn.room) if conn.room is not None else None
-        if room is not None:
-            try:
-                room.disconnect(conn.player_id, conn)
-            except Exception:
-                log.exception("disconnect failed in room %s", room.id)
+        try:
+            await leave_room(app, conn, closed=True)
+        except Refusal as refusal:  # the log is down: the player stays marked as connected
+            log.warning("could not log that a connection to room %s closed: %s", conn.room, refusal.message)
+        except Exception:
+            log.exception("disconnect failed")
         app[keys.CONNECTIONS].discard(conn)
     return ws
 
@@ -147,7 +147,7 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
 
 def _room_of(app: web.Application, conn: Connection) -> Room:
     """The room this connection is a member of. Raises :class:`Refusal` ``not_in_room``."""
-    room = app[keys.LIVE].get(conn.room) if conn.room is not None else None
+    room = app[keys.LOBBY].rooms.get(conn.room) if conn.room is not None else None
     if room is None or not room.holds(conn.player_id, conn):  # gone, or resumed elsewhere
         conn.room = conn.player_id = None
         raise Refusal("not_in_room", "join, watch or start a game first")
@@ -157,7 +157,7 @@ def _room_of(app: web.Application, conn: Connection) -> Room:
 def _not_in_room(app: web.Application, conn: Connection) -> None:
     if conn.room is None:
         return
-    room = app[keys.LIVE].get(conn.room)
+    room = app[keys.LOBBY].rooms.get(conn.room)
     if room is None or not room.holds(conn.player_id, conn):
         conn.room = conn.player_id = None
         return
@@ -169,12 +169,36 @@ def _enter(conn: Connection, room: Room, player_id: str | None) -> None:
     conn.player_id = player_id
 
 
-def _find_room(app: web.Application, room_id: str) -> Room:
+async def _find_room(lobby: Lobby, room_id: str) -> Room:
     """Raises :class:`Refusal` ``no_such_room``."""
-    room = app[keys.LIVE].get(normalise_room(room_id))
+    room = await lobby.find(normalise_room(room_id))
     if room is None:
         raise Refusal("no_such_room", f"there is no room {room_id!r} (it may have ended)")
     return room
+
+
+async def _watch(room: Room, conn: Connection) -> None:
+    await room.submit({"k": "watch"}, conn)
+    _enter(conn, room, None)
+
+
+async def leave_room(app: web.Application, conn: Connection, *, closed: bool) -> None:
+    """The connection leaves its room: ``leave`` (a player still playing is ``left``), or the
+    socket closed (``closed``: a player keeps their seat, the clock runs)."""
+    room = app[keys.LOBBY].rooms.get(conn.room) if conn.room is not None else None
+    player_id = conn.player_id
+    conn.room = conn.player_id = None
+    if room is None:
+        return
+    holder = room.detach(player_id, conn)
+    if holder is None:
+        return
+    if player_id is None:
+        await room.submit({"k": "unwatch"})
+    elif closed:
+        await room.submit({"k": "disconnect", "p": player_id, "h": holder})
+    else:
+        await room.submit({"k": "leave", "p": player_id}, conn)
 
 
 async def handle(app: web.Application, conn: Connection, message: ClientMessage) -> None:
@@ -184,42 +208,45 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Ping():
             conn.send(encode(Pong(app[keys.SETTINGS].clock.now_ms())))
         case MoveMessage(move=move, msg_id=msg_id):
-            _room_of(app, conn).move(conn.player_id, move, msg_id)
-        case Undo(msg_id=msg_id):
-            _room_of(app, conn).undo(conn.player_id, msg_id)
-        case GiveUp():
-            _room_of(app, conn).give_up(conn.player_id)
-        case Leave():
             room = _room_of(app, conn)
-            player_id = conn.player_id
-            conn.room = conn.player_id = None
-            room.leave(player_id, conn)
+            room.precheck_move(conn.player_id, move)  # a refused move is not logged
+            await room.submit({"k": "move", "p": conn.player_id, "m": move.names()}, msg_id=msg_id)
+        case Undo(msg_id=msg_id):
+            await _room_of(app, conn).submit({"k": "undo", "p": conn.player_id}, msg_id=msg_id)
+        case GiveUp():
+            await _room_of(app, conn).submit({"k": "give_up", "p": conn.player_id})
+        case Leave():
+            _room_of(app, conn)
+            await leave_room(app, conn, closed=False)
         case Start(time_limit_s=limit):
-            _room_of(app, conn).start(conn.player_id, limit)
+            await _room_of(app, conn).submit({"k": "start", "p": conn.player_id, "lim": limit})
         case Join(room=room_id, name=name):
             _not_in_room(app, conn)
-            room = _find_room(app, room_id)
+            room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
-                _enter(conn, room, room.join(conn, name))
-            else:
-                room.watch(conn)
-                _enter(conn, room, None)
+                try:
+                    events = await room.submit({"k": "join", "n": name, "tok": new_token()}, conn)
+                except Refusal as refusal:
+                    if refusal.code != "race_started":  # it started meanwhile: watch instead
+                        raise
+                else:
+                    _enter(conn, room, next(e.player.id for e in events if isinstance(e, PlayerJoined)))
+                    return
+            await _watch(room, conn)
         case Watch(room=room_id):
             _not_in_room(app, conn)
-            room = _find_room(app, room_id)
-            room.watch(conn)
-            _enter(conn, room, None)
+            await _watch(await _find_room(lobby, room_id), conn)
         case Resume(room=room_id, token=token, since=since):
             _not_in_room(app, conn)
-            seat = app[keys.LIVE].seat(token)
-            found = app[keys.LIVE].get(seat.room) if seat is not None else None
-            if seat is None or found is None or seat.room != normalise_room(room_id):
+            seated = await lobby.find(normalise_room(room_id))
+            player_id = seated.player_with_token(token) if seated is not None else None
+            if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
-            found.resume(seat.player, conn, since)
-            _enter(conn, found, seat.player)
+            await seated.submit({"k": "connect", "p": player_id, "since": since}, conn)
+            _enter(conn, seated, player_id)
         case Solo(name=name, code=text):
             _not_in_room(app, conn)
-            room, player_id = lobby.solo(conn, name, race_code(text), conn.peer)
+            room, player_id = await lobby.solo(conn, name, race_code(text), conn.peer)
             _enter(conn, room, player_id)
         case Daily(name=name):
             _not_in_room(app, conn)
@@ -227,5 +254,5 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if conn.closed:
                 lobby.drop_ticket(ticket)
                 return
-            room, player_id = lobby.start_daily(conn, name, ticket)
+            room, player_id = await lobby.start_daily(conn, name, ticket)
             _enter(conn, room, player_id)

@@ -198,14 +198,16 @@ def test_abandoned_rooms_are_stale_after_the_wait_and_close_as_left() -> None:
     config = RaceConfig(countdown_ms=0, abandon_after_ms=60_000, finished_ttl_ms=30_000)
     r = running("Ada", config=config)
     r.disconnect("p1", T0 + 1000)
-    assert not r.is_stale(T0 + 61_000, watched=False)
-    assert not r.is_stale(T0 + 61_001, watched=True), "someone watches"
-    assert r.is_stale(T0 + 61_001, watched=False)
+    assert not r.is_stale(T0 + 61_000)
+    r.watch()
+    assert not r.is_stale(T0 + 61_001), "someone watches"
+    r.unwatch()
+    assert r.is_stale(T0 + 61_001)
     assert kinds(r.abandon(T0 + 61_001)) == ["GameEnded"]
     assert r.players["p1"].status is PlayerStatus.LEFT and r.phase is Phase.FINISHED
-    assert not r.is_stale(T0 + 200_000, watched=False), "its game is not recorded yet"
+    assert not r.is_stale(T0 + 200_000), "its game is not recorded yet"
     r.recorded("p1", None, None)
-    assert r.is_stale(T0 + 61_001 + 30_001, watched=False)
+    assert r.is_stale(T0 + 61_001 + 30_001)
 
 
 def test_a_daily_code_is_hidden_until_the_attempt_ends_or_the_day_is_over() -> None:
@@ -215,11 +217,11 @@ def test_a_daily_code_is_hidden_until_the_attempt_ends_or_the_day_is_over() -> N
     r.join("Ada", T0)
     (started,) = r.begin(T0)
     assert isinstance(started, events.RaceStarted) and started.code is None
-    assert r.snapshot("p1", T0, spectators=0, watcher=False).code is None
+    assert r.snapshot("p1", T0, watcher=False).code is None
     midnight = int(T0 // DAY_MS + 1) * DAY_MS
-    assert r.snapshot(None, midnight, spectators=0, watcher=False).code == str(code)
+    assert r.snapshot(None, midnight, watcher=False).code == str(code)
     r.give_up("p1", T0 + 1000)
-    assert r.snapshot("p1", T0 + 1000, spectators=0, watcher=False).code == str(code)
+    assert r.snapshot("p1", T0 + 1000, watcher=False).code == str(code)
     (over, _) = r.recorded("p1", "g", None)
     assert isinstance(over, events.GameOver) and over.code == str(code)
 
@@ -227,11 +229,11 @@ def test_a_daily_code_is_hidden_until_the_attempt_ends_or_the_day_is_over() -> N
 def test_a_snapshot_shows_a_player_their_own_board_and_a_watcher_every_board() -> None:
     r = running("Ada", "Bob")
     r.move("p1", winning_line()[0], T0 + 4000)
-    mine = r.snapshot("p1", T0 + 4000, spectators=1, watcher=False)
+    mine = r.snapshot("p1", T0 + 4000, watcher=False)
     ada = r.players["p1"].game
     assert ada is not None and mine.board is not None and mine.boards is None and mine.can_undo
     assert mine.board["counts"] == [ada.count_at(p) for p in range(20)]
-    watching = r.snapshot(None, T0 + 4000, spectators=1, watcher=True)
+    watching = r.snapshot(None, T0 + 4000, watcher=True)
     assert watching.board is None and watching.boards is not None and set(watching.boards) == {"p1", "p2"}
 
 

@@ -34,16 +34,16 @@ async def _race_of_two(server: Any) -> tuple[str, WsClient, WsClient]:
     await bob.next("welcome")
     await ada.send("start")
     await asyncio.sleep(0.05)
-    _settle(server, room)  # as the deadline timer does (it settled nothing at b46f17c: finding 1)
+    await _settle(server, room)  # as the deadline timer does (it settled nothing at b46f17c: finding 1)
     await ada.next("started")
     await bob.next("started")
     return room, ada, bob
 
 
-def _settle(server: Any, room_id: str) -> None:
-    """Settle what is due in a room as its timer should (the shell's own publish of the race's tick)."""
-    room = server.app[keys.LIVE].get(room_id)
-    room.publish(room.race.tick(room.clock.now_ms()))
+async def _settle(server: Any, room_id: str) -> None:
+    """Settle what is due in a room as its timer should (a logged tick)."""
+    room = server.app[keys.LOBBY].rooms.get(room_id)
+    await room.tick()
 
 
 # -- 1. the deadline timer settles nothing: countdowns never end, time limits never fire -------------
@@ -87,7 +87,7 @@ async def test_a_long_time_limit_still_ends_the_race(
     await ada.next("welcome")
     await ada.send("start", time_limit_s=7200)
     await asyncio.sleep(0.05)
-    _settle(server, room)
+    await _settle(server, room)
     await ada.next("started")
     await asyncio.sleep(0.2)  # the capped timer fires (early) at least once
     clock.advance(7200 * 1000)
@@ -124,7 +124,7 @@ async def test_a_recording_that_fails_unexpectedly_still_ends_the_race_and_frees
     assert [r["outcome"] for r in over["results"]] == ["gave_up"]
     await ada.close()
     clock.advance(61_000)
-    live = server.app[keys.LIVE]
+    live = server.app[keys.LOBBY].rooms
     for _ in range(50):
         if live.get(room) is None:
             break
@@ -196,7 +196,7 @@ async def test_daily_attempts_in_flight_cannot_take_the_server_past_max_rooms(
     assert (await bob.next("welcome", "error"))["code"] == "server_full"  # Ada's claim holds the place
     release.set()
     answer = await ada.next("welcome", "error")
-    live = server.app[keys.LIVE]
+    live = server.app[keys.LOBBY].rooms
     assert answer["type"] == "welcome" and answer["room"]["mode"] == "daily"
     assert len(live) <= 1, f"max_rooms is 1 but {len(live)} rooms are live"
     for client in (ada, bob):

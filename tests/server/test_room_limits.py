@@ -23,7 +23,7 @@ async def test_too_many_races_from_one_address_get_429_until_credits_refill(
 ) -> None:
     server = await start_server(room_burst=3, room_per_min=60)  # one credit back each second
     url = str(server.make_url("/api/rooms"))
-    live = server.app[keys.LIVE]
+    live = server.app[keys.LOBBY].rooms
     async with aiohttp.ClientSession() as session:
         assert [(await _post_room(session, url))[0] for _ in range(3)] == [201, 201, 201]
         status, body = await _post_room(session, url)
@@ -40,7 +40,7 @@ async def test_solo_games_and_daily_attempts_share_the_limit_and_a_refusal_spend
     start_server: StartServer,
 ) -> None:
     server = await start_server(room_burst=2, room_per_min=1)
-    live = server.app[keys.LIVE]
+    live = server.app[keys.LOBBY].rooms
     first = await WsClient.connect(server, "first")
     await first.send("solo", name="Ada")
     assert (await first.next("welcome"))["role"] == "player"

@@ -128,7 +128,7 @@ async def test_every_storage_ranks_by_the_one_ranking_rule(any_storage: Storage)
     ]
     for name, score, time_ms, minute in games:
         at = NOW.replace(minute=minute)
-        await any_storage.save_game(replace(_game(name, score, time_ms, code="HM1-N-CCCCCCC"), finished_at=at))
+        await any_storage.save_game(replace(_game(name, score, time_ms, code="HM1-N-CCCCCCC"), finished_at=at), name)
     expected = sorted(games, key=lambda g: ranking_key(g[1], g[2], g[3]))
     board = await any_storage.leaderboard_for_code("HM1-N-CCCCCCC", 10)
     assert [g.nickname for g in board] == [g[0] for g in expected] == ["best", "faster", "early", "late", "low"]
@@ -136,12 +136,14 @@ async def test_every_storage_ranks_by_the_one_ranking_rule(any_storage: Storage)
 
 async def check_storage_contract(storage: Storage) -> None:
     await storage.ping()
-    slow = await storage.save_game(_game("Slow", 520, 90_000))
-    fast = await storage.save_game(_game("Fast", 520, 60_000))
-    low = await storage.save_game(_game("Low", 200, 10_000))
+    slow, fast, low = "game-slow", "game-fast", "game-low"
+    await storage.save_game(_game("Slow", 520, 90_000), slow)
+    await storage.save_game(_game("Fast", 520, 60_000), fast)
+    await storage.save_game(_game("Low", 200, 10_000), low)
+    await storage.save_game(_game("Fast", 520, 60_000), fast)  # a second write of the same game: nothing new
     assert [g.id for g in await storage.games_of_room("ABCDEF", 10)] == [fast, slow, low]
     assert await storage.games_of_room("ZZZZZZ", 10) == []
-    await storage.save_game(_game("Other", 520, 1_000, code="HM1-N-BBBBBBB"))
+    await storage.save_game(_game("Other", 520, 1_000, code="HM1-N-BBBBBBB"), "g1")
     board = await storage.leaderboard_for_code("HM1-N-AAAAAAA", 10)
     assert [g.id for g in board] == [fast, slow, low]
     assert len(await storage.leaderboard_for_code("HM1-N-AAAAAAA", 2)) == 2
@@ -156,9 +158,9 @@ async def check_storage_contract(storage: Storage) -> None:
     assert await storage.daily_code(day) is None
     assert await storage.save_daily_code(day, "HM1-D-AAAAAAA", NOW) == "HM1-D-AAAAAAA"
     assert await storage.save_daily_code(day, "HM1-D-ZZZZZZZ", NOW) == "HM1-D-AAAAAAA"  # fixed once chosen
-    await storage.save_game(_game("Ada", 100, 5_000, code="HM1-D-AAAAAAA", day=day))
-    await storage.save_game(_game("Ada", 300, 5_000, code="HM1-D-AAAAAAA", day=day, ranked=False))
-    await storage.save_game(_game("Bob", 150, 9_000, code="HM1-D-AAAAAAA", day=day))
+    await storage.save_game(_game("Ada", 100, 5_000, code="HM1-D-AAAAAAA", day=day), "g2")
+    await storage.save_game(_game("Ada", 300, 5_000, code="HM1-D-AAAAAAA", day=day, ranked=False), "g3")
+    await storage.save_game(_game("Bob", 150, 9_000, code="HM1-D-AAAAAAA", day=day), "g4")
     assert [g.nickname for g in await storage.daily_leaderboard(day, 10)] == ["Bob", "Ada"]
     days = await storage.daily_days(date(2026, 11, 29), 10)
     assert [(d.day, d.code, d.players) for d in days] == [(day, "HM1-D-AAAAAAA", 2)]
@@ -180,7 +182,8 @@ async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
     async with engine.begin() as conn:
         assert await conn.run_sync(down_and_up) <= {"alembic_version"}
     storage = SqlStorage(engine)
-    assert await storage.save_game(_game("Ada", 520, 1)) is not None
+    await storage.save_game(_game("Ada", 520, 1), "game-ada")
+    assert (await storage.get_game("game-ada")) is not None
     await storage.close()
 
 

@@ -1,0 +1,120 @@
+"""A room's log: every command the race accepted or refused, in order, with its time — the
+durable truth of a live room.
+
+A race is a pure function of its commands (:mod:`halfmoon_server.race` reads no clock and no
+randomness), so a room is rebuilt anywhere, on any instance or after a crash, by replaying its
+log: :func:`apply_entry` runs one entry on a :class:`~halfmoon_server.race.Race`. An entry is a
+small JSON object::
+
+    {"k": "move", "p": "p1", "t": 1795950004000, "m": ["8", "12"], "o": "i3:17:5"}
+
+``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
+given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
+limit, ``g`` a game id, ``a`` an analysis, ``r`` ranked), and ``o`` its origin: which instance
+and connection sent it and the message id (so that instance can answer that connection alone).
+
+>>> from halfmoon.codes import DealCode
+>>> from halfmoon_server.race import Race, RaceConfig
+>>> race = Race("K7WQ2M", Mode.SOLO, DealCode.parse("HM1-N-AAAAAAA"), RaceConfig(), now=0)
+>>> [type(e).__name__ for e in apply_entry(race, {"k": "single", "n": "Ada", "tok": "t", "r": True, "t": 0})]
+['PlayerJoined', 'RaceStarted']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from halfmoon.errors import HalfMoonError
+from halfmoon.game import Move
+from halfmoon.protocol import Mode
+from halfmoon_server.errors import Refusal
+from halfmoon_server.events import Event
+from halfmoon_server.race import Race
+
+Entry = dict[str, Any]
+
+#: The commands a log may hold.
+KINDS = frozenset(
+    {
+        "join",
+        "single",
+        "watch",
+        "unwatch",
+        "connect",
+        "disconnect",
+        "leave",
+        "start",
+        "move",
+        "undo",
+        "give_up",
+        "tick",
+        "abandon",
+        "recorded",
+    }
+)
+
+
+def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
+    """Run one log entry on ``race`` and return its events. Raises :class:`Refusal` when the
+    race refuses it (nothing changes), exactly as when it was first given."""
+    kind = entry["k"]
+    now: int = entry["t"]
+    player: str | None = entry.get("p")
+    match kind:
+        case "move":
+            try:
+                move = Move.from_names(entry["m"])
+            except HalfMoonError as exc:
+                raise Refusal("illegal_move", str(exc), reason=exc.code) from None
+            return race.move(player, move, now)
+        case "undo":
+            return race.undo(player, now)
+        case "tick":
+            return race.tick(now)
+        case "join":
+            return race.join(entry["n"], now)[1]
+        case "single":
+            racer, events = race.join(entry["n"], now)
+            racer.ranked = bool(entry.get("r", True))
+            return events + race.begin(now)
+        case "watch":
+            return race.watch()
+        case "unwatch":
+            return race.unwatch()
+        case "connect":
+            return race.connect(_player(player), now)
+        case "disconnect":
+            return race.disconnect(_player(player), now)
+        case "leave":
+            return race.leave(_player(player), now)
+        case "start":
+            return race.start(player, entry.get("lim"), now)
+        case "give_up":
+            return race.give_up(player, now)
+        case "abandon":
+            return race.abandon(now)
+        case "recorded":
+            if _player(player) not in race.unrecorded:
+                return []  # recorded already (by another instance): the first one counts
+            return race.recorded(_player(player), entry.get("g"), entry.get("a"))
+    raise Refusal("bad_message", f"no room command {kind!r}")
+
+
+def _player(player: str | None) -> str:
+    if player is None:
+        raise Refusal("not_playing", "spectators cannot do that")
+    return player
+
+
+def room_header(room_id: str, mode: Mode, code: str, *, created_at: int, nonce: str, daily_day: str | None) -> Entry:
+    """What a room is made of, before any command: its id, mode, deal, creation time, a random
+    nonce (the game ids of its players derive from it) and, for a daily attempt, the day."""
+    return {
+        "room": room_id,
+        "mode": str(mode),
+        "code": code,
+        "created_at": created_at,
+        "nonce": nonce,
+        "day": daily_day,
+    }

@@ -1,0 +1,255 @@
+"""Room logs for one process: :class:`JournalLog`, a SQLite journal beside the database (the
+embedded default: kill the server, start it again, and every room is rebuilt from it), and
+:class:`MemoryLog`, which keeps nothing past the process (``--db memory://``, benchmarks).
+
+Both are :class:`halfmoon_server.ports.RoomLog` for a single instance: the rooms they deliver to
+are this process's own, and no other instance is alive.
+
+The journal writes with *group commit*: every entry appended while a write is under way goes in
+the next transaction, so under load one commit carries many moves. SQLite runs in WAL mode with
+``synchronous=NORMAL`` by default: a committed entry survives the process being killed (even
+with SIGKILL); a power cut may lose the last commits. ``synchronous=FULL`` (``--journal-sync
+full``) survives that too, at a higher cost per commit (docs/server.md, "Durability").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from halfmoon_server.errors import LogUnavailable
+
+if TYPE_CHECKING:
+    from halfmoon_server.room import Room
+
+log = logging.getLogger("halfmoon_server.journal")
+
+Entry = dict[str, Any]
+
+
+def new_instance_name() -> str:
+    """A name for this process's instance, unique per start."""
+    return secrets.token_hex(5)
+
+
+class _LocalLog:
+    """What both one-process logs share: the rooms followed here, the entry numbers."""
+
+    def __init__(self) -> None:
+        self.instance = new_instance_name()
+        self.rooms: dict[str, Room] = {}
+        self.counts: dict[str, int] = {}  # entries committed per room
+
+    def follow(self, room: Room) -> None:
+        self.rooms[room.id] = room
+
+    def unfollow(self, room: Room) -> None:
+        self.rooms.pop(room.id, None)
+
+    def alive(self, instance: str) -> bool:
+        return instance == self.instance
+
+    async def due(self, now: int) -> list[str]:
+        return []  # every room of this log is followed here: the lobby's ticker looks at them
+
+    async def wake(self, room_id: str, at: int | None) -> None:
+        return None
+
+    async def catch_up(self, room: Room) -> None:
+        loaded = await self.load(room.id)
+        if loaded is not None:
+            for number, entry in enumerate(loaded[1][room.applied :], room.applied + 1):
+                room.deliver(number, entry)
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        raise NotImplementedError
+
+
+class MemoryLog(_LocalLog):
+    """A room log in memory: entries are applied at once, nothing survives the process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headers: dict[str, Entry] = {}
+        self.entries: dict[str, list[Entry]] = {}
+
+    async def create(self, header: Entry) -> bool:
+        if header["room"] in self.headers:
+            return False
+        self.headers[header["room"]] = header
+        self.entries[header["room"]] = []
+        return True
+
+    async def append(self, room: Room, entry: Entry) -> None:
+        entries = self.entries[room.id]
+        entries.append(entry)
+        room.deliver(len(entries), entry)
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        header = self.headers.get(room_id)
+        return None if header is None else (header, list(self.entries[room_id]))
+
+    async def room_ids(self) -> list[str]:
+        return list(self.headers)
+
+    async def forget(self, room_id: str) -> None:
+        self.headers.pop(room_id, None)
+        self.entries.pop(room_id, None)
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class _Pending:
+    room: Room
+    entry: Entry
+    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms (id TEXT PRIMARY KEY, header TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    room TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (room, n)
+) WITHOUT ROWID;
+"""
+
+
+class JournalLog(_LocalLog):
+    """A room log in a SQLite file, written by one thread with group commit."""
+
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+        super().__init__()
+        self.path = path
+        self.synchronous = synchronous
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="halfmoon-journal")
+        self._db: sqlite3.Connection | None = None
+        self._queue: list[_Pending] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """Open (or create) the journal and count each room's entries. Raises :class:`LogUnavailable`."""
+        await self._run(self._open)
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")
+        db.executescript(_SCHEMA)
+        self._db = db
+        counts = db.execute(
+            "SELECT rooms.id, COALESCE(MAX(entries.n), 0) FROM rooms LEFT JOIN entries ON entries.room = rooms.id"
+            " GROUP BY rooms.id"
+        ).fetchall()
+        self.counts = {room: n for room, n in counts}
+
+    async def _run(self, work: Any, *args: Any) -> Any:
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+        except (sqlite3.Error, OSError) as exc:
+            raise LogUnavailable(f"the journal {self.path} failed: {exc}") from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise sqlite3.OperationalError("the journal is not open")
+        return self._db
+
+    async def create(self, header: Entry) -> bool:
+        def insert() -> bool:
+            try:
+                self._connection().execute(
+                    "INSERT INTO rooms (id, header) VALUES (?, ?)", (header["room"], orjson.dumps(header).decode())
+                )
+            except sqlite3.IntegrityError:
+                return False
+            return True
+
+        created: bool = await self._run(insert)
+        if created:
+            self.counts[header["room"]] = 0
+        return created
+
+    async def append(self, room: Room, entry: Entry) -> None:
+        pending = _Pending(room, entry)
+        self._queue.append(pending)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+        await pending.done
+
+    async def _write(self) -> None:
+        """Commit everything queued, one transaction per round, then deliver it in order."""
+        while self._queue:
+            batch, self._queue = self._queue, []
+            numbered: list[tuple[str, int, str]] = []
+            counts = dict(self.counts)
+            for item in batch:
+                number = counts.get(item.room.id, 0) + 1
+                counts[item.room.id] = number
+                numbered.append((item.room.id, number, orjson.dumps(item.entry).decode()))
+            try:
+                await self._run(self._commit, numbered)
+            except LogUnavailable as exc:
+                log.error("%s", exc)
+                for item in batch:
+                    if not item.done.done():
+                        item.done.set_exception(exc)
+                continue
+            self.counts = counts
+            for item, (_, number, _) in zip(batch, numbered, strict=True):
+                item.room.deliver(number, item.entry)
+                if not item.done.done():
+                    item.done.set_result(None)
+
+    def _commit(self, rows: list[tuple[str, int, str]]) -> None:
+        db = self._connection()
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT INTO entries (room, n, entry) VALUES (?, ?, ?)", rows)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        def read() -> tuple[Entry, list[Entry]] | None:
+            db = self._connection()
+            row = db.execute("SELECT header FROM rooms WHERE id = ?", (room_id,)).fetchone()
+            if row is None:
+                return None
+            entries = db.execute("SELECT entry FROM entries WHERE room = ? ORDER BY n", (room_id,)).fetchall()
+            return orjson.loads(row[0]), [orjson.loads(e) for (e,) in entries]
+
+        loaded: tuple[Entry, list[Entry]] | None = await self._run(read)
+        return loaded
+
+    async def room_ids(self) -> list[str]:
+        rows = await self._run(lambda: self._connection().execute("SELECT id FROM rooms ORDER BY id").fetchall())
+        return [room for (room,) in rows]
+
+    async def forget(self, room_id: str) -> None:
+        def delete() -> None:
+            db = self._connection()
+            db.execute("BEGIN")
+            db.execute("DELETE FROM entries WHERE room = ?", (room_id,))
+            db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
+            db.execute("COMMIT")
+
+        await self._run(delete)
+        self.counts.pop(room_id, None)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+        if self._db is not None:
+            db, self._db = self._db, None
+            await asyncio.get_running_loop().run_in_executor(self._pool, db.close)
+        self._pool.shutdown(wait=True)

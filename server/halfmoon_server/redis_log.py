@@ -1,0 +1,255 @@
+"""The room log of a cluster, in Redis: every instance serves any player of any room.
+
+Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shard):
+
+- ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
+- ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
+- ``hm:{ROOM}:feed`` — a channel: each entry is published as ``"<number> <json>"``.
+
+One Lua script appends and publishes atomically, and answers every entry after the ones the
+caller's copy of the room has applied, so an instance applies its own command at once and in
+order; the others get it from the channel (Redis publishes in the order scripts run). A gap —
+a subscriber that was away — is filled from the list. The instance's commands are acknowledged
+only once Redis has them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged
+move survives Redis itself dying; ``everysec`` may lose the last second (docs/server.md).
+
+Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets whichever
+instance is free settle a deadline nobody's timer caught; ``hm:instances`` (instance → last
+heartbeat) tells which instances are alive, so the players of one that died are marked away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from halfmoon_server.errors import LogUnavailable
+from halfmoon_server.journal import new_instance_name
+
+if TYPE_CHECKING:
+    from halfmoon_server.room import Room
+
+log = logging.getLogger("halfmoon_server.redis_log")
+
+Entry = dict[str, Any]
+
+_APPEND = """
+local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[3], n .. ' ' .. ARGV[1])
+return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
+"""
+WAKE = "hm:wake"
+INSTANCES = "hm:instances"
+HEARTBEAT_S = 1.0
+#: An instance whose heartbeat is older than this is taken for dead.
+DEAD_AFTER_MS = 5_000
+#: How long a dropped room's log stays readable.
+FORGET_AFTER_S = 600
+
+
+def _header_key(room_id: str) -> str:
+    return f"hm:{{{room_id}}}:h"
+
+
+def _log_key(room_id: str) -> str:
+    return f"hm:{{{room_id}}}:log"
+
+
+def _feed(room_id: str) -> str:
+    return f"hm:{{{room_id}}}:feed"
+
+
+def _room_of_feed(channel: str) -> str:
+    return channel[channel.index("{") + 1 : channel.index("}")]
+
+
+class RedisLog:
+    """:class:`halfmoon_server.ports.RoomLog` on Redis, for a cluster of instances."""
+
+    def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
+        self.url = url
+        self.instance = new_instance_name()
+        self.redis = aioredis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self.rooms: dict[str, Room] = {}
+        self._append = self.redis.register_script(_APPEND)
+        self._pubsub: Any = None
+        self._alive: set[str] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subscribing: set[asyncio.Task[None]] = set()
+
+    async def open(self) -> None:
+        """Check Redis answers and start following. Raises :class:`LogUnavailable`."""
+        try:
+            await self.redis.ping()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._read_feeds()), loop.create_task(self._heartbeat())]
+
+    # -- rooms --------------------------------------------------------------------------------------
+
+    async def create(self, header: Entry) -> bool:
+        try:
+            return bool(await self.redis.set(_header_key(header["room"]), orjson.dumps(header), nx=True))
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+
+    async def append(self, room: Room, entry: Entry) -> None:
+        applied = room.applied
+        try:
+            entries = await self._append(
+                keys=[_log_key(room.id)], args=[orjson.dumps(entry), applied, _feed(room.id)]
+            )
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+        for number, raw in enumerate(entries, applied + 1):
+            room.deliver(number, orjson.loads(raw))
+
+    async def catch_up(self, room: Room) -> None:
+        applied = room.applied
+        try:
+            entries = await self.redis.lrange(_log_key(room.id), applied, -1)
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+        for number, raw in enumerate(entries, applied + 1):
+            room.deliver(number, orjson.loads(raw))
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.get(_header_key(room_id))
+                pipe.lrange(_log_key(room_id), 0, -1)
+                header, entries = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+        if header is None:
+            return None
+        return orjson.loads(header), [orjson.loads(raw) for raw in entries]
+
+    async def room_ids(self) -> list[str]:
+        return []  # rooms are loaded where their players come, not all at start-up
+
+    async def forget(self, room_id: str) -> None:
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.expire(_header_key(room_id), FORGET_AFTER_S)
+                pipe.expire(_log_key(room_id), FORGET_AFTER_S)
+                pipe.zrem(WAKE, room_id)
+                await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+
+    async def due(self, now: int) -> list[str]:
+        try:
+            rooms = await self.redis.zrangebyscore(WAKE, "-inf", now, start=0, num=50)
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+        return [r.decode() if isinstance(r, bytes) else str(r) for r in rooms]
+
+    async def wake(self, room_id: str, at: int | None) -> None:
+        try:
+            if at is None:
+                await self.redis.zrem(WAKE, room_id)
+            else:
+                await self.redis.zadd(WAKE, {room_id: at})
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis: {exc}") from exc
+
+    # -- following ------------------------------------------------------------------------------------
+
+    def follow(self, room: Room) -> None:
+        self.rooms[room.id] = room
+        self._subscribe(room.id, subscribe=True)
+
+    def unfollow(self, room: Room) -> None:
+        if self.rooms.pop(room.id, None) is not None:
+            self._subscribe(room.id, subscribe=False)
+
+    def _subscribe(self, room_id: str, *, subscribe: bool) -> None:
+        async def change() -> None:
+            pubsub = self._pubsub
+            if pubsub is None:
+                return  # the reader subscribes to every followed room when it (re)connects
+            try:
+                if subscribe:
+                    await pubsub.subscribe(_feed(room_id))
+                    room = self.rooms.get(room_id)
+                    if room is not None:
+                        await self.catch_up(room)  # what was appended before the subscription
+                else:
+                    await pubsub.unsubscribe(_feed(room_id))
+            except (RedisError, OSError, LogUnavailable) as exc:
+                log.warning("Redis: could not change the subscription of room %s: %s", room_id, exc)
+
+        task = asyncio.get_running_loop().create_task(change())
+        self._subscribing.add(task)
+        task.add_done_callback(self._subscribing.discard)
+
+    async def _read_feeds(self) -> None:
+        """Deliver every followed room's new entries; reconnect (and catch up) when Redis drops."""
+        delay = 0.1
+        while True:
+            try:
+                pubsub = self.redis.pubsub()
+                channels = [_feed(room_id) for room_id in self.rooms]
+                await pubsub.subscribe("hm:instances:feed", *channels)
+                self._pubsub = pubsub
+                for room in list(self.rooms.values()):
+                    await self.catch_up(room)
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if message is None or message["type"] != "message":
+                        continue
+                    channel = message["channel"].decode()
+                    target = self.rooms.get(_room_of_feed(channel)) if "{" in channel else None
+                    if target is not None:
+                        number, _, raw = message["data"].partition(b" ")
+                        target.deliver(int(number), orjson.loads(raw))
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError, LogUnavailable) as exc:
+                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
+            except Exception:
+                log.exception("the Redis feed reader failed; restarting it")
+            self._pubsub = None
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await asyncio.sleep(delay)
+            delay = min(5.0, delay * 2)
+
+    async def _heartbeat(self) -> None:
+        """Say this instance is alive, and learn which others are."""
+        while True:
+            try:
+                now = int((await self.redis.time())[0]) * 1000
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.zadd(INSTANCES, {self.instance: now})
+                    pipe.zremrangebyscore(INSTANCES, "-inf", now - 10 * DEAD_AFTER_MS)
+                    pipe.zrangebyscore(INSTANCES, now - DEAD_AFTER_MS, "+inf")
+                    *_, alive = await pipe.execute()
+                self._alive = {a.decode() if isinstance(a, bytes) else str(a) for a in alive}
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                log.debug("Redis heartbeat failed: %s", exc)
+            await asyncio.sleep(HEARTBEAT_S)
+
+    def alive(self, instance: str) -> bool:
+        if instance == self.instance or self._alive is None:
+            return True  # not known yet: assume alive
+        return instance in self._alive
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._subscribing, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.redis.zrem(INSTANCES, self.instance)
+        await self.redis.aclose()
