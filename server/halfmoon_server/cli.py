@@ -28,6 +28,16 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument(
         "--db", dest="db_url", metavar="URL", help="SQLAlchemy async URL (HALFMOON_DB; default SQLite in the data dir)"
     )
+    p.add_argument(
+        "--redis", dest="redis_url", metavar="URL",
+        help="join a cluster: live rooms in Redis, e.g. redis://127.0.0.1:6379/0 (HALFMOON_REDIS; "
+        "default: one process, live rooms in a journal in the data dir)",
+    )
+    p.add_argument(
+        "--journal-sync", choices=("normal", "full"),
+        help="the embedded journal's durability: normal survives a killed process, full a power cut too "
+        "(HALFMOON_JOURNAL_SYNC, default normal)",
+    )
     p.add_argument("--data-dir", type=Path, help="data directory (HALFMOON_DATA_DIR, default ./data)")
     p.add_argument("--secret", help="daily-challenge secret (HALFMOON_SECRET; default: generated once in the data dir)")
     p.add_argument("--static-dir", type=Path, help="browser client files (default: the installed halfmoon_web)")
@@ -61,11 +71,15 @@ def run_serve(args: argparse.Namespace) -> int:
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,
             trust_forwarded=args.trust_forwarded,
+            redis_url=args.redis_url,
+            journal_sync=args.journal_sync,
         )
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 2
     database = describe_db(settings.database_url())
+    if settings.redis_url:
+        database += f", live rooms in Redis at {describe_db(settings.redis_url)}"
 
     def listening(_banner: str) -> None:  # run_app calls this once the socket is bound
         log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)

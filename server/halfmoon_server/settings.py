@@ -126,6 +126,8 @@ class Settings:
         take("HALFMOON_ROOM_BURST", "room_burst", float)
         take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
         take("HALFMOON_REDIS", "redis_url", str)
+        take("HALFMOON_RATE_BURST", "rate_burst", float)
+        take("HALFMOON_RATE_PER_S", "rate_per_s", float)
         take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
         if env.get("HALFMOON_SECRET"):
             values["secret"] = env["HALFMOON_SECRET"].encode("utf-8")

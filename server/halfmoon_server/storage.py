@@ -40,10 +40,19 @@ def _upgrade(connection: SyncConnection) -> None:
     command.upgrade(alembic_config(connection), "head")
 
 
+#: The PostgreSQL advisory lock that makes instances starting together migrate one at a time.
+MIGRATION_LOCK = 0x68616C66  # "half"
+
+
 async def migrate(engine: AsyncEngine) -> None:
-    """Upgrade the schema to the newest revision. Raises :class:`StorageError` on failure."""
+    """Upgrade the schema to the newest revision. Raises :class:`StorageError` on failure.
+
+    On PostgreSQL the upgrade holds a transaction-level advisory lock: several instances started
+    at once on an empty database wait for each other, and the later ones find the schema built."""
     try:
         async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             await conn.run_sync(_upgrade)
     except (SQLAlchemyError, OSError) as exc:
         raise StorageError(f"cannot migrate the database: {exc}") from exc

@@ -1,13 +1,19 @@
-"""Fixtures for the server tests: a manual clock and a real server on 127.0.0.1."""
+"""Fixtures for the server tests: a manual clock, a real server on 127.0.0.1, and a fresh
+PostgreSQL database."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestServer
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock
@@ -32,3 +38,29 @@ def start_server(
         return await aiohttp_server(create_app(settings))
 
     return start
+
+
+async def admin(postgres_url: str, statement: str) -> None:
+    admin = create_async_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(statement))
+    finally:
+        await admin.dispose()
+
+
+def _run_aside(coro: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine on its own loop in a worker thread (from a synchronous fixture)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
+@pytest.fixture
+def pg_database(postgres_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test (dropped afterwards), so reruns start clean."""
+    name = f"hm_test_{secrets.token_hex(6)}"
+    _run_aside(admin(postgres_url, f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{postgres_url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        _run_aside(admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -89,8 +89,12 @@ class WsClient:
 
     @classmethod
     async def connect(cls, server: TestServer, label: str, **kwargs: Any) -> WsClient:
+        return await cls.connect_url(str(server.make_url("/ws")), label, **kwargs)
+
+    @classmethod
+    async def connect_url(cls, url: str, label: str, **kwargs: Any) -> WsClient:
         session = aiohttp.ClientSession()
-        ws = await session.ws_connect(server.make_url("/ws"), **kwargs)
+        ws = await session.ws_connect(url, **kwargs)
         return cls(session, ws, label)
 
     async def _read(self) -> None:

@@ -4,10 +4,6 @@ by the one ranking rule, the daily bookkeeping), and whole servers on PostgreSQL
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-from collections.abc import Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -17,42 +13,15 @@ import aiohttp
 import pytest
 from alembic import command
 from sqlalchemy import inspect, text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from halfmoon.protocol import ranking_key
 from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.ports import Storage
 from halfmoon_server.storage import FinishedGame, SqlStorage, alembic_config, make_engine, migrate, open_storage
-from tests.server.conftest import StartServer
+from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
-
-
-async def _admin(postgres_url: str, statement: str) -> None:
-    admin = create_async_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as conn:
-            await conn.execute(text(statement))
-    finally:
-        await admin.dispose()
-
-
-def _run_aside(coro: Coroutine[Any, Any, None]) -> None:
-    """Run a coroutine on its own loop in a worker thread (from a synchronous fixture)."""
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, coro).result()
-
-
-@pytest.fixture
-def pg_database(postgres_url: str) -> Iterator[str]:
-    """A fresh PostgreSQL database for one test (dropped afterwards), so reruns start clean."""
-    name = f"hm_test_{secrets.token_hex(6)}"
-    _run_aside(_admin(postgres_url, f'CREATE DATABASE "{name}"'))
-    try:
-        yield f"{postgres_url.rsplit('/', 1)[0]}/{name}"
-    finally:
-        _run_aside(_admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -215,7 +184,7 @@ async def test_healthz_says_unavailable_when_the_database_is_gone(
     async with aiohttp.ClientSession() as http:
         assert (await http.get(server.make_url("/healthz"))).status == 200
         name = pg_database.rsplit("/", 1)[1]
-        await _admin(postgres_url, f'DROP DATABASE "{name}" WITH (FORCE)')
+        await admin(postgres_url, f'DROP DATABASE "{name}" WITH (FORCE)')
         response = await http.get(server.make_url("/healthz"))
         assert response.status == 503
         body = await response.json()
