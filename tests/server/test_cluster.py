@@ -18,8 +18,9 @@ import pytest
 
 from halfmoon.game import Move
 from tests.conftest import require_service
-from tests.server.instances import Instance, RedisServer
+from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
 from tests.server.support import WsClient, check_hidden_information, won_record
+from tests.server.test_deploy import nginx_config
 from tests.server.test_durability import play, resume
 
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
@@ -151,3 +152,53 @@ async def test_redis_down_refuses_moves_and_play_goes_on_when_it_is_back(
     assert next(p["moves"] for p in snapshot["players"]) == 5
     await ada.close()
     await again.close()
+
+
+async def test_nginx_balances_a_race_over_instances_and_a_client_of_a_killed_one_resumes_through_it(
+    cluster: Cluster, nginx_path: str, tmp_path: Path
+) -> None:
+    one, two = await cluster(2)
+    port = free_port()
+    config = nginx_config([one.port, two.port], port, tmp_path)
+    nginx = await asyncio.create_subprocess_exec(nginx_path, "-c", str(config), "-p", str(tmp_path))
+    base, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+    try:
+        await wait_healthy(base)
+        async with aiohttp.ClientSession() as http:
+            room = (await (await http.post(f"{base}/api/rooms", json={"code": CODE})).json())["room"]
+        clients, tokens = [], []
+        for name in ("Ada", "Bob", "Cy", "Di"):  # round robin: both instances get players
+            client = await WsClient.connect_url(ws_url, name, headers={"Origin": base})
+            await client.send("join", room=room, name=name)
+            tokens.append((await client.next("welcome"))["token"])
+            clients.append(client)
+        await clients[0].send("start")
+        for client in clients:
+            await client.next("started")
+        for client in clients:
+            await play(client, LINE[:2], 1)
+        one.kill(signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        dropped = [k for k, client in enumerate(clients) if client.closed]
+        assert dropped, "some players were on the killed instance"
+        for k in dropped:  # their clients reconnect to the same address: nginx sends them to the other
+            again = await resume_url(ws_url, base, clients[k].label, room, tokens[k], clients[k].seq)
+            assert (await again.next("welcome"))["you"] == f"p{k + 1}"
+            clients[k] = again
+        for client in clients:
+            await play(client, LINE[2:4], 3)
+            await client.send("give_up")
+            await client.next("game_over")
+        results = (await clients[0].next("race_over", timeout=10))["results"]
+        assert sorted((r["name"], r["moves"]) for r in results) == [("Ada", 4), ("Bob", 4), ("Cy", 4), ("Di", 4)]
+        for client in clients:
+            await client.close()
+    finally:
+        nginx.terminate()
+        await nginx.wait()
+
+
+async def resume_url(ws_url: str, origin: str, label: str, room: str, token: str, since: int) -> WsClient:
+    client = await WsClient.connect_url(ws_url, label, headers={"Origin": origin})
+    await client.send("resume", room=room, token=token, since=since)
+    return client
