@@ -1,12 +1,18 @@
 """Server benchmark, run by hand: ``python bench/bench_server.py [--conns 100 1000] [--seconds 10]``.
 
-Starts ``halfmoon_server`` in a child process pinned to CPU 0 (``taskset``) on 127.0.0.1 and
-drives it from this process (pinned to CPU 1) through real WebSocket connections: N bots in
+Starts ``halfmoon_server`` in child processes pinned to CPU 0 (``taskset``) on 127.0.0.1 and
+drives them from this process (pinned to CPU 1) through real WebSocket connections: N bots in
 race rooms of 4 on the same deal, each playing a move and its undo over and over (closed loop:
 the next message is sent once the server's ``moved`` answer arrived). Every move fans out to the
-room's 4 players. Reports moves/s (median of 1-second windows), the server's CPU time per move
-(from /proc: steadier than wall-clock rates on a shared machine), the server's RSS per
-connection, and the round-trip latency median/p99. Figures go in docs/benchmarks.md ("Server").
+room's 4 players. Reports moves/s (median of 1-second windows), the servers' CPU time per move
+(from /proc: steadier than wall-clock rates on a shared machine), Redis's CPU time per move in
+cluster mode, the server's RSS per connection, and the round-trip latency median/p99.
+
+``--modes`` runs each mode in turn, in one run, for ratios: ``memory`` (no durability: the room
+log in memory), ``embedded`` (the default: a SQLite journal), ``cluster`` (``--redis`` on a
+``redis-server`` of the benchmark's own, append-only with ``appendfsync always``, and
+``--db`` PostgreSQL), ``cluster2`` (two instances, players of a room spread over both).
+``--inproc`` also times the room logic alone. Figures go in docs/benchmarks.md ("Server").
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ CODE = "HM1-N-AAAAAAA"
 ROOM_SIZE = 4
 
 
-def serve(port: int, data_dir: str) -> None:
+def serve(port: int, data_dir: str, db: str | None, redis: str | None) -> None:
     """The child: a server with bench settings (no rate limit, no solver processes)."""
     from aiohttp import web
 
@@ -42,6 +48,8 @@ def serve(port: int, data_dir: str) -> None:
     settings = Settings(
         port=port,
         data_dir=Path(data_dir),
+        db_url=db,
+        redis_url=redis,
         secret=b"bench",
         countdown_s=0.0,
         rate_burst=1e9,
@@ -125,17 +133,18 @@ class Bot:
             i += 1
 
 
-async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, float]:
+async def run(bases: list[str], pids: list[int], conns: int, seconds: float, redis_pid: int | None) -> dict[str, float]:
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-    rss_before = rss_kib(pid)
+    rss_before = sum(rss_kib(pid) for pid in pids)
     bots: list[Bot] = []
     rooms = (conns + ROOM_SIZE - 1) // ROOM_SIZE
-    ws_url = base.replace("http", "ws") + "/ws"
-    for _ in range(rooms):
+    for r in range(rooms):
+        base = bases[r % len(bases)]
         room = (await (await session.post(f"{base}/api/rooms", json={"code": CODE})).json())["room"]
         members = []
         for k in range(min(ROOM_SIZE, conns - len(bots))):
-            ws = await session.ws_connect(ws_url, max_msg_size=0)
+            member_base = bases[(r + k) % len(bases)]  # several instances: a room's players on each
+            ws = await session.ws_connect(member_base.replace("http", "ws") + "/ws", max_msg_size=0)
             await ws.send_str(json.dumps({"type": "join", "v": 1, "room": room, "name": f"bot{k}"}))
             bot = Bot(ws)
             await bot.expect("welcome")
@@ -144,9 +153,10 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
         await members[0].ws.send_str(json.dumps({"type": "start", "v": 1}))
         await asyncio.gather(*(b.expect("started") for b in members))
     await asyncio.sleep(0.5)
-    rss_connected = rss_kib(pid)
+    rss_connected = sum(rss_kib(pid) for pid in pids)
     windows: list[int] = []
-    cpu_before = cpu_seconds(pid)
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    redis_before = cpu_seconds(redis_pid) if redis_pid else 0.0
     stop = time.perf_counter() + seconds
     tasks = [asyncio.create_task(b.play(stop)) for b in bots]
     last = 0
@@ -156,15 +166,19 @@ async def run(base: str, pid: int, conns: int, seconds: float) -> dict[str, floa
         windows.append(total - last)
         last = total
     await asyncio.gather(*tasks)
-    cpu_used = cpu_seconds(pid) - cpu_before
+    moves = max(1, sum(b.done for b in bots))
+    cpu_used = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+    redis_used = (cpu_seconds(redis_pid) - redis_before) if redis_pid else 0.0
     latencies = sorted(x for b in bots for x in b.latencies)
     for b in bots:
         await b.ws.close()
     await session.close()
     return {
         "conns": conns,
+        "instances": len(bases),
         "moves_per_s_median": statistics.median(windows[1:] or windows),
-        "server_cpu_us_per_move": 1e6 * cpu_used / max(1, sum(b.done for b in bots)),
+        "server_cpu_us_per_move": 1e6 * cpu_used / moves,
+        "redis_cpu_us_per_move": 1e6 * redis_used / moves,
         "rss_per_conn_kib": (rss_connected - rss_before) / conns,
         "rss_mib": rss_connected / 1024,
         "latency_ms_median": 1000 * statistics.median(latencies),
@@ -187,7 +201,7 @@ class _Sink:
         self.closed = True
 
 
-def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None) -> float:
+def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None, redis: str | None = None) -> float:
     """Microseconds per move of the race core and its room shell, no sockets: each move appended
     to the room log and applied (engine check, encodings, four frames handed to the outboxes,
     the event log); a room of 4, one mover. The log is in memory, or a SQLite ``journal`` (then
@@ -202,16 +216,19 @@ def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None) 
     from halfmoon_server.journal import JournalLog, MemoryLog
     from halfmoon_server.memory_storage import MemoryStorage
     from halfmoon_server.race import RaceConfig
+    from halfmoon_server.redis_log import RedisLog
     from halfmoon_server.results import Recorder
     from halfmoon_server.room import BackgroundTasks, Room, RoomServices
 
     async def measure() -> float:
-        room_log: MemoryLog | JournalLog = MemoryLog() if journal is None else JournalLog(journal)
-        if isinstance(room_log, JournalLog):
+        room_log: MemoryLog | JournalLog | RedisLog = MemoryLog() if journal is None else JournalLog(journal)
+        if redis is not None:
+            room_log = RedisLog(redis)
+        if not isinstance(room_log, MemoryLog):
             await room_log.open()
         recorder = Recorder(MemoryStorage(), Analyst(None, node_budget=0, time_budget_ms=0))
         services = RoomServices(ManualClock(0), room_log, recorder, BackgroundTasks())
-        header = room_header("BENCH1", Mode.RACE, CODE, created_at=0, nonce="bench", daily_day=None)
+        header = room_header(f"B{time.time_ns() % 10**9}", Mode.RACE, CODE, created_at=0, nonce="bench", daily_day=None)
         header["config"] = asdict(RaceConfig(countdown_ms=0))
         await room_log.create(header)
         room = Room(header, services)
@@ -237,15 +254,68 @@ def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None) 
     return asyncio.run(measure())
 
 
+def start_redis(folder: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server of the benchmark's own: append-only, fsync before every answer."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("cluster modes need redis-server (apt-get install redis-server)")
+    port = free_port()
+    options = ["--port", str(port), "--bind", "127.0.0.1", "--dir", folder, "--save", ""]
+    options += ["--appendonly", "yes", "--appendfsync", "always"]
+    process = subprocess.Popen([binary, *options], stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
+def run_mode(mode: str, conns: int, seconds: float, pg: str) -> dict[str, float | str]:
+    """One mode: start its servers (and Redis), drive them, stop them."""
+    taskset = shutil.which("taskset")
+    pin = taskset is not None and (os.cpu_count() or 1) >= 2
+    instances = 2 if mode == "cluster2" else 1
+    with tempfile.TemporaryDirectory() as data_dir:
+        redis_process, redis = start_redis(data_dir) if mode.startswith("cluster") else (None, None)
+        db = "memory://" if mode == "memory" else (pg if redis else None)
+        children = []
+        try:
+            for k in range(instances):
+                port = free_port()
+                command = [sys.executable, __file__, "--serve", str(port), f"{data_dir}/i{k}", db or "", redis or ""]
+                if pin:
+                    command = [str(taskset), "-c", "0", *command]
+                children.append((port, subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)})))
+            bases = [f"http://127.0.0.1:{port}" for port, _ in children]
+            for base in bases:
+                asyncio.run(wait_up(base))
+            redis_pid = redis_process.pid if redis_process else None
+            result: dict[str, float | str] = {"mode": mode}
+            result.update(asyncio.run(run(bases, [c.pid for _, c in children], conns, seconds, redis_pid)))
+            return result
+        finally:
+            for _, child in children:
+                child.terminate()
+                child.wait(10)
+            if redis_process is not None:
+                redis_process.terminate()
+                redis_process.wait(10)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conns", type=int, nargs="*", default=[100, 1000], help="socket runs (none: --inproc alone)")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--modes", nargs="+", default=["embedded"], choices=["memory", "embedded", "cluster", "cluster2"]
+    )
+    parser.add_argument(
+        "--pg", default=os.environ.get("HALFMOON_BENCH_DB", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"),
+        help="the PostgreSQL database of the cluster modes",
+    )
     parser.add_argument("--inproc", action="store_true", help="also time the room logic alone (no sockets)")
-    parser.add_argument("--serve", nargs=2, metavar=("PORT", "DIR"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve", nargs=4, metavar=("PORT", "DIR", "DB", "REDIS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(int(args.serve[0]), args.serve[1])
+        port, data_dir, db, redis = args.serve
+        serve(int(port), data_dir, db or None, redis or None)
         return 0
     if args.inproc:
         runs = [room_logic_us_per_move() for _ in range(5)]
@@ -259,25 +329,18 @@ def main() -> int:
                 }
             )
         )
-    taskset = shutil.which("taskset")
-    if taskset and (os.cpu_count() or 1) >= 2:
+    if shutil.which("taskset") and (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {1})
     for conns in args.conns:
-        port = free_port()
-        with tempfile.TemporaryDirectory() as data_dir:
-            command = [sys.executable, __file__, "--serve", str(port), data_dir]
-            if taskset and (os.cpu_count() or 1) >= 2:
-                command = [taskset, "-c", "0", *command]
-            child = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)})
-            try:
-                base = f"http://127.0.0.1:{port}"
-                asyncio.run(wait_up(base))
-                pid = child.pid  # taskset execs the interpreter: same pid
-                result = asyncio.run(run(base, pid, conns, args.seconds))
-                print(json.dumps(result))
-            finally:
-                child.terminate()
-                child.wait(10)
+        results = [run_mode(mode, conns, args.seconds, args.pg) for mode in args.modes]
+        for result in results:
+            print(json.dumps(result))
+        if len(results) > 1:
+            base = float(results[0]["moves_per_s_median"])
+            ratios = {
+                f"{r['mode']}/{results[0]['mode']}": round(float(r["moves_per_s_median"]) / base, 3) for r in results[1:]
+            }
+            print(json.dumps({"conns": conns, "moves_per_s_ratio": ratios}))
     return 0
 
 

@@ -4,14 +4,17 @@ Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shar
 
 - ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
 - ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
-- ``hm:{ROOM}:feed`` — a channel: each entry is published as ``"<number> <json>"``.
+- ``hm:{ROOM}:followers`` — the instances that hold the room.
 
-One Lua script appends and publishes atomically, and answers every entry after the ones the
-caller's copy of the room has applied, so an instance applies its own command at once and in
-order; the others get it from the channel (Redis publishes in the order scripts run). A gap —
-a subscriber that was away — is filled from the list. The instance's commands are acknowledged
-only once Redis has them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged
-move survives Redis itself dying; ``everysec`` may lose the last second (docs/server.md).
+Each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
+an entry, publishes it as ``"<room> <number> <json>"`` to every *other* follower's channel, and
+answers every entry after the ones the caller's copy of the room has applied — so an instance
+applies its own command at once and in order, and never hears it back; the others get it from
+their channel, in the order the scripts ran. A gap (an instance that was away) is filled from
+the list. Appends made while a round trip is under way go together in the next pipeline (group
+commit, as the journal does). The instance's commands are acknowledged only once Redis has
+them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
+itself dying; ``everysec`` may lose the last second (docs/server.md).
 
 Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets whichever
 instance is free settle a deadline nobody's timer caught; ``hm:instances`` (instance → last
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -39,9 +43,13 @@ log = logging.getLogger("halfmoon_server.redis_log")
 
 Entry = dict[str, Any]
 
+# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller
 _APPEND = """
 local n = redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('PUBLISH', ARGV[3], n .. ' ' .. ARGV[1])
+local message = ARGV[3] .. ' ' .. n .. ' ' .. ARGV[1]
+for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
+end
 return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
 """
 WAKE = "hm:wake"
@@ -61,12 +69,16 @@ def _log_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:log"
 
 
-def _feed(room_id: str) -> str:
-    return f"hm:{{{room_id}}}:feed"
+def _followers_key(room_id: str) -> str:
+    return f"hm:{{{room_id}}}:followers"
 
 
-def _room_of_feed(channel: str) -> str:
-    return channel[channel.index("{") + 1 : channel.index("}")]
+@dataclass(slots=True)
+class _Append:
+    room: Room
+    entry: bytes
+    applied: int
+    done: asyncio.Future[None]
 
 
 class RedisLog:
@@ -78,10 +90,11 @@ class RedisLog:
         self.redis = aioredis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         self.rooms: dict[str, Room] = {}
         self._append = self.redis.register_script(_APPEND)
-        self._pubsub: Any = None
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._subscribing: set[asyncio.Task[None]] = set()
+        self._following: set[asyncio.Task[None]] = set()
+        self._queue: list[_Append] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         """Check Redis answers and start following. Raises :class:`LogUnavailable`."""
@@ -90,7 +103,7 @@ class RedisLog:
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_feeds()), loop.create_task(self._heartbeat())]
+        self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
 
     # -- rooms --------------------------------------------------------------------------------------
 
@@ -101,15 +114,36 @@ class RedisLog:
             raise LogUnavailable(f"Redis: {exc}") from exc
 
     async def append(self, room: Room, entry: Entry) -> None:
-        applied = room.applied
-        try:
-            entries = await self._append(
-                keys=[_log_key(room.id)], args=[orjson.dumps(entry), applied, _feed(room.id)]
-            )
-        except (RedisError, OSError) as exc:
-            raise LogUnavailable(f"Redis: {exc}") from exc
-        for number, raw in enumerate(entries, applied + 1):
-            room.deliver(number, orjson.loads(raw))
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+        await done
+
+    async def _write(self) -> None:
+        """Send everything queued in one pipeline per round trip, then deliver the answers."""
+        while self._queue:
+            batch, self._queue = self._queue, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for item in batch:
+                        room_id = item.room.id
+                        await self._append(  # queued in the pipeline (sent by execute)
+                            keys=[_log_key(room_id), _followers_key(room_id)],
+                            args=[item.entry, item.applied, room_id, self.instance],
+                            client=pipe,
+                        )
+                    answers = await pipe.execute(raise_on_error=False)
+            except (RedisError, OSError) as exc:
+                answers = [exc] * len(batch)
+            for item, answer in zip(batch, answers, strict=True):
+                if isinstance(answer, BaseException):
+                    item.done.set_exception(LogUnavailable(f"Redis: {answer}"))
+                    continue
+                for number, raw in enumerate(answer, item.applied + 1):
+                    if number > item.room.applied:
+                        item.room.deliver(number, orjson.loads(raw))
+                item.done.set_result(None)
 
     async def catch_up(self, room: Room) -> None:
         applied = room.applied
@@ -140,6 +174,7 @@ class RedisLog:
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.expire(_header_key(room_id), FORGET_AFTER_S)
                 pipe.expire(_log_key(room_id), FORGET_AFTER_S)
+                pipe.srem(_followers_key(room_id), self.instance)
                 pipe.zrem(WAKE, room_id)
                 await pipe.execute()
         except (RedisError, OSError) as exc:
@@ -165,41 +200,40 @@ class RedisLog:
 
     def follow(self, room: Room) -> None:
         self.rooms[room.id] = room
-        self._subscribe(room.id, subscribe=True)
+        self._follow(room.id, follow=True)
 
     def unfollow(self, room: Room) -> None:
         if self.rooms.pop(room.id, None) is not None:
-            self._subscribe(room.id, subscribe=False)
+            self._follow(room.id, follow=False)
 
-    def _subscribe(self, room_id: str, *, subscribe: bool) -> None:
+    def _follow(self, room_id: str, *, follow: bool) -> None:
         async def change() -> None:
-            pubsub = self._pubsub
-            if pubsub is None:
-                return  # the reader subscribes to every followed room when it (re)connects
             try:
-                if subscribe:
-                    await pubsub.subscribe(_feed(room_id))
+                if follow:
+                    await self.redis.sadd(_followers_key(room_id), self.instance)
                     room = self.rooms.get(room_id)
                     if room is not None:
-                        await self.catch_up(room)  # what was appended before the subscription
+                        await self.catch_up(room)  # what was appended before this instance followed
                 else:
-                    await pubsub.unsubscribe(_feed(room_id))
+                    await self.redis.srem(_followers_key(room_id), self.instance)
             except (RedisError, OSError, LogUnavailable) as exc:
-                log.warning("Redis: could not change the subscription of room %s: %s", room_id, exc)
+                log.warning("Redis: could not change who follows room %s: %s", room_id, exc)
 
         task = asyncio.get_running_loop().create_task(change())
-        self._subscribing.add(task)
-        task.add_done_callback(self._subscribing.discard)
+        self._following.add(task)
+        task.add_done_callback(self._following.discard)
 
-    async def _read_feeds(self) -> None:
-        """Deliver every followed room's new entries; reconnect (and catch up) when Redis drops."""
+    async def _read_feed(self) -> None:
+        """Deliver the entries other instances append to the rooms held here; reconnect (and
+        catch up every room) when Redis drops."""
         delay = 0.1
+        channel = f"hm:instance:{self.instance}"
         while True:
+            pubsub = self.redis.pubsub()
             try:
-                pubsub = self.redis.pubsub()
-                channels = [_feed(room_id) for room_id in self.rooms]
-                await pubsub.subscribe("hm:instances:feed", *channels)
-                self._pubsub = pubsub
+                await pubsub.subscribe(channel)
+                for room_id in list(self.rooms):  # Redis may have restarted without its sets
+                    await self.redis.sadd(_followers_key(room_id), self.instance)
                 for room in list(self.rooms.values()):
                     await self.catch_up(room)
                 delay = 0.1
@@ -207,10 +241,9 @@ class RedisLog:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is None or message["type"] != "message":
                         continue
-                    channel = message["channel"].decode()
-                    target = self.rooms.get(_room_of_feed(channel)) if "{" in channel else None
-                    if target is not None:
-                        number, _, raw = message["data"].partition(b" ")
+                    room_id, number, raw = message["data"].split(b" ", 2)
+                    target = self.rooms.get(room_id.decode())
+                    if target is not None and int(number) > target.applied:
                         target.deliver(int(number), orjson.loads(raw))
             except asyncio.CancelledError:
                 raise
@@ -218,7 +251,6 @@ class RedisLog:
                 log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
             except Exception:
                 log.exception("the Redis feed reader failed; restarting it")
-            self._pubsub = None
             with contextlib.suppress(Exception):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
             await asyncio.sleep(delay)
@@ -249,7 +281,7 @@ class RedisLog:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._subscribing, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._following, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.redis.zrem(INSTANCES, self.instance)
         await self.redis.aclose()
