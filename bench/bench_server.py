@@ -336,10 +336,8 @@ def main() -> int:
         for result in results:
             print(json.dumps(result))
         if len(results) > 1:
-            base = float(results[0]["moves_per_s_median"])
-            ratios = {
-                f"{r['mode']}/{results[0]['mode']}": round(float(r["moves_per_s_median"]) / base, 3) for r in results[1:]
-            }
+            base, first = float(results[0]["moves_per_s_median"]), results[0]["mode"]
+            ratios = {f"{r['mode']}/{first}": round(float(r["moves_per_s_median"]) / base, 3) for r in results[1:]}
             print(json.dumps({"conns": conns, "moves_per_s_ratio": ratios}))
     return 0
 
