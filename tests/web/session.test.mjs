@@ -264,6 +264,13 @@ test("a player who leaves during the countdown is off the list, as in the lobby 
   assert.deepEqual(session.playerList(left).map((p) => p.id), ["p1"]);
 });
 
+test("leaving during the countdown tells the server, which takes the player off the list (else they race disconnected)", () => {
+  const [countdown] = atCountdown();
+  const out = session.leave(countdown);
+  assert.deepEqual(out.commands, [{ type: "leave" }]);
+  assert.equal(out.state.seat, null);
+});
+
 test("a host field present and null leaves the room without a host; an absent one keeps it", () => {
   const [lobby] = stateAt(SCENARIOS.race.pages.Bob, (e) => e.recv && e.recv.type === "welcome");
   assert.equal(lobby.host, "p1");

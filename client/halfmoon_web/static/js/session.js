@@ -177,9 +177,10 @@ export function start(state, minutes) {
   return { state, commands: [seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" }] };
 }
 
-/** Give up the seat; a game still on, or a lobby place, is left on the server too. */
+/** Give up the seat; a game still on, or a place before the start (lobby or countdown), is left on the server too. */
 export function leave(state) {
-  return { state: { ...state, seat: null }, commands: canPlay(state) || state.phase === "lobby" ? [{ type: "leave" }] : [] };
+  const before = state.phase === "lobby" || state.phase === "countdown";
+  return { state: { ...state, seat: null }, commands: canPlay(state) || before ? [{ type: "leave" }] : [] };
 }
 
 /** The socket dropped: moves in flight are drawn as the server knows them (a resume replays what it took). */
