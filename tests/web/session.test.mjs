@@ -308,3 +308,8 @@ test("a snapshot or countdown without a numeric now keeps the clock offset it ha
     assert.equal(welcomed.offset, 1500, `snapshot with now ${JSON.stringify(bad)}`);
   }
 });
+
+test("a passing refusal (a failure, a full or restarting server, a log that is down) may be tried again", () => {
+  for (const code of ["internal", "server_full", "rate_limited", "unavailable", "shutting_down"]) assert.ok(session.passing(code), code);
+  for (const code of ["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "private_room", "bad_token"]) assert.ok(!session.passing(code), code);
+});

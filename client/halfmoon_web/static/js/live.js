@@ -88,7 +88,7 @@ export function openLive(app, intent) {
   }
 
   function refused(kind, msg) {
-    if (kind === "move") app.toast(msg.message || msg.code);
+    if (kind === "move") app.toast(errorText(app.lang(), msg.code, null, msg.message || msg.code));
     else if (kind === "seat") conn.send(session.hello(s, playerName())); // the server no longer knows this game: start afresh as the path says
     else if (kind === "other") app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
     // "entry": refused before the game could open (a bad room, code or name, a full server, a
@@ -186,7 +186,7 @@ export function openLive(app, intent) {
         app.saveSettings();
         app.navigate(location.pathname);
       } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
-    } else if (["internal", "server_full", "rate_limited"].includes(code)) {
+    } else if (session.passing(code)) {
       // a passing failure: the same address again
       retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }

@@ -19,6 +19,10 @@ export function initialState(intent, seat = null) {
   };
 }
 
+/** Refusals that pass (a failure, a full or restarting server, a log that is down): the same request may work again. */
+const PASSING = new Set(["internal", "server_full", "rate_limited", "unavailable", "shutting_down"]);
+export const passing = (code) => PASSING.has(code);
+
 // -- the server's messages
 
 /** After one server message (an event already applied changes nothing); throws on an unknown type. */
