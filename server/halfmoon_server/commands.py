@@ -42,6 +42,7 @@ KINDS = frozenset(
         "watch",
         "unwatch",
         "connect",
+        "present",
         "disconnect",
         "leave",
         "start",
@@ -82,7 +83,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
             return race.watch()
         case "unwatch":
             return race.unwatch()
-        case "connect":
+        case "connect" | "present":
             return race.connect(_player(player), now)
         case "disconnect":
             return race.disconnect(_player(player), now)
@@ -99,6 +100,30 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
                 return []  # recorded already (by another instance): the first one counts
             return race.recorded(_player(player), entry.get("g"), entry.get("a"))
     raise Refusal("bad_message", f"no room command {kind!r}")
+
+
+def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
+    """Raise the :class:`Refusal` that :func:`apply_entry` would, for the commands clients send,
+    changing nothing (a deadline due meanwhile is settled only when the entry is applied)."""
+    kind = entry["k"]
+    player: str | None = entry.get("p")
+    match kind:
+        case "move":
+            try:
+                move = Move.from_names(entry["m"])
+            except HalfMoonError as exc:
+                raise Refusal("illegal_move", str(exc), reason=exc.code) from None
+            race.check_move(player, move, entry.get("t", 0))
+        case "undo":
+            race.check_undo(player)
+        case "give_up":
+            race.check_give_up(player)
+        case "start":
+            race.check_start(player)
+        case "join":
+            race.check_join(entry["n"])
+        case "watch":
+            race.check_watch()
 
 
 def _player(player: str | None) -> str:

@@ -38,4 +38,9 @@ class SettingsError(ServerError):
 
 
 class LogUnavailable(ServerError):
-    """A room's log (the local journal, or Redis) cannot take or give entries right now."""
+    """A room's log (the local journal, or Redis) cannot take or give entries right now.
+    ``certain``: what was being appended was certainly not taken (False: it may have been)."""
+
+    def __init__(self, message: str, *, certain: bool = True) -> None:
+        super().__init__(message)
+        self.certain = certain

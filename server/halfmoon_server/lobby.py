@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import date
 
 from halfmoon.codes import DealCode, random_code
@@ -55,15 +55,6 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-@dataclass(frozen=True, slots=True)
-class DailyTicket:
-    """A claimed daily attempt: the day, its deal, and whether it is ranked."""
-
-    day: date
-    code: DealCode
-    ranked: bool
-
-
 class Lobby:
     """The rooms of this instance: made, found, looked after, dropped. See the module docstring."""
 
@@ -75,10 +66,10 @@ class Lobby:
         self.log = room_log
         self.services = services
         self.storage = storage
-        self.daily = daily
+        self.daily_service = daily
         self.rooms: dict[str, Room] = {}
         self.draining = False
-        self._claiming = 0  # daily attempts between their claim and their room
+        self._claiming = 0  # daily attempts being set up (their room may not be held yet)
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
@@ -122,12 +113,17 @@ class Lobby:
                 return self._hold(Room(header, self.services))
         raise Refusal("server_full", "no free room id was found; try again")
 
-    async def find(self, room_id: str) -> Room | None:
+    async def find(self, room_id: str, *, hold: bool = True) -> Room | None:
         """The room with this id: held here, or loaded from the room log (a room made on another
-        instance, or before a restart). None when there is no such live room."""
+        instance, or before a restart) and held from now on. ``hold=False`` (a REST read): a copy
+        rebuilt to be read and dropped, taking no place here. None when there is no such live room.
+
+        Raises :class:`Refusal` ``unavailable`` when the log does not answer."""
         room = self.rooms.get(room_id)
         if room is not None:
             return room
+        if not hold:
+            return await self._load(room_id, hold=False)
         loading = self._loading.get(room_id)
         if loading is not None:
             return await asyncio.shield(loading)
@@ -144,7 +140,7 @@ class Lobby:
         finally:
             del self._loading[room_id]
 
-    async def _load(self, room_id: str) -> Room | None:
+    async def _load(self, room_id: str, *, hold: bool = True) -> Room | None:
         try:
             loaded = await self.log.load(room_id)
         except LogUnavailable as exc:
@@ -153,8 +149,9 @@ class Lobby:
             return None
         header, entries = loaded
         room = Room(header, self.services)
-        self._hold(room)  # follow first: entries appended while it replays are caught up
-        room.rebuild(entries)
+        if hold:
+            self._hold(room)  # follow first: entries appended while it replays are caught up
+        room.rebuild(entries, live=hold)
         return room
 
     async def restore(self) -> int:
@@ -199,41 +196,32 @@ class Lobby:
         events = await room.submit({"k": "single", "n": name, "tok": new_token(), "r": ranked}, outbox)
         return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
-    async def claim_daily(self, name: str, client: str) -> DailyTicket:
-        """Today's deal for ``name``, and whether this is their ranked attempt (their first of the
-        day; claiming spends it). Raises :class:`Refusal` (``server_full``, ``rate_limited``, and
-        ``internal`` when the database fails)."""
+    async def daily(self, outbox: Outbox, name: str, client: str) -> tuple[Room, str]:
+        """Today's daily challenge for ``name``, started at once: ranked if it is their first
+        attempt of the day. The room is made before the attempt is claimed, so a room that
+        cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
+        ``rate_limited``, ``unavailable``, and ``internal`` when the database fails)."""
         self.ensure_capacity()  # before the ranked attempt is spent
         self.charge(client)
-        day = self.daily.today()
+        day = self.daily_service.today()
         self._claiming += 1
         try:
-            code = DealCode.parse(await self.daily.code_for(day))
+            code = DealCode.parse(await self.daily_service.code_for(day))
+            room = await self._new_room(Mode.DAILY, code, daily_day=day)
             ranked = await self.storage.claim_daily_attempt(day, name.casefold(), utc_datetime(self.clock.now_ms()))
-        except BaseException as exc:
+        except StorageError:
+            log.exception("the daily challenge is unavailable")
+            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        finally:
             self._claiming -= 1
-            if isinstance(exc, StorageError):
-                log.exception("the daily challenge is unavailable")
-                raise Refusal("internal", "the daily challenge is unavailable right now") from None
-            raise
-        return DailyTicket(day, code, ranked)
-
-    async def start_daily(self, outbox: Outbox, name: str, ticket: DailyTicket) -> tuple[Room, str]:
-        """The daily attempt a :meth:`claim_daily` granted (already charged), started at once:
-        the room and the player's id."""
-        self._claiming -= 1
-        room = await self._new_room(Mode.DAILY, ticket.code, daily_day=ticket.day)
-        return room, await self._start_single(room, outbox, name, ranked=ticket.ranked)
-
-    def drop_ticket(self, ticket: DailyTicket) -> None:
-        """A claimed attempt whose connection closed before its room was made."""
-        self._claiming -= 1
+        return room, await self._start_single(room, outbox, name, ranked=ranked)
 
     # -- housekeeping ----------------------------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Deadlines due, games left unrecorded, players whose instance died, abandoned rooms
-        (called by the ticker); then the rooms the log says need a look that nobody holds."""
+        """Deadlines due, games left unrecorded, players and spectators whose instance died,
+        abandoned rooms (called by the ticker); then the rooms the log says need a look that no
+        live instance holds."""
         now = self.clock.now_ms()
         for room in list(self.rooms.values()):
             await self._look_after(room, now)
@@ -250,17 +238,32 @@ class Lobby:
                 continue
             if found is None:
                 await self.log.wake(room_id, None)
-            else:
-                await self._look_after(found, now)
+                continue
+            await self._look_after(found, now)
+            if found.id in self.rooms and not found.outboxes and not found.spectators and not found.busy:
+                self._release(found)  # looked at for nobody here: its next look is due elsewhere too
 
     async def _look_after(self, room: Room, now: int) -> None:
+        if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh
+            self._release(room)
+            for outbox in [*room.outboxes.values(), *room.spectators]:
+                outbox.close(1012, "the room is being reloaded: connect again")
+            return
         await room.tick()
+        room.forget_orphans(now)
         race = room.race
         for player_id, holder in list(room.holders.items()):
             racer = race.players.get(player_id)
-            gone = racer is not None and racer.connected and player_id not in room.outboxes
-            if gone and not self.log.alive(holder.split(":", 1)[0]):
+            if racer is None:
+                continue
+            if racer.connected and player_id not in room.outboxes and not self.log.alive(_instance(holder)):
                 await room.append_quietly({"k": "disconnect", "p": player_id, "h": holder})
+            elif not racer.connected and player_id in room.outboxes and _instance(holder) == self.log.instance:
+                # taken for away (a late heartbeat) while still connected here: present again
+                await room.append_quietly({"k": "present", "p": player_id, "h": holder})
+        for watch in list(room.watchers):
+            if not self.log.alive(_instance(watch)):
+                await room.append_quietly({"k": "unwatch", "h": watch})
         if room.is_stale(now):
             if race.phase is not Phase.FINISHED:
                 await room.append_quietly({"k": "abandon"})
@@ -281,6 +284,11 @@ class Lobby:
                 await self.tick()
             except Exception:
                 log.exception("the room ticker failed")
+
+
+def _instance(origin: str) -> str:
+    """The instance an origin (``instance:serial``) names."""
+    return origin.split(":", 1)[0]
 
 
 def _next_look(room: Room, now: int) -> int:

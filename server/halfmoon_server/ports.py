@@ -32,9 +32,10 @@ __all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "RoomLog", "Storage", 
 
 class Outbox(Protocol):
     """Where a connection's frames go. Neither method waits. ``room`` is the id of the room it
-    is in (None: none, e.g. after a ``leave``)."""
+    is in (None: none, e.g. after a ``leave``), ``player_id`` as which player (None: watching)."""
 
     room: str | None
+    player_id: str | None
 
     @property
     def closed(self) -> bool:

@@ -58,6 +58,8 @@ from halfmoon_server.events import (
 )
 
 DAY_MS = 86_400_000
+#: Spectators one room lets in over its life: each comes and goes through the room's log.
+MAX_WATCHES = 2000
 _GAME_STATUS = {status: PlayerStatus(status.value) for status in Status}  # playing, stalled, won
 # Read on every move: a module global is ~0.1 µs cheaper than an Enum class attribute.
 _NOT_STARTED = frozenset({Phase.LOBBY, Phase.COUNTDOWN})
@@ -138,8 +140,9 @@ class Race:
         self.results: tuple[Result, ...] | None = None
         #: players whose game is over but not recorded yet: the race is over once none is left
         self.unrecorded: set[str] = set()
-        #: how many watch (on every instance serving the room)
+        #: how many watch (on every instance serving the room), and how many ever came in
         self.spectators = 0
+        self.watches = 0
         self._next_player = 1
         self._deadline: int | None = None  # see next_deadline
 
@@ -240,9 +243,11 @@ class Race:
 
     # -- membership ---------------------------------------------------------------------------------
 
-    def join(self, name: str, now: int) -> tuple[Racer, list[Event]]:
-        """A new player in the lobby (connected). Raises :class:`Refusal` (``race_started``,
-        ``name_taken``, ``room_full``)."""
+    # Each check_* raises the :class:`Refusal` its command would, changing nothing: the room
+    # shell runs it before logging a command, so a refused command is never logged.
+
+    def check_join(self, name: str) -> None:
+        """Raises :class:`Refusal` (``race_started``, ``name_taken``, ``room_full``)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
         key = name.casefold()
@@ -250,6 +255,11 @@ class Race:
             raise Refusal("name_taken", f"the name {name!r} is already used in room {self.id}")
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
+
+    def join(self, name: str, now: int) -> tuple[Racer, list[Event]]:
+        """A new player in the lobby (connected). Raises :class:`Refusal` (``race_started``,
+        ``name_taken``, ``room_full``)."""
+        self.check_join(name)
         racer = Racer(f"p{self._next_player}", name)
         self._next_player += 1
         if self._host_away():  # no host, or one who dropped and has not come back
@@ -304,10 +314,18 @@ class Race:
         events += self._check_race_end(now)
         return events
 
-    def watch(self) -> list[Event]:
-        """A spectator comes in. Raises :class:`Refusal` ``private_room`` for a daily attempt."""
+    def check_watch(self) -> None:
+        """Raises :class:`Refusal` ``private_room`` for a daily attempt, ``room_full`` once
+        :data:`MAX_WATCHES` spectators have come in (a bound on what one room's log holds)."""
         if self.mode is Mode.DAILY:
             raise Refusal("private_room", f"room {self.id} is a daily-challenge attempt and cannot be watched")
+        if self.watches >= MAX_WATCHES:
+            raise Refusal("room_full", f"room {self.id} has had as many spectators come and go as it takes")
+
+    def watch(self) -> list[Event]:
+        """A spectator comes in. Raises :class:`Refusal` (see :meth:`check_watch`)."""
+        self.check_watch()
+        self.watches += 1
         self.spectators += 1
         return [SpectatorsChanged(self.spectators)]
 
@@ -328,14 +346,18 @@ class Race:
 
     # -- the race -------------------------------------------------------------------------------------
 
-    def start(self, player_id: str | None, time_limit_s: int | None, now: int) -> list[Event]:
-        """The host starts the countdown (``begin`` follows at :meth:`next_deadline`).
-
-        Raises :class:`Refusal` (``race_started``, ``not_host``)."""
+    def check_start(self, player_id: str | None) -> None:
+        """Raises :class:`Refusal` (``race_started``, ``not_host``)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
         if player_id is None or player_id != self.host:
             raise Refusal("not_host", "only the host may start the race")
+
+    def start(self, player_id: str | None, time_limit_s: int | None, now: int) -> list[Event]:
+        """The host starts the countdown (``begin`` follows at :meth:`next_deadline`).
+
+        Raises :class:`Refusal` (``race_started``, ``not_host``)."""
+        self.check_start(player_id)
         self.phase = Phase.COUNTDOWN
         self.time_limit_s = time_limit_s or self.config.default_time_limit_s
         self.starts_at = self._deadline = now + self.config.countdown_ms
@@ -394,6 +416,17 @@ class Race:
             raise Refusal("nothing_to_undo", str(exc)) from None
         racer.steps.append(UNDO)
         return self._after_action(racer, "undo", move, now)
+
+    def check_undo(self, player_id: str | None) -> None:
+        """Raises :class:`Refusal` (``nothing_to_undo``, ``not_playing``, ``not_started``)."""
+        game = self._playing(player_id).game
+        assert game is not None
+        if not game.can_undo:
+            raise Refusal("nothing_to_undo", "nothing to undo: no move has been made, or none left to take back")
+
+    def check_give_up(self, player_id: str | None) -> None:
+        """Raises :class:`Refusal` (``not_playing``, ``not_started``)."""
+        self._playing(player_id)
 
     def give_up(self, player_id: str | None, now: int) -> list[Event]:
         racer = self._playing(player_id)

@@ -16,9 +16,13 @@ commit, as the journal does). The instance's commands are acknowledged only once
 them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
 itself dying; ``everysec`` may lose the last second (docs/server.md).
 
-Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets whichever
-instance is free settle a deadline nobody's timer caught; ``hm:instances`` (instance → last
-heartbeat) tells which instances are alive, so the players of one that died are marked away.
+Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance.
+
+Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets a free
+instance settle a room that no live instance holds (its holders died); ``hm:instances``
+(instance → last heartbeat) tells which instances are alive, so the players and spectators of
+one that died are counted out. A dropped room leaves a tombstone for a while: nobody loads it
+again.
 """
 
 from __future__ import annotations
@@ -43,20 +47,27 @@ log = logging.getLogger("halfmoon_server.redis_log")
 
 Entry = dict[str, Any]
 
-# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller
+# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller.
+# Each entry is stored as "<ms> <json>": its time is Redis's clock, one clock for every instance.
 _APPEND = """
-local n = redis.call('RPUSH', KEYS[1], ARGV[1])
-local message = ARGV[3] .. ' ' .. n .. ' ' .. ARGV[1]
+local now = redis.call('TIME')
+local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
+local n = redis.call('RPUSH', KEYS[1], line)
+local message = ARGV[3] .. ' ' .. n .. ' ' .. line
 for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
 end
+if n <= tonumber(ARGV[2]) then return false end
 return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
 """
+TOMBSTONE = b'{"dropped": true}'
 WAKE = "hm:wake"
 INSTANCES = "hm:instances"
 HEARTBEAT_S = 1.0
 #: An instance whose heartbeat is older than this is taken for dead.
-DEAD_AFTER_MS = 5_000
+DEAD_AFTER_MS = 15_000
+#: How long an instance that takes a room for a look keeps the others from taking it too.
+LOOK_CLAIM_MS = 5_000
 #: How long a dropped room's log stays readable.
 FORGET_AFTER_S = 600
 
@@ -67,6 +78,14 @@ def _header_key(room_id: str) -> str:
 
 def _log_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:log"
+
+
+def _entry(line: bytes | str) -> Entry:
+    """A stored line, ``"<ms> <json>"``, as an entry whose time is the stored one."""
+    stamp, _, raw = (line.encode() if isinstance(line, str) else line).partition(b" ")
+    entry: Entry = orjson.loads(raw)
+    entry["t"] = int(stamp)
+    return entry
 
 
 def _followers_key(room_id: str) -> str:
@@ -137,22 +156,25 @@ class RedisLog:
             except (RedisError, OSError) as exc:
                 answers = [exc] * len(batch)
             for item, answer in zip(batch, answers, strict=True):
-                if isinstance(answer, BaseException):
-                    item.done.set_exception(LogUnavailable(f"Redis: {answer}"))
-                    continue
-                for number, raw in enumerate(answer, item.applied + 1):
-                    if number > item.room.applied:
-                        item.room.deliver(number, orjson.loads(raw))
-                item.done.set_result(None)
+                if isinstance(answer, BaseException):  # it may have run before the answer was lost
+                    item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
+                elif answer is None:  # the list is shorter than what this copy applied: it went back
+                    item.room.lost = True
+                    item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
+                else:
+                    for number, line in enumerate(answer, item.applied + 1):
+                        if number > item.room.applied:
+                            item.room.deliver(number, _entry(line))
+                    item.done.set_result(None)
 
     async def catch_up(self, room: Room) -> None:
         applied = room.applied
         try:
-            entries = await self.redis.lrange(_log_key(room.id), applied, -1)
+            lines = await self.redis.lrange(_log_key(room.id), applied, -1)
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
-        for number, raw in enumerate(entries, applied + 1):
-            room.deliver(number, orjson.loads(raw))
+        for number, line in enumerate(lines, applied + 1):
+            room.deliver(number, _entry(line))
 
     async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
         try:
@@ -162,30 +184,41 @@ class RedisLog:
                 header, entries = await pipe.execute()
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
-        if header is None:
+        if header is None or header == TOMBSTONE:
             return None
-        return orjson.loads(header), [orjson.loads(raw) for raw in entries]
+        return orjson.loads(header), [_entry(line) for line in entries]
 
     async def room_ids(self) -> list[str]:
         return []  # rooms are loaded where their players come, not all at start-up
 
     async def forget(self, room_id: str) -> None:
+        """The room is over: its log and followers go; its id stays taken for a while, and a
+        tombstone says the room is gone (nobody loads it again)."""
         try:
             async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.expire(_header_key(room_id), FORGET_AFTER_S)
-                pipe.expire(_log_key(room_id), FORGET_AFTER_S)
-                pipe.srem(_followers_key(room_id), self.instance)
+                pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
+                pipe.delete(_log_key(room_id), _followers_key(room_id))
                 pipe.zrem(WAKE, room_id)
                 await pipe.execute()
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
 
     async def due(self, now: int) -> list[str]:
+        """Rooms whose look is due and that no live instance holds; each is claimed for a few
+        seconds (its wake moved on), so instances do not all take the same one."""
         try:
             rooms = await self.redis.zrangebyscore(WAKE, "-inf", now, start=0, num=50)
+            orphans = []
+            for raw in rooms:
+                room_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+                followers = await self.redis.smembers(_followers_key(room_id))
+                if any(self.alive(f.decode() if isinstance(f, bytes) else str(f)) for f in followers):
+                    continue  # its holder looks after it
+                if await self.redis.zadd(WAKE, {room_id: now + LOOK_CLAIM_MS}, xx=True, ch=True):
+                    orphans.append(room_id)
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
-        return [r.decode() if isinstance(r, bytes) else str(r) for r in rooms]
+        return orphans
 
     async def wake(self, room_id: str, at: int | None) -> None:
         try:
@@ -241,10 +274,10 @@ class RedisLog:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is None or message["type"] != "message":
                         continue
-                    room_id, number, raw = message["data"].split(b" ", 2)
+                    room_id, number, line = message["data"].split(b" ", 2)
                     target = self.rooms.get(room_id.decode())
                     if target is not None and int(number) > target.applied:
-                        target.deliver(int(number), orjson.loads(raw))
+                        target.deliver(int(number), _entry(line))
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError, LogUnavailable) as exc:
@@ -257,16 +290,26 @@ class RedisLog:
             delay = min(5.0, delay * 2)
 
     async def _heartbeat(self) -> None:
-        """Say this instance is alive, and learn which others are."""
+        """Say this instance is alive, learn which others are, and now and then take the dead
+        ones out of the followers of the rooms held here."""
+        beats = 0
         while True:
             try:
-                now = int((await self.redis.time())[0]) * 1000
+                seconds, micros = await self.redis.time()
+                now = int(seconds) * 1000 + int(micros) // 1000
                 async with self.redis.pipeline(transaction=False) as pipe:
                     pipe.zadd(INSTANCES, {self.instance: now})
                     pipe.zremrangebyscore(INSTANCES, "-inf", now - 10 * DEAD_AFTER_MS)
                     pipe.zrangebyscore(INSTANCES, now - DEAD_AFTER_MS, "+inf")
                     *_, alive = await pipe.execute()
                 self._alive = {a.decode() if isinstance(a, bytes) else str(a) for a in alive}
+                beats += 1
+                if beats % 10 == 0:
+                    for room_id in list(self.rooms):
+                        followers = await self.redis.smembers(_followers_key(room_id))
+                        dead = [f for f in followers if not self.alive(f.decode() if isinstance(f, bytes) else str(f))]
+                        if dead:
+                            await self.redis.srem(_followers_key(room_id), *dead)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:

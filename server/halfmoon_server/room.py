@@ -35,7 +35,7 @@ from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server.audience import Audience, Frames
 from halfmoon_server.clock import Clock, utc_datetime
-from halfmoon_server.commands import Entry, apply_entry
+from halfmoon_server.commands import Entry, apply_entry, check_entry
 from halfmoon_server.errors import LogUnavailable, Refusal
 from halfmoon_server.events import Event, GameEnded, GameOver, PlayerJoined
 from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
@@ -48,7 +48,12 @@ log = logging.getLogger("halfmoon_server.room")
 _MAX_TIMER_S = 3600.0
 #: A game whose end was logged this long ago and is still unrecorded is recorded by any instance.
 UNRECORDED_GRACE_MS = 10_000
+#: How long a command waits to be applied before its client is told it could not be confirmed.
+SUBMIT_TIMEOUT_S = 10.0
+#: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
+ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
+_UNSURE = "if it was, it shows when the game state is back; otherwise try again"
 
 
 class BackgroundTasks:
@@ -90,10 +95,13 @@ class RoomServices:
 
 @dataclass(slots=True)
 class _Waiting:
-    """A command this instance appended, waiting to be applied: who sent it, and the answer."""
+    """A command this instance appended, waiting to be applied: who sent it, and the answer.
+    ``orphaned_at``: its client was told it could not be confirmed (if it shows up in the log
+    after all, what it does for that client is still done: a seat still gets its connection)."""
 
     outbox: Outbox | None
     done: asyncio.Future[list[Event]]
+    orphaned_at: int | None = None
 
 
 def game_id(nonce: str, player_id: str) -> str:
@@ -142,6 +150,13 @@ class Room:
         self.ended_at: dict[str, int] = {}  # when each unrecorded game ended (log time)
         self._waiting: dict[str, _Waiting] = {}
         self._catching_up = False
+        self._highest_seen = 0  # the highest entry number announced (a gap is filled up to it)
+        self.last_time = 0  # the log's time never goes back: each entry's is at least the last one's
+        #: the log went back (Redis lost entries): this copy is wrong and must be loaded again
+        self.lost = False
+        #: the spectators of every instance: the origin of each one's watch
+        self.watchers: set[str] = set()
+        self.watch_origins: dict[Outbox, str] = {}  # this instance's spectators' watches
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
 
@@ -150,26 +165,42 @@ class Room:
     async def submit(self, entry: Entry, outbox: Outbox | None = None, *, msg_id: int | None = None) -> list[Event]:
         """Append a command to the room's log and wait until it is applied; returns its events.
 
-        Raises :class:`Refusal` when the race refuses it, and ``unavailable`` when the log cannot
-        take it (nothing was acknowledged: the client may try again)."""
+        Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
+        refused command is never logged), and ``unavailable`` when the log cannot take it or
+        cannot confirm it in time (the client may try again)."""
+        if entry["k"] in ("move", "undo", "give_up", "start", "join", "watch"):
+            check_entry(self.race, entry)
         origin = f"{self.services.instance}:{next(_SERIALS)}"
         entry["o"] = origin
         if msg_id is not None:
             entry["id"] = msg_id
         entry.setdefault("t", self.clock.now_ms())
         done: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
-        self._waiting[origin] = _Waiting(outbox, done)
+        waiting = self._waiting[origin] = _Waiting(outbox, done)
         try:
-            await self.services.log.append(self, entry)
+            async with asyncio.timeout(SUBMIT_TIMEOUT_S):
+                await self.services.log.append(self, entry)
+                return await done
         except LogUnavailable as exc:
-            self._waiting.pop(origin, None)
+            if not exc.certain:
+                waiting.orphaned_at = self.clock.now_ms()
+                message = f"the game state could not be confirmed saved ({exc}): {_UNSURE}"
+                raise Refusal("unavailable", message) from None
             raise Refusal(
                 "unavailable", f"the game state cannot be saved right now ({exc}); nothing changed: try again"
             ) from None
-        try:
-            return await done
+        except TimeoutError:
+            waiting.orphaned_at = self.clock.now_ms()
+            raise Refusal("unavailable", f"the game state was not confirmed saved in time: {_UNSURE}") from None
         finally:
-            self._waiting.pop(origin, None)
+            if waiting.orphaned_at is None:
+                self._waiting.pop(origin, None)
+
+    def forget_orphans(self, now: int) -> None:
+        """Stop waiting for unconfirmed commands that never showed up in the log."""
+        for origin, waiting in list(self._waiting.items()):
+            if waiting.orphaned_at is not None and now - waiting.orphaned_at > ORPHAN_MS:
+                del self._waiting[origin]
 
     def precheck_move(self, player_id: str | None, move: Move) -> None:
         """Refuse a move the race would refuse, before it is logged. Raises :class:`Refusal`."""
@@ -183,6 +214,7 @@ class Room:
         if number <= self.applied:
             return  # applied already (delivered twice)
         if number > self.applied + 1:
+            self._highest_seen = max(self._highest_seen, number)
             self._catch_up()
             return
         self.applied = number
@@ -203,13 +235,24 @@ class Room:
             waiting.done.set_result(events)
 
     def _catch_up(self) -> None:
+        """Fill a gap from the log, again while entries past it keep arriving meanwhile."""
         if self._catching_up or self.replaying:
             return
         self._catching_up = True
 
         async def fetch() -> None:
             try:
-                await self.services.log.catch_up(self)
+                for _ in range(20):
+                    before = self.applied
+                    await self.services.log.catch_up(self)
+                    if self._highest_seen <= self.applied:
+                        return
+                    if self.applied == before:  # the log holds less than was announced: it went back
+                        self.lost = True
+                        log.error("room %s: its log holds fewer entries than were seen; reloading it", self.id)
+                        return
+            except LogUnavailable as exc:
+                log.warning("room %s could not catch up: %s", self.id, exc)
             finally:
                 self._catching_up = False
 
@@ -218,17 +261,28 @@ class Room:
     def _apply(self, entry: Entry, waiting: _Waiting | None) -> list[Event]:
         race = self.race
         kind = entry["k"]
-        now: int = entry["t"]
+        now = entry["t"] = max(int(entry["t"]), self.last_time)  # on every instance alike
+        self.last_time = now
         player: str | None = entry.get("p")
         outbox = waiting.outbox if waiting is not None else None
+        if outbox is not None and outbox.closed and kind in ("join", "single", "connect", "watch"):
+            outbox = None  # its connection closed while the command was unconfirmed
+            if waiting is not None and kind in ("join", "single", "connect"):
+                self._mark_away_later(entry)
         msg_id: int | None = entry.get("id")
         # whatever came due before this command is settled first, on every instance alike
         if kind != "tick":
             deadline = race.next_deadline()
             if deadline is not None and now >= deadline:
                 self.publish(race.tick(now), ended_by=entry)
-        if kind == "disconnect" and (player is None or self.holders.get(player) != entry.get("h")):
-            return []  # a connection that no longer holds the seat (resumed elsewhere)
+        origin = str(entry.get("o", ""))
+        held = entry.get("h")
+        if kind in ("disconnect", "present") and (player is None or self.holders.get(player) != held):
+            return []  # about a connection that no longer holds the seat (resumed elsewhere)
+        if kind == "unwatch":
+            if held not in self.watchers:
+                return []  # that spectator was counted out already
+            self.watchers.discard(str(held))
         if kind == "connect" and player is not None:
             old = self.outboxes.pop(player, None)
             if old is not None and old is not outbox:
@@ -239,9 +293,11 @@ class Room:
             player = joined.player.id
             self.tokens[player] = entry["tok"]
         if kind in ("join", "single", "connect") and player is not None:
-            self.holders[player] = str(entry.get("o", ""))
-        if kind == "watch" and outbox is not None and not self.spectators:
-            self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
+            self.holders[player] = origin
+        if kind == "watch":
+            self.watchers.add(origin)
+            if outbox is not None and not self.spectators:
+                self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
         if kind == "leave" and player is not None:
             if outbox is not None:
                 self.departing[player] = outbox
@@ -252,12 +308,27 @@ class Room:
         if outbox is not None and kind in ("join", "single", "connect"):
             assert player is not None
             self.outboxes[player] = outbox
+            outbox.room, outbox.player_id = self.id, player
             self.welcome(outbox, player, since=entry.get("since"))
         elif outbox is not None and kind == "watch":
             self.spectators.add(outbox)
+            self.watch_origins[outbox] = origin
+            outbox.room, outbox.player_id = self.id, None
             self.welcome(outbox, None)
         self._arm_timer()
         return events
+
+    def _mark_away_later(self, entry: Entry) -> None:
+        """A seat taken by a connection that closed before it was confirmed: mark it away once
+        the entry is applied (the seat keeps its token; nobody holds it now)."""
+
+        async def away() -> None:
+            player = entry.get("p") or next((p for p, o in self.holders.items() if o == entry.get("o")), None)
+            if player is not None:
+                await self.append_quietly({"k": "disconnect", "p": player, "h": entry.get("o")})
+
+        if not self.replaying:
+            self.services.tasks.spawn(away())
 
     # -- publishing ---------------------------------------------------------------------------------
 
@@ -365,12 +436,13 @@ class Room:
         return self.outboxes.get(player_id) is outbox
 
     def detach(self, player_id: str | None, outbox: Outbox) -> str | None:
-        """Take a closed or leaving connection out of this instance's members; returns the
-        holder it had (for ``disconnect``), None when it held nothing."""
+        """Take a closed or leaving connection out of this instance's members; returns what it
+        held — the seat's holder, or a spectator's watch (for ``disconnect`` or ``unwatch``) —
+        None when it held nothing."""
         if player_id is None:
             if outbox in self.spectators:
                 self.spectators.discard(outbox)
-                return "spectator"
+                return self.watch_origins.pop(outbox, None)
             return None
         if self.outboxes.get(player_id) is not outbox:
             return None
@@ -445,14 +517,16 @@ class Room:
 
     # -- rebuilding -----------------------------------------------------------------------------------------
 
-    def rebuild(self, entries: list[Entry]) -> None:
+    def rebuild(self, entries: list[Entry], *, live: bool = True) -> None:
         """Replay the log's entries (from the first) on this fresh room: the race, the tokens,
-        the event log for resumes — no frame sent, no game recorded."""
+        the event log for resumes — no frame sent, no game recorded. ``live``: the room is held
+        here from now on (its deadline gets a timer); else it is a copy to read and drop."""
         self.replaying = True
         try:
             for number, entry in enumerate(entries, self.applied + 1):
                 self.deliver(number, entry)
         finally:
             self.replaying = False
-        self._arm_timer()
+        if live:
+            self._arm_timer()
 

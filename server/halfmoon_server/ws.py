@@ -41,7 +41,6 @@ from halfmoon.protocol import (
 from halfmoon_server import keys
 from halfmoon_server.connection import Connection, client_address
 from halfmoon_server.errors import Refusal
-from halfmoon_server.events import PlayerJoined
 from halfmoon_server.limits import RateLimit
 from halfmoon_server.lobby import Lobby, new_token, race_code
 from halfmoon_server.room import Room
@@ -164,22 +163,12 @@ def _not_in_room(app: web.Application, conn: Connection) -> None:
     raise Refusal("already_in_room", f"this connection is already in room {conn.room}; send leave first")
 
 
-def _enter(conn: Connection, room: Room, player_id: str | None) -> None:
-    conn.room = room.id
-    conn.player_id = player_id
-
-
 async def _find_room(lobby: Lobby, room_id: str) -> Room:
     """Raises :class:`Refusal` ``no_such_room``."""
     room = await lobby.find(normalise_room(room_id))
     if room is None:
         raise Refusal("no_such_room", f"there is no room {room_id!r} (it may have ended)")
     return room
-
-
-async def _watch(room: Room, conn: Connection) -> None:
-    await room.submit({"k": "watch"}, conn)
-    _enter(conn, room, None)
 
 
 async def leave_room(app: web.Application, conn: Connection, *, closed: bool) -> None:
@@ -190,13 +179,13 @@ async def leave_room(app: web.Application, conn: Connection, *, closed: bool) ->
     conn.room = conn.player_id = None
     if room is None:
         return
-    holder = room.detach(player_id, conn)
-    if holder is None:
+    held = room.detach(player_id, conn)
+    if held is None:
         return
     if player_id is None:
-        await room.submit({"k": "unwatch"})
+        await room.submit({"k": "unwatch", "h": held})
     elif closed:
-        await room.submit({"k": "disconnect", "p": player_id, "h": holder})
+        await room.submit({"k": "disconnect", "p": player_id, "h": held})
     else:
         await room.submit({"k": "leave", "p": player_id}, conn)
 
@@ -208,9 +197,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Ping():
             conn.send(encode(Pong(app[keys.SETTINGS].clock.now_ms())))
         case MoveMessage(move=move, msg_id=msg_id):
-            room = _room_of(app, conn)
-            room.precheck_move(conn.player_id, move)  # a refused move is not logged
-            await room.submit({"k": "move", "p": conn.player_id, "m": move.names()}, msg_id=msg_id)
+            await _room_of(app, conn).submit({"k": "move", "p": conn.player_id, "m": move.names()}, msg_id=msg_id)
         case Undo(msg_id=msg_id):
             await _room_of(app, conn).submit({"k": "undo", "p": conn.player_id}, msg_id=msg_id)
         case GiveUp():
@@ -225,17 +212,15 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
                 try:
-                    events = await room.submit({"k": "join", "n": name, "tok": new_token()}, conn)
+                    await room.submit({"k": "join", "n": name, "tok": new_token()}, conn)
+                    return  # the room seats the connection (conn.room, conn.player_id) and welcomes it
                 except Refusal as refusal:
                     if refusal.code != "race_started":  # it started meanwhile: watch instead
                         raise
-                else:
-                    _enter(conn, room, next(e.player.id for e in events if isinstance(e, PlayerJoined)))
-                    return
-            await _watch(room, conn)
+            await room.submit({"k": "watch"}, conn)
         case Watch(room=room_id):
             _not_in_room(app, conn)
-            await _watch(await _find_room(lobby, room_id), conn)
+            await (await _find_room(lobby, room_id)).submit({"k": "watch"}, conn)
         case Resume(room=room_id, token=token, since=since):
             _not_in_room(app, conn)
             seated = await lobby.find(normalise_room(room_id))
@@ -243,16 +228,9 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
             await seated.submit({"k": "connect", "p": player_id, "since": since}, conn)
-            _enter(conn, seated, player_id)
         case Solo(name=name, code=text):
             _not_in_room(app, conn)
-            room, player_id = await lobby.solo(conn, name, race_code(text), conn.peer)
-            _enter(conn, room, player_id)
+            await lobby.solo(conn, name, race_code(text), conn.peer)
         case Daily(name=name):
             _not_in_room(app, conn)
-            ticket = await lobby.claim_daily(name, conn.peer)
-            if conn.closed:
-                lobby.drop_ticket(ticket)
-                return
-            room, player_id = await lobby.start_daily(conn, name, ticket)
-            _enter(conn, room, player_id)
+            await lobby.daily(conn, name, conn.peer)

@@ -116,7 +116,7 @@ async def test_a_server_failure_answers_internal_without_a_traceback(
     def broken(self: Room, *args: object) -> None:
         raise RuntimeError("secret internals /etc/passwd")
 
-    monkeypatch.setattr(Room, "precheck_move", broken)
+    monkeypatch.setattr(Room, "submit", broken)
     await client.send("move", positions=["1", "2"], id=9)
     error = await client.next("error")
     assert error["code"] == "internal" and error["id"] == 9
