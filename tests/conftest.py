@@ -18,7 +18,6 @@ VECTORS = ROOT / "tests" / "vectors"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 POSTGRES_URL = os.environ.get("HALFMOON_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("HALFMOON_TEST_REDIS", "redis://127.0.0.1:6379/0")
 CHROMIUM = os.environ.get("HALFMOON_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -52,12 +51,6 @@ def require_service(name: str, available: bool, how: str) -> None:
 def postgres_url() -> str:
     require_service("PostgreSQL", _port_open("127.0.0.1", 5432), "nothing listens on 127.0.0.1:5432")
     return POSTGRES_URL
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    require_service("Redis", _port_open("127.0.0.1", 6379), "nothing listens on 127.0.0.1:6379")
-    return REDIS_URL
 
 
 @pytest.fixture(scope="session")

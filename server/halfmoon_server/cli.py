@@ -80,6 +80,11 @@ def run_serve(args: argparse.Namespace) -> int:
     database = describe_db(settings.database_url())
     if settings.redis_url:
         database += f", live rooms in Redis at {describe_db(settings.redis_url)}"
+        if not settings.database_url().startswith("postgresql"):
+            log.warning(
+                "--redis with a database that is not PostgreSQL: every instance of a cluster must share "
+                "one database (--db postgresql+asyncpg://…), or their leaderboards will differ"
+            )
 
     def listening(_banner: str) -> None:  # run_app calls this once the socket is bound
         log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)

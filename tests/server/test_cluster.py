@@ -23,6 +23,8 @@ from tests.server.support import WsClient, check_hidden_information, won_record
 from tests.server.test_deploy import nginx_config
 from tests.server.test_durability import play, resume
 
+pytestmark = [pytest.mark.redis, pytest.mark.postgres]
+
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
 CODE = str(won_record().code)
 
