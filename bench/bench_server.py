@@ -282,7 +282,8 @@ def run_mode(mode: str, conns: int, seconds: float, pg: str) -> dict[str, float 
                 command = [sys.executable, __file__, "--serve", str(port), f"{data_dir}/i{k}", db or "", redis or ""]
                 if pin:
                     command = [str(taskset), "-c", "0", *command]
-                children.append((port, subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(ROOT)})))
+                path = os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client", "bench", ""))
+                children.append((port, subprocess.Popen(command, env={**os.environ, "PYTHONPATH": path})))
             bases = [f"http://127.0.0.1:{port}" for port, _ in children]
             for base in bases:
                 asyncio.run(wait_up(base))

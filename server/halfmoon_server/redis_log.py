@@ -68,6 +68,8 @@ HEARTBEAT_S = 1.0
 DEAD_AFTER_MS = 15_000
 #: How long an instance that takes a room for a look keeps the others from taking it too.
 LOOK_CLAIM_MS = 5_000
+#: Connections to Redis one instance opens at most (appends go in pipelines: few are needed).
+MAX_CONNECTIONS = 32
 #: How long a dropped room's log stays readable.
 FORGET_AFTER_S = 600
 
@@ -106,7 +108,16 @@ class RedisLog:
     def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
         self.url = url
         self.instance = new_instance_name()
-        self.redis = aioredis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        # a bounded pool that makes bursts wait their turn (a thousand rooms followed at once)
+        # instead of failing with "too many connections"
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=timeout_s,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+        )
+        self.redis = aioredis.Redis(connection_pool=pool)
         self.rooms: dict[str, Room] = {}
         self._append = self.redis.register_script(_APPEND)
         self._alive: set[str] | None = None
@@ -328,3 +339,4 @@ class RedisLog:
         with contextlib.suppress(Exception):
             await self.redis.zrem(INSTANCES, self.instance)
         await self.redis.aclose()
+        await self.redis.connection_pool.disconnect()  # the pool is ours: Redis does not close it

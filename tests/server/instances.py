@@ -70,7 +70,8 @@ class Instance:
             "HALFMOON_ROOM_BURST": "10000",
             "HALFMOON_RATE_BURST": "10000",
             "HALFMOON_RATE_PER_S": "10000",
-            "PYTHONPATH": str(ROOT),
+            # this tree's sources first (a git worktree runs its own code, not the installed one)
+            "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client", "")),
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.data_dir)
