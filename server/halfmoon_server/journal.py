@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("halfmoon_server.journal")
 
 Entry = dict[str, Any]
+#: How long one journal round (a group commit, a read) may take before it counts as failed.
+COMMIT_TIMEOUT_S = 10.0
 
 
 def new_instance_name() -> str:
@@ -154,9 +156,12 @@ class JournalLog(_LocalLog):
 
     async def _run(self, work: Any, *args: Any) -> Any:
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+            async with asyncio.timeout(COMMIT_TIMEOUT_S):
+                return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
         except (sqlite3.Error, OSError) as exc:
             raise LogUnavailable(f"the journal {self.path} failed: {exc}") from exc
+        except TimeoutError:  # a stalled disk: the write may still land
+            raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:

@@ -48,8 +48,6 @@ log = logging.getLogger("halfmoon_server.room")
 _MAX_TIMER_S = 3600.0
 #: A game whose end was logged this long ago and is still unrecorded is recorded by any instance.
 UNRECORDED_GRACE_MS = 10_000
-#: How long a command waits to be applied before its client is told it could not be confirmed.
-SUBMIT_TIMEOUT_S = 10.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
@@ -178,9 +176,13 @@ class Room:
         done: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
         waiting = self._waiting[origin] = _Waiting(outbox, done)
         try:
-            async with asyncio.timeout(SUBMIT_TIMEOUT_S):
-                await self.services.log.append(self, entry)
-                return await done
+            # every log answers within its own time-out (Redis's socket time-out, the journal's
+            # commit time-out) and has delivered the entry when it returns: no timer per command
+            await self.services.log.append(self, entry)
+            if not done.done():  # taken, yet not applied here: the log must have gone back
+                waiting.orphaned_at = self.clock.now_ms()
+                raise Refusal("unavailable", f"the game state was not confirmed saved: {_UNSURE}")
+            return done.result()
         except LogUnavailable as exc:
             if not exc.certain:
                 waiting.orphaned_at = self.clock.now_ms()
@@ -189,9 +191,6 @@ class Room:
             raise Refusal(
                 "unavailable", f"the game state cannot be saved right now ({exc}); nothing changed: try again"
             ) from None
-        except TimeoutError:
-            waiting.orphaned_at = self.clock.now_ms()
-            raise Refusal("unavailable", f"the game state was not confirmed saved in time: {_UNSURE}") from None
         finally:
             if waiting.orphaned_at is None:
                 self._waiting.pop(origin, None)
