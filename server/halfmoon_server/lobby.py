@@ -26,6 +26,7 @@ from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.events import PlayerJoined
 from halfmoon_server.limits import CreatorLimits
+from halfmoon_server.names import name_key
 from halfmoon_server.ports import Outbox, RoomLog, Storage
 from halfmoon_server.race import RaceConfig
 from halfmoon_server.room import Room, RoomServices
@@ -208,7 +209,7 @@ class Lobby:
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
             room = await self._new_room(Mode.DAILY, code, daily_day=day)
-            ranked = await self.storage.claim_daily_attempt(day, name.casefold(), utc_datetime(self.clock.now_ms()))
+            ranked = await self.storage.claim_daily_attempt(day, name_key(name), utc_datetime(self.clock.now_ms()))
         except StorageError:
             log.exception("the daily challenge is unavailable")
             raise Refusal("internal", "the daily challenge is unavailable right now") from None

@@ -56,6 +56,7 @@ from halfmoon_server.events import (
     RaceStarted,
     SpectatorsChanged,
 )
+from halfmoon_server.names import name_key
 
 DAY_MS = 86_400_000
 #: Spectators one room lets in over its life: each comes and goes through the room's log.
@@ -250,8 +251,8 @@ class Race:
         """Raises :class:`Refusal` (``race_started``, ``name_taken``, ``room_full``)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
-        key = name.casefold()
-        if any(r.name.casefold() == key for r in self.players.values()):
+        key = name_key(name)  # look-alikes (Cyrillic А, fullwidth Ａ, 𝐀) are the same name
+        if any(name_key(r.name) == key for r in self.players.values()):
             raise Refusal("name_taken", f"the name {name!r} is already used in room {self.id}")
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")

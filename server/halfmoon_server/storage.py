@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from halfmoon_server.errors import StorageError
 from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.models import DailyAttemptRow, DailyChallengeRow, GameRow
+from halfmoon_server.names import name_key
 from halfmoon_server.ports import DailyDay, FinishedGame, Storage, StoredGame
 
 __all__ = ["FinishedGame", "MemoryStorage", "SqlStorage", "StoredGame", "migrate", "open_storage"]
@@ -110,7 +111,7 @@ class SqlStorage:
         row = GameRow(
             id=game_id,
             nickname=game.nickname,
-            name_key=game.nickname.casefold(),
+            name_key=name_key(game.nickname),
             code=game.code,
             mode=game.mode,
             room=game.room,
