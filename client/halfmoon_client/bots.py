@@ -87,7 +87,7 @@ class BotBrain:
         ):
             self.started_by_me = True
             return session.start_message(self.time_limit_s)
-        if not session.playing or session.board is None or self.code is None:
+        if not session.playing or session.board is None:  # the code may be sealed: the board is enough
             return None
         moves = legal_moves(session.board.view(), self.code)
         if not moves:

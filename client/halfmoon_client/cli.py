@@ -159,7 +159,7 @@ def run_race(args: argparse.Namespace) -> int:
         return status
     print(f"room {created.room}")
     print(f"link {created.url}")
-    print(f"code {created.code}")
+    print(f"code {created.code}" if created.code else f"sealed (commitment {created.commitment})")
     print(f"join with: halfmoon join {created.room} --name NICK --server {server}")
     return 0
 

@@ -89,9 +89,9 @@ class Racer:
 
     def _move(self, positions: tuple[str, ...], text: str) -> list[Message]:
         session = self.session
-        if session.board is not None and session.code:
-            try:
-                fault = explain(session.board.view(), DealCode.parse(session.code), positions)
+        if session.board is not None:
+            try:  # the code only names the deal (a sealed race has none yet): the board is enough
+                fault = explain(session.board.view(), DealCode.parse(session.code) if session.code else None, positions)
             except HalfMoonError:
                 fault = None  # a code this engine cannot read: let the server judge
             if fault is not None:

@@ -19,9 +19,13 @@ from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
 
 @dataclass(frozen=True, slots=True)
 class CreatedRoom:
+    """A new race: its room, its link, and its code — None for a sealed race (the server drew
+    the deal: nobody sees the code before their game ends; ``commitment`` is its hash)."""
+
     room: str
-    code: str
+    code: str | None
     url: str
+    commitment: str | None = None
 
 
 def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, Any]:
@@ -65,7 +69,13 @@ def create_room_sync(server: str, code: str | None = None, *, timeout: float = 1
             raise RefusedError(str(payload.get("code", status)), str(payload["message"]))
         raise RefusedError(str(status), f"{base}/api/rooms answered HTTP {status}")
     try:
-        return CreatedRoom(str(payload["room"]), str(payload["code"]), str(payload["url"]))
+        code, commitment = payload.get("code"), payload.get("commitment")
+        return CreatedRoom(
+            str(payload["room"]),
+            None if code is None else str(code),
+            str(payload["url"]),
+            None if commitment is None else str(commitment),
+        )
     except (KeyError, TypeError):
         raise ProtocolError(f"{base}/api/rooms answered {payload!r:.120}, not a room") from None
 

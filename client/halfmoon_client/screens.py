@@ -265,6 +265,8 @@ def results_screen(session: Session, *, lang: str = "en", width: int = WIDTH) ->
     lines += results_table(session.results or [], session.players, lang)
     if session.outcome is not None:
         lines += ["", *_wrap(_outcome_text(session, lang), width)]
+    if session.verified is not None:
+        lines += ["", *_wrap(say("verified" if session.verified else "not_verified", lang), width)]
     return _fit(lines, width, HEIGHT - 1)
 
 

@@ -24,7 +24,7 @@ from typing import Any, Final
 from halfmoon.cards import Card
 from halfmoon.errors import HalfMoonError
 from halfmoon.positions import POSITION_COUNT, parse_position
-from halfmoon.protocol import FINISHED, VERSION, GiveUp, Join, Leave, Ping, Resume, Start, Undo, Watch
+from halfmoon.protocol import FINISHED, VERSION, GiveUp, Join, Leave, Ping, Resume, Start, Undo, Watch, commitment_of
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.errors import ProtocolError
 
@@ -168,6 +168,10 @@ class Session:
     error: tuple[str, str] | None = None  # the last refusal: (code, message)
     last_move_id: int = 0
     welcomed: bool = False
+    #: a sealed race's commitment (sha256 of CODE:SALT) from the start, and whether the code and
+    #: salt revealed at the end match it (None: not revealed yet, or not a sealed race)
+    commitment: str | None = None
+    verified: bool | None = None
 
     # -- messages to send ---------------------------------------------------------------------
 
@@ -301,6 +305,7 @@ class Session:
         self.mode = snap.get("mode")
         self.phase = snap["phase"]
         self.code = snap.get("code")
+        self.commitment = snap.get("commitment") or self.commitment
         self.host = snap.get("host")
         if isinstance(snap.get("now"), int):
             self.offset_ms = snap["now"] - local_ms
@@ -350,6 +355,7 @@ class Session:
     def _started(self, m: Message, local_ms: int) -> None:
         self.phase = "running"
         self.code = m.get("code")
+        self.commitment = m.get("commitment") or self.commitment
         self.started_at = m["started_at"]
         if m.get("board") is not None:
             self.board = Board.from_json(m["board"])
@@ -390,6 +396,7 @@ class Session:
         )
         if m.get("code"):
             self.code = m["code"]
+        self._verify(m.get("code"), m.get("salt"))
         me = self.me
         if me is not None:
             me.update({"status": m["outcome"], "score": m["score"], "moves": m["moves"], "elapsed_ms": m["time_ms"]})
@@ -404,6 +411,14 @@ class Session:
             raise TypeError("results is not a list")
         self.results = results
         self.phase = "finished"
+        if m.get("code"):
+            self.code = m["code"]
+            self._verify(m["code"], m.get("salt"))
+
+    def _verify(self, code: Any, salt: Any) -> None:
+        """Check a revealed sealed deal against the commitment the race started with."""
+        if self.commitment and isinstance(code, str) and isinstance(salt, str):
+            self.verified = commitment_of(code, salt) == self.commitment
 
     def _spectators(self, m: Message, local_ms: int) -> None:
         self.spectators = int(m["count"])

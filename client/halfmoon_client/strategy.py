@@ -30,14 +30,14 @@ from halfmoon.view import BoardView
 Strategy = Callable[[BoardView, list[Move], random.Random], Move]
 
 
-def mirror(view: BoardView, code: DealCode) -> Game:
+def mirror(view: BoardView, code: DealCode | None = None) -> Game:
     """A game holding only what ``view`` shows (:meth:`halfmoon.BoardView.as_game`): each pile is
     its top card alone. Its legal moves, checks and playable cards are those of the real game in
     that position; its history is not (nothing under a top is known)."""
     return view.as_game(code)
 
 
-def legal_moves(view: BoardView, code: DealCode) -> list[Move]:
+def legal_moves(view: BoardView, code: DealCode | None = None) -> list[Move]:
     """Every move the server would accept on this board (pairs, then triples)."""
     return list(mirror(view, code).legal_moves())
 
@@ -66,7 +66,9 @@ def choose_greedy(view: BoardView, moves: list[Move], rng: random.Random) -> Mov
 STRATEGIES: Final[dict[str, Strategy]] = {"random": choose_random, "greedy": choose_greedy}
 
 
-def explain(view: BoardView, code: DealCode, positions: list[str] | tuple[str, ...]) -> tuple[str, str | None] | None:
+def explain(
+    view: BoardView, code: DealCode | None, positions: list[str] | tuple[str, ...]
+) -> tuple[str, str | None] | None:
     """Why the server would refuse this move on this board, or None if it is legal.
 
     Returns ``(engine message, seed reason)`` where the seed reason is ``"sum"`` or

@@ -74,6 +74,7 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         executor=executor,
         requires_winnable=settings.daily_requires_winnable,
         node_budget=settings.solver_node_budget,
+        time_limit_s=settings.daily_time_limit_s,
     )
     analyst = Analyst(
         executor, node_budget=settings.solver_node_budget, time_budget_ms=settings.analysis_time_budget_ms
@@ -151,7 +152,7 @@ async def _freeze_gc(app: web.Application) -> None:
 def create_app(settings: Settings | None = None) -> web.Application:
     """The whole server as an aiohttp application (nothing opens until it starts)."""
     settings = settings or Settings.from_env()
-    app = web.Application(middlewares=[rest.api_errors], client_max_size=64 * 1024)
+    app = web.Application(middlewares=[rest.security_headers, rest.api_errors], client_max_size=64 * 1024)
     app[keys.SETTINGS] = settings
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections

@@ -63,6 +63,7 @@ class Audience:
                     event.game,
                     event.ranked,
                     event.analysis,
+                    event.salt,
                 )
                 return Frames(seq, None, None, {event.player: wire.encode_event(body, seq)})
             case events.GameEnded():
@@ -78,7 +79,7 @@ class Audience:
             case events.CountdownStarted():
                 return self._to_all(wire.Countdown(event.starts_at, event.now, event.time_limit_s), seq, watched)
             case events.RaceOver():
-                return self._to_all(wire.RaceOver(event.results), seq, watched)
+                return self._to_all(wire.RaceOver(event.results, event.code, event.salt, event.sealed), seq, watched)
 
     def _to_all(self, message: wire.RoomEvent, seq: int, watched: bool) -> Frames:
         frame = wire.encode_event(message, seq)
@@ -88,12 +89,17 @@ class Audience:
     def _started(self, event: events.RaceStarted, seq: int) -> Frames:
         self.shown = self.race.spectator_tops()  # the same deal for all: everything in sight is shown
         overrides: dict[str, bytes | None] = {
-            pid: wire.encode_event(wire.Started(event.code, event.started_at, board=board.to_json()), seq)
+            pid: wire.encode_event(
+                wire.Started(event.code, event.started_at, board=board.to_json(), commitment=event.commitment), seq
+            )
             for pid, board in event.boards.items()
         }
-        players = wire.encode_event(wire.Started(event.code, event.started_at), seq)
+        players = wire.encode_event(wire.Started(event.code, event.started_at, commitment=event.commitment), seq)
         spectators = wire.encode_event(
-            wire.Started(event.code, event.started_at, boards=self.race.spectator_boards()), seq
+            wire.Started(
+                event.code, event.started_at, boards=self.race.spectator_boards(), commitment=event.commitment
+            ),
+            seq,
         )
         return Frames(seq, players, spectators, overrides)
 

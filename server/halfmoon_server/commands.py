@@ -78,6 +78,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "single":
             racer, events = race.join(entry["n"], now)
             racer.ranked = bool(entry.get("r", True))
+            race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
             return events + race.begin(now)
         case "watch":
             return race.watch()
@@ -98,7 +99,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "recorded":
             if _player(player) not in race.unrecorded:
                 return []  # recorded already (by another instance): the first one counts
-            return race.recorded(_player(player), entry.get("g"), entry.get("a"))
+            return race.recorded(_player(player), entry.get("g"), entry.get("a"), now)
     raise Refusal("bad_message", f"no room command {kind!r}")
 
 

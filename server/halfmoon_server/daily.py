@@ -9,16 +9,19 @@ secret)``. Once chosen, a day's code is stored and never recomputed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from concurrent.futures import Executor
 from datetime import date
 
 from halfmoon.codes import daily_code
 from halfmoon.solver import NoWinnableDealError, first_winnable_daily, solve
-from halfmoon_server.clock import Clock, utc_datetime, utc_day
+from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
 from halfmoon_server.ports import Storage
 
 log = logging.getLogger("halfmoon_server.daily")
+
+DAY_MS = 86_400_000
 
 
 def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node_budget: int) -> str:
@@ -51,6 +54,7 @@ class DailyService:
         executor: Executor | None,
         requires_winnable: bool,
         node_budget: int,
+        time_limit_s: int = 1800,
     ) -> None:
         self.storage = storage
         self.clock = clock
@@ -58,11 +62,25 @@ class DailyService:
         self.executor = executor
         self.requires_winnable = requires_winnable
         self.node_budget = node_budget
+        self.time_limit_s = time_limit_s
         self._codes: dict[date, str] = {}
         self._pending: dict[date, asyncio.Future[str]] = {}
 
     def today(self) -> date:
         return utc_day(self.clock.now_ms())
+
+    def reveal_at(self, day: date) -> int:
+        """When a day's code (and its games' records) may be public: the day is over and every
+        attempt of it has ended (none starts after midnight; each lasts at most its limit)."""
+        return day_start_ms(day) + DAY_MS + self.time_limit_s * 1000
+
+    def revealed(self, day: date) -> bool:
+        return self.clock.now_ms() >= self.reveal_at(day)
+
+    def address_key(self, address: str) -> str:
+        """A client address as the daily attempts keep it: hashed with the secret (the limit per
+        address needs to tell addresses apart, never to know them)."""
+        return hashlib.sha256(self.secret + b"|" + address.encode()).hexdigest()[:32]
 
     async def code_for(self, day: date) -> str:
         """The day's deal code, chosen once (solver in the executor) and stored.

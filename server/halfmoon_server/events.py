@@ -62,6 +62,7 @@ class RaceStarted:
     started_at: int
     code: str | None
     boards: dict[str, BoardView]
+    commitment: str | None = None
 
 
 #: One position after a move: ``(position, its new top or None when empty, its card count)``
@@ -102,15 +103,21 @@ class GameOver:
     score: int
     moves: int
     time_ms: int
-    code: str
+    code: str | None  # None: a daily code before its day's attempts have all ended
     game: str | None
     ranked: bool
     analysis: dict[str, object] | None
+    salt: str | None = None
 
 
 @dataclass(slots=True)
 class RaceOver:
+    """The race is over: the results, and the deal code (with its salt, for a sealed race)."""
+
     results: tuple[Result, ...]
+    code: str | None = None
+    salt: str | None = None
+    sealed: bool = False
 
 
 Event = (

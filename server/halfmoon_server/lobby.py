@@ -70,6 +70,7 @@ class Lobby:
         self.daily_service = daily
         self.rooms: dict[str, Room] = {}
         self.draining = False
+        self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
@@ -93,8 +94,11 @@ class Lobby:
         self.log.unfollow(room)
         self.rooms.pop(room.id, None)
 
-    async def _new_room(self, mode: Mode, code: DealCode, daily_day: date | None = None) -> Room:
-        """A new room, its id claimed in the room log (unique across instances and restarts)."""
+    async def _new_room(
+        self, mode: Mode, code: DealCode, daily_day: date | None = None, *, sealed: bool = False
+    ) -> Room:
+        """A new room, its id claimed in the room log (unique across instances and restarts).
+        ``sealed``: a race on a deal the server chose (its code stays hidden, see ``Race``)."""
         for _ in range(50):
             room_id = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_ID_LENGTH))
             header = room_header(
@@ -106,6 +110,8 @@ class Lobby:
                 daily_day=daily_day.isoformat() if daily_day else None,
             )
             header["config"] = asdict(self.config)
+            if sealed:
+                header["salt"] = secrets.token_hex(16)  # 32 hex characters
             try:
                 created = await self.log.create(header)
             except LogUnavailable as exc:
@@ -178,11 +184,14 @@ class Lobby:
         if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
             raise Refusal("rate_limited", "too many new games from your address in a short time; try again in a minute")
 
-    async def create_race(self, code: DealCode, client: str) -> Room:
-        """A race lobby on ``code``, for a link. Raises :class:`Refusal` (``server_full``,
+    async def create_race(self, code: DealCode | None, client: str) -> Room:
+        """A race lobby for a link: on ``code`` (the host chose it: an open race), or on a deal
+        the server draws (None: a sealed race). Raises :class:`Refusal` (``server_full``,
         ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
+        if code is None:
+            return await self._new_room(Mode.RACE, race_code(None), sealed=True)
         return await self._new_room(Mode.RACE, code)
 
     async def solo(self, outbox: Outbox, name: str, code: DealCode, client: str) -> tuple[Room, str]:
@@ -193,8 +202,13 @@ class Lobby:
         room = await self._new_room(Mode.SOLO, code)
         return room, await self._start_single(room, outbox, name, ranked=True)
 
-    async def _start_single(self, room: Room, outbox: Outbox, name: str, *, ranked: bool) -> str:
-        events = await room.submit({"k": "single", "n": name, "tok": new_token(), "r": ranked}, outbox)
+    async def _start_single(
+        self, room: Room, outbox: Outbox, name: str, *, ranked: bool, time_limit_s: int | None = None
+    ) -> str:
+        entry: dict[str, object] = {"k": "single", "n": name, "tok": new_token(), "r": ranked}
+        if time_limit_s is not None:
+            entry["lim"] = time_limit_s
+        events = await room.submit(entry, outbox)
         return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
     async def daily(self, outbox: Outbox, name: str, client: str) -> tuple[Room, str]:
@@ -209,13 +223,19 @@ class Lobby:
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
             room = await self._new_room(Mode.DAILY, code, daily_day=day)
-            ranked = await self.storage.claim_daily_attempt(day, name_key(name), utc_datetime(self.clock.now_ms()))
+            ranked = await self.storage.claim_daily_attempt(
+                day,
+                name_key(name),
+                utc_datetime(self.clock.now_ms()),
+                address=self.daily_service.address_key(client),
+                per_address=self.settings.daily_ranked_per_address,
+            )
         except StorageError:
             log.exception("the daily challenge is unavailable")
             raise Refusal("internal", "the daily challenge is unavailable right now") from None
         finally:
             self._claiming -= 1
-        return room, await self._start_single(room, outbox, name, ranked=ranked)
+        return room, await self._start_single(room, outbox, name, ranked=ranked, time_limit_s=self.daily_limit_s)
 
     # -- housekeeping ----------------------------------------------------------------------------------
 

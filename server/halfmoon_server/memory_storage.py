@@ -25,6 +25,7 @@ class MemoryStorage:
         self.games: dict[str, StoredGame] = {}
         self.daily_codes: dict[date, str] = {}
         self.daily_attempts: set[tuple[date, str]] = set()
+        self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
 
     async def ping(self) -> None:
         return None
@@ -49,11 +50,18 @@ class MemoryStorage:
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return self._ranking(lambda g: g.room == room, limit)
 
-    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool:
+    async def claim_daily_attempt(
+        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+    ) -> bool:
         if (day, name_key) in self.daily_attempts:
             return False
+        ranked = True
+        if address is not None and per_address > 0:
+            ranked = sum(1 for d, a in self.ranked_addresses if (d, a) == (day, address)) < per_address
         self.daily_attempts.add((day, name_key))
-        return True
+        if ranked and address is not None:
+            self.ranked_addresses.append((day, address))
+        return ranked
 
     async def daily_code(self, day: date) -> str | None:
         return self.daily_codes.get(day)

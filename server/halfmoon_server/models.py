@@ -33,6 +33,8 @@ class GameRow(Base):
     ranked: Mapped[bool] = mapped_column(Boolean)
     daily_date: Mapped[date | None] = mapped_column(Date, nullable=True)
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: a sealed race's salt: with the code, it opens the commitment its racers started with
+    salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     __table_args__ = (
         Index("ix_games_code_rank", "code", "score", "time_ms"),
@@ -59,3 +61,7 @@ class DailyAttemptRow(Base):
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     name_key: Mapped[str] = mapped_column(String(40), primary_key=True)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: the client's address, hashed with the daily secret (a limit per address, no address kept)
+    address: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: whether the attempt is the ranked one (an attempt over the address's limit is not)
+    ranked: Mapped[bool] = mapped_column(Boolean, default=True)

@@ -18,7 +18,7 @@ them; the room shell (:mod:`halfmoon_server.room`) and the handlers use them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -65,13 +65,15 @@ class FinishedGame:
     ranked: bool
     daily_date: date | None
     finished_at: datetime
+    #: a sealed race's salt (None: an open race, a solo game, a daily attempt)
+    salt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class StoredGame(FinishedGame):
-    """A finished game as stored: the same fields and the id the storage gave it."""
+    """A finished game as stored: the same fields and its id."""
 
-    id: str
+    id: str = field(kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +95,12 @@ class Storage(Protocol):
     async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]: ...
-    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool: ...
+    async def claim_daily_attempt(
+        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+    ) -> bool:
+        """Record a name's attempt of the day; True when it is the ranked one: the name's first of
+        the day, and (with ``per_address``) one of the first that many ranked from ``address``."""
+        ...
     async def daily_code(self, day: date) -> str | None: ...
     async def save_daily_code(self, day: date, code: str, at: datetime) -> str: ...
     async def daily_days(self, before: date, limit: int) -> list[DailyDay]: ...

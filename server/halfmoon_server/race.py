@@ -37,6 +37,7 @@ from halfmoon.protocol import (
     PlayerSummary,
     Result,
     RoomSnapshot,
+    commitment_of,
     ranking_key,
 )
 from halfmoon.record import UNDO, GameRecord, Step
@@ -123,6 +124,7 @@ class Race:
         *,
         now: int,
         daily_day: date | None = None,
+        salt: str | None = None,
     ) -> None:
         self.id = room_id
         self.mode = mode
@@ -130,6 +132,11 @@ class Race:
         self.deal = Deal.from_code(code)
         self.config = config
         self.daily_day = daily_day
+        #: a sealed race (the server chose the deal): nobody sees the code before their game
+        #: ends; everyone starts with the commitment ``sha256(CODE:SALT)``
+        self.salt = salt
+        self.sealed = salt is not None
+        self.commitment = commitment_of(str(code), salt) if salt is not None else None
         self.phase = Phase.LOBBY
         self.host: str | None = None
         self.players: dict[str, Racer] = {}
@@ -170,14 +177,25 @@ class Race:
         )
 
     def code_for(self, viewer: Racer | None, now: int) -> str | None:
-        """The deal code a viewer may see: a daily code only after their attempt or the day."""
-        if self.mode is not Mode.DAILY:
+        """The deal code a viewer (a player, or None: a spectator, a REST reader) may see now.
+
+        A solo game shows it from the start (the seed's bar). A sealed race, to a player once
+        their game is over, to anyone once the race is over. A daily attempt, to anyone — its own
+        player too, so a throwaway attempt learns no code — once every attempt of the day has
+        ended (:meth:`reveal_at`). A race on a code the host chose is open: everybody knows it."""
+        if self.mode is Mode.SOLO or (self.mode is Mode.RACE and not self.sealed):
             return str(self.code)
+        if self.mode is Mode.DAILY:  # not even to its own player before then: a scout learns nothing
+            return str(self.code) if now >= self.reveal_at() else None
         if viewer is not None and viewer.finished:
             return str(self.code)
-        if self.daily_day is not None and now >= day_start_ms(self.daily_day) + DAY_MS:
-            return str(self.code)
-        return None
+        return str(self.code) if viewer is None and self.phase is Phase.FINISHED else None
+
+    def reveal_at(self) -> int:
+        """When a daily attempt's code is public: the day is over and every attempt of it has
+        ended (none starts after midnight, and each lasts at most its time limit)."""
+        assert self.daily_day is not None
+        return day_start_ms(self.daily_day) + DAY_MS + (self.time_limit_s or 0) * 1000
 
     def spectator_tops(self) -> dict[str, list[str | None]]:
         """Each player's tops as spectators may see them (docs/protocol.md, "Who sees what").
@@ -240,6 +258,8 @@ class Race:
             boards,
             bool(game is not None and game.can_undo),
             self.results,
+            self.sealed,
+            self.commitment,
         )
 
     # -- membership ---------------------------------------------------------------------------------
@@ -379,8 +399,8 @@ class Race:
             racer.status = PlayerStatus.PLAYING
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
             boards[racer.id] = BoardView.of(racer.game)
-        code = None if self.mode is Mode.DAILY else str(self.code)
-        events: list[Event] = [RaceStarted(now, code, boards)]
+        code = None if self.mode is Mode.DAILY or self.sealed else str(self.code)
+        events: list[Event] = [RaceStarted(now, code, boards, self.commitment)]
         return events + self._check_race_end(now)
 
     def move(self, player_id: str | None, move: Move, now: int) -> list[Event]:
@@ -533,7 +553,9 @@ class Race:
             return self._race_over()
         return []
 
-    def recorded(self, player_id: str, game_id: str | None, analysis: dict[str, object] | None) -> list[Event]:
+    def recorded(
+        self, player_id: str, game_id: str | None, analysis: dict[str, object] | None, now: int = 0
+    ) -> list[Event]:
         """A finished game is recorded (``game_id`` None: storing it failed): the player's
         :class:`GameOver`, and the :class:`RaceOver` once every game is recorded."""
         racer = self._racer(player_id)
@@ -547,10 +569,11 @@ class Race:
             game.score,
             game.move_count,
             racer.time_ms,
-            str(self.code),
+            self.code_for(racer, now),
             game_id,
             racer.ranked,
             analysis,
+            self.salt,
         )
         return [over, *self._race_over()]
 
@@ -566,5 +589,7 @@ class Race:
         finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
         lines.sort(key=lambda line: ranking_key(line.score, line.time_ms, finished_at[line.player or ""]))
         self.results = tuple(replace(line, rank=rank) for rank, line in enumerate(lines, 1))
-        return [RaceOver(self.results)]
+        if self.mode is not Mode.RACE:
+            return [RaceOver(self.results)]
+        return [RaceOver(self.results, str(self.code), self.salt, self.sealed)]
 

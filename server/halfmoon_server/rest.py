@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from aiohttp import web
@@ -16,7 +16,7 @@ from aiohttp import web
 from halfmoon.codes import DealCode
 from halfmoon.deal import Deal
 from halfmoon.errors import BadMessageError, InvalidCodeError
-from halfmoon.protocol import PlayerStatus, Result, normalise_room
+from halfmoon.protocol import PlayerStatus, Result, commitment_of, normalise_room
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import client_address
@@ -87,6 +87,9 @@ def _day(text: str) -> date:
 
 
 async def create_room(request: web.Request) -> web.Response:
+    if request.content_type != "application/json":
+        # a cross-site form (text/plain, form-encoded) cannot send JSON without a preflight
+        raise ApiError(415, "bad_content_type", "send the body as application/json (an empty object is fine: {})")
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
     # read(n) answers what has arrived so far: a body sent in pieces needs reading to its end
@@ -110,13 +113,18 @@ async def create_room(request: web.Request) -> web.Response:
         if text is not None and not isinstance(text, str):
             raise ApiError(400, "bad_code", "'code' must be a string such as \"HM1-N-AAAAAAB\"")
     try:
-        code = race_code(text)
+        code = race_code(text) if text is not None else None  # none chosen: a sealed race
         client = client_address(request, trust_forwarded=request.app[keys.SETTINGS].trust_forwarded)
         room = await request.app[keys.LOBBY].create_race(code, client)
     except Refusal as exc:
         status = {"bad_code": 400, "rate_limited": 429}.get(exc.code, 503)
         raise ApiError(status, exc.code, exc.message) from None
-    return json_response({"room": room.id, "code": str(code), "url": f"{base_url(request)}/r/{room.id}"}, 201)
+    answer: dict[str, Any] = {"room": room.id, "url": f"{base_url(request)}/r/{room.id}", "sealed": room.race.sealed}
+    if room.race.sealed:
+        answer["commitment"] = room.race.commitment  # the code stays with the server until games end
+    else:
+        answer["code"] = str(code)
+    return json_response(answer, 201)
 
 
 async def get_room(request: web.Request) -> web.Response:
@@ -145,8 +153,8 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
         raise ApiError(404, "no_such_room", f"there is no room {room_id!r}")
     first = games[0]
     code: str | None = first.code
-    if first.daily_date is not None and first.daily_date >= request.app[keys.DAILY].today():
-        code = None  # the daily code stays hidden until the day is over
+    if first.daily_date is not None and not request.app[keys.DAILY].revealed(first.daily_date):
+        code = None  # the daily code stays hidden until every attempt of the day has ended
     results = entries(games)["entries"]
     return json_response(
         {
@@ -191,7 +199,8 @@ async def daily(request: web.Request) -> web.Response:
     today = service.today()
     base = base_url(request)
     leaderboard = await request.app[keys.STORAGE].daily_leaderboard(today, 1000)
-    past = await request.app[keys.STORAGE].daily_days(today, 60)
+    # a day is listed (with its code) once every attempt of it has ended, not at midnight
+    past = [d for d in await request.app[keys.STORAGE].daily_days(today, 60) if service.revealed(d.day)]
     return json_response(
         {
             "date": today.isoformat(),
@@ -213,28 +222,48 @@ async def daily(request: web.Request) -> web.Response:
 
 
 async def get_game(request: web.Request) -> web.Response:
+    """A finished game's record and deal — once nobody can still use them: a daily game once
+    every attempt of its day has ended, a race's game once nobody racing that room is still
+    playing (the deal is the same for all)."""
     game_id = request.match_info["game"]
     game = await request.app[keys.STORAGE].get_game(game_id) if len(game_id) <= 32 else None
     if game is None:
         raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r}")
-    if game.daily_date is not None and game.daily_date >= request.app[keys.DAILY].today():
+    daily = request.app[keys.DAILY]
+    if game.daily_date is not None and not daily.revealed(game.daily_date):
         raise ApiError(
             403,
             "daily_hidden",
-            f"game {game_id!r} is a daily-challenge game; its record opens when {game.daily_date} is over",
+            f"game {game_id!r} is a daily-challenge game; its record opens when every attempt of "
+            f"{game.daily_date} has ended",
+        )
+    try:
+        room = await request.app[keys.LOBBY].find(game.room, hold=False)
+    except Refusal as exc:
+        raise ApiError(503, exc.code, exc.message) from None
+    if room is not None and any(racer.playing for racer in room.race.players.values()):
+        raise ApiError(
+            403,
+            "game_hidden",
+            f"game {game_id!r} is from room {game.room}, where someone is still playing on the same deal; "
+            "its record opens when they have finished",
         )
     # a record holds only positions: a client replaying it needs the cards (docs/protocol.md);
-    # who played it and how it ended head the replay screen
-    return json_response(
-        {
-            **game.record,
-            "deal": Deal.from_code(game.record["code"]).to_json(),
-            "name": game.nickname,
-            "score": game.score,
-            "time_ms": game.time_ms,
-            "outcome": game.outcome,
-        }
-    )
+    # who played it and how it ended head the replay screen; a sealed race's salt opens its
+    # commitment (halfmoon verify)
+    body: dict[str, Any] = {
+        **game.record,
+        "deal": Deal.from_code(game.record["code"]).to_json(),
+        "name": game.nickname,
+        "score": game.score,
+        "time_ms": game.time_ms,
+        "outcome": game.outcome,
+        "sealed": game.salt is not None,
+    }
+    if game.salt is not None:
+        body["salt"] = game.salt
+        body["commitment"] = commitment_of(game.code, game.salt)
+    return json_response(body)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -244,6 +273,33 @@ async def healthz(request: web.Request) -> web.Response:
         log.warning("health check failed: %s", exc)
         return json_response({"status": "unavailable", "error": "the database does not answer"}, 503)
     return json_response({"status": "ok"})
+
+
+#: What every answer says about itself: pages run only the origin's own scripts and styles, may
+#: not be framed, leak no address in Referer, and are never content-sniffed.
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+    ),
+    "Referrer-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Add :data:`SECURITY_HEADERS` to every answer (errors included)."""
+    try:
+        response: web.StreamResponse = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    if not response.prepared:  # a WebSocket is prepared (upgraded) already
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+    return response
 
 
 @web.middleware

@@ -121,6 +121,7 @@ def race_of(header: Entry) -> Race:
         RaceConfig(**header["config"]),
         now=header["created_at"],
         daily_day=date.fromisoformat(day) if day else None,
+        salt=header.get("salt"),
     )
 
 
@@ -483,6 +484,7 @@ class Room:
             ranked=racer.ranked,
             daily_date=race.daily_day,
             finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
+            salt=race.salt,
         )
         stored: str | None = None
         analysis: dict[str, Any] | None = None

@@ -39,6 +39,12 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     countdown_s: float = 3.0
     default_time_limit_s: int = 1800
+    #: A daily attempt's time limit; the day's code is public once the day is over and this
+    #: long has passed (every attempt of the day has ended by then).
+    daily_time_limit_s: int = 1800
+    #: Ranked daily attempts one client address may start a day (later ones are not ranked): a
+    #: throwaway name to scout the deal costs a ranked attempt. 0: no limit.
+    daily_ranked_per_address: int = 3
     max_players: int = 8
     #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
     max_rooms: int = 10_000
@@ -126,6 +132,8 @@ class Settings:
         take("HALFMOON_ROOM_BURST", "room_burst", float)
         take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
         take("HALFMOON_REDIS", "redis_url", str)
+        take("HALFMOON_DAILY_TIME_LIMIT_S", "daily_time_limit_s", int)
+        take("HALFMOON_DAILY_RANKED_PER_ADDRESS", "daily_ranked_per_address", int)
         take("HALFMOON_RATE_BURST", "rate_burst", float)
         take("HALFMOON_RATE_PER_S", "rate_per_s", float)
         take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
@@ -151,6 +159,8 @@ class Settings:
             raise SettingsError("room_burst must be at least 1 and room_per_min positive")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
+        if not 60 <= self.daily_time_limit_s <= 86_400:
+            raise SettingsError(f"daily_time_limit_s must be 60-86400 seconds, not {self.daily_time_limit_s}")
         if self.journal_sync.lower() not in ("normal", "full"):
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):

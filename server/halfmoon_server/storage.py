@@ -89,6 +89,7 @@ def _stored(row: GameRow) -> StoredGame:
         ranked=row.ranked,
         daily_date=row.daily_date,
         finished_at=row.finished_at,
+        salt=row.salt,
     )
 
 
@@ -123,6 +124,7 @@ class SqlStorage:
             ranked=game.ranked,
             daily_date=game.daily_date,
             finished_at=game.finished_at,
+            salt=game.salt,
         )
         try:
             async with self._sessions.begin() as session:
@@ -165,15 +167,25 @@ class SqlStorage:
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return await self._ranking(GameRow.room == room, limit)
 
-    async def claim_daily_attempt(self, day: date, name_key: str, at: datetime) -> bool:
+    async def claim_daily_attempt(
+        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+    ) -> bool:
         try:
             async with self._sessions.begin() as session:
-                session.add(DailyAttemptRow(day=day, name_key=name_key, started_at=at))
+                ranked = True
+                if address is not None and per_address > 0:
+                    query = select(func.count()).where(
+                        DailyAttemptRow.day == day,
+                        DailyAttemptRow.address == address,
+                        DailyAttemptRow.ranked.is_(True),
+                    )
+                    ranked = (await session.scalar(query) or 0) < per_address
+                session.add(DailyAttemptRow(day=day, name_key=name_key, started_at=at, address=address, ranked=ranked))
         except IntegrityError:
             return False
         except (SQLAlchemyError, OSError) as exc:
             raise StorageError(f"cannot record the daily attempt: {exc}") from exc
-        return True
+        return ranked
 
     async def daily_code(self, day: date) -> str | None:
         try:

@@ -43,7 +43,9 @@ from halfmoon_server.connection import Connection, client_address
 from halfmoon_server.errors import Refusal
 from halfmoon_server.limits import RateLimit
 from halfmoon_server.lobby import Lobby, new_token, race_code
+from halfmoon_server.masking import MaskedWebSocket
 from halfmoon_server.room import Room
+from halfmoon_server.settings import Settings
 
 log = logging.getLogger("halfmoon_server.ws")
 
@@ -51,36 +53,41 @@ CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
 
 
-def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
-    """No Origin (not a browser) or the server's own origin (or a configured one)."""
+def origin_allowed(request: web.Request, settings: Settings) -> bool:
+    """No Origin (not a browser), a configured extra origin, or the server's own origin: the same
+    scheme, host and port as the public URL (``--public-url``), else as this request (its scheme
+    from ``X-Forwarded-Proto`` behind a trusted proxy)."""
     origin = request.headers.get("Origin")
     if origin is None:
         return True
-    if origin in allowed:
+    if origin in settings.allowed_origins:
         return True
     try:
         url = URL(origin)
-    except ValueError:
-        return False
-    if not url.host:
-        return False
-    try:
-        own = URL(f"{url.scheme}://{request.host}")
+        if settings.public_url:
+            own = URL(settings.public_url)
+        else:
+            scheme = request.scheme
+            if settings.trust_forwarded:
+                scheme = request.headers.get("X-Forwarded-Proto", scheme).split(",")[0].strip() or scheme
+            own = URL(f"{scheme}://{request.host}")
     except ValueError:  # a Host header yarl cannot parse ("x:99999", "[::1") is not our origin
         return False
-    return bool(own.host) and own.host == url.host and own.port == url.port
+    if not url.host or not own.host:
+        return False
+    return (url.scheme, url.host, url.port) == (own.scheme, own.host, own.port)
 
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings = app[keys.SETTINGS]
-    if not origin_allowed(request, settings.allowed_origins):
+    if not origin_allowed(request, settings):
         raise web.HTTPForbidden(
             text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
             content_type="application/json",
         )
     # no permessage-deflate: frames are small, and rooms write frames straight to the transport
-    ws = web.WebSocketResponse(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
+    ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
     await ws.prepare(request)
     if settings.ws_send_buffer is not None and request.transport is not None:
         sock = request.transport.get_extra_info("socket")

@@ -42,6 +42,10 @@ WINNING_MOVES: Final = 48
 WINNING_SCORE: Final = 40 * PAIR_POINTS + 8 * TRIPLE_POINTS
 
 
+#: The name a visible-only game carries when the deal's code is not known (it names, deals nothing).
+_UNNAMED_DEAL = "HM1-N-AAAAAAA"
+
+
 class Status(enum.StrEnum):
     """Where a game stands. The values are the wire and JSON names."""
 
@@ -135,19 +139,20 @@ class Game:
         return self.deal.code
 
     @classmethod
-    def from_visible(cls, code: str | DealCode, tops: Sequence[Card | None], *, cards_left: int) -> Game:
+    def from_visible(cls, code: str | DealCode | None, tops: Sequence[Card | None], *, cards_left: int) -> Game:
         """A game holding only what a player sees: each pile is its top card alone, each reserve
         slot its card (``tops`` in position order, 20 entries, None where empty).
 
         Its playable cards, legal moves and move checks are those of the real game in that
         position; what lies under a top is unknown, so it is not a game to play on past one move.
-        Bots and clients use it to reason about the board the server sent them, never more.
+        Bots and clients use it to reason about the board the server sent them, never more; the
+        code only names the deal (None: not known yet, as in a sealed race).
         """
         if len(tops) != POSITION_COUNT:
             raise InvalidPositionError(f"a visible board has {POSITION_COUNT} positions, not {len(tops)}")
         piles = tuple(() if top is None else (top,) for top in tops[:PILE_COUNT])
         reserve = tuple(tops[PILE_COUNT:])
-        parsed = code if isinstance(code, DealCode) else DealCode.parse(code)
+        parsed = code if isinstance(code, DealCode) else DealCode.parse(code or _UNNAMED_DEAL)
         game = cls.__new__(cls)
         game.deal = Deal(parsed, piles, tuple(card for card in reserve if card is not None))
         game._piles = [list(pile) for pile in piles]

@@ -18,6 +18,7 @@ MoveMessage(move=Move(positions=(7, 11)), msg_id=3)
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -369,6 +370,18 @@ class Result:
         return out
 
 
+def commitment_of(code: str, salt: str) -> str:
+    """A sealed race's commitment to its deal: the lowercase hex SHA-256 of ``CODE:SALT``.
+
+    Every racer gets it at the start; their ``game_over`` reveals the code and the salt, and
+    anyone can check that the deal was the one committed to.
+
+    >>> commitment_of("HM1-N-AAAAAAA", "0" * 32)[:16]
+    '70febe9e42e57bb2'
+    """
+    return hashlib.sha256(f"{code}:{salt}".encode()).hexdigest()
+
+
 def ranking_key(score: int, time_ms: int, finished_at_ms: int) -> tuple[int, int, int]:
     """The one ranking rule of races and leaderboards: the higher score first, then the shorter
     time, then whoever finished first. (The SQL leaderboards order by the same three columns.)"""
@@ -411,6 +424,8 @@ class RoomSnapshot:
     boards: Json | None
     can_undo: bool
     results: tuple[Result, ...] | None
+    sealed: bool = False
+    commitment: str | None = None
 
     def to_json(self) -> Json:
         return {
@@ -418,6 +433,8 @@ class RoomSnapshot:
             "mode": str(self.mode),
             "phase": str(self.phase),
             "code": self.code,
+            "sealed": self.sealed,
+            "commitment": self.commitment,
             "host": self.host,
             "now": self.now,
             "starts_at": self.starts_at,
@@ -546,11 +563,17 @@ class Started(RoomEvent):
     started_at: int
     board: Json | None = None
     boards: Json | None = None
+    commitment: str | None = None
 
     def to_json(self) -> Json:
+        out: Json = {"code": self.code, "started_at": self.started_at}
+        if self.commitment is not None:
+            out["commitment"] = self.commitment
         if self.boards is not None:
-            return {"code": self.code, "started_at": self.started_at, "boards": self.boards}
-        return {"code": self.code, "started_at": self.started_at, "board": self.board}
+            out["boards"] = self.boards
+        else:
+            out["board"] = self.board
+        return out
 
 
 @dataclass(slots=True)
@@ -623,31 +646,42 @@ class GameOver(RoomEvent):
     score: int
     moves: int
     time_ms: int
-    code: str
+    code: str | None
     game: str | None
     ranked: bool
     analysis: Json | None
+    salt: str | None = None
 
     def to_json(self) -> Json:
-        return {
+        out: Json = {
             "outcome": str(self.outcome),
             "score": self.score,
             "moves": self.moves,
             "time_ms": self.time_ms,
             "code": self.code,
-            "game": self.game,
-            "ranked": self.ranked,
-            "analysis": self.analysis,
         }
+        if self.salt is not None:
+            out["salt"] = self.salt
+        out.update(game=self.game, ranked=self.ranked, analysis=self.analysis)
+        return out
 
 
 @dataclass(slots=True)
 class RaceOver(RoomEvent):
     kind: ClassVar[str] = "race_over"
     results: tuple[Result, ...]
+    code: str | None = None
+    salt: str | None = None
+    sealed: bool = False
 
     def to_json(self) -> Json:
-        return {"results": [r.to_json() for r in self.results]}
+        out: Json = {"results": [r.to_json() for r in self.results]}
+        if self.code is not None:
+            out["code"] = self.code
+            out["sealed"] = self.sealed
+        if self.salt is not None:
+            out["salt"] = self.salt
+        return out
 
 
 @dataclass(slots=True)

@@ -33,7 +33,7 @@ class BoardView:
             tuple(game.count_at(p) for p in POSITIONS),
         )
 
-    def as_game(self, code: str | DealCode) -> Game:
+    def as_game(self, code: str | DealCode | None = None) -> Game:
         """The board as a :class:`Game` that knows only these tops (see :meth:`Game.from_visible`):
         its legal moves and checks are exactly what the server accepts now."""
         return Game.from_visible(code, self.tops, cards_left=sum(self.counts))

@@ -52,10 +52,12 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     assert (await watcher.next("error"))["code"] == "private_room"
     clock.advance(60_000)
     over = await _play_and_give_up(ada, day1_code, 3)
-    assert over["code"] == day1_code and over["ranked"] is True and over["time_ms"] == 60_000
+    # the attempt is over, yet its player is not told the code: a throwaway attempt scouts nothing
+    assert over["code"] is None and over["ranked"] is True and over["time_ms"] == 60_000
     assert over["analysis"] is None  # no solver workers in this test
+    assert welcome["room"]["time_limit_s"] == 1800, "a daily attempt has a time limit"
     assert check_hidden_information(ada.history) == []
-    assert all(day1_code not in str(m) for m in ada.history if m["type"] != "game_over")
+    assert all(day1_code not in str(m) for m in ada.history)
 
     again, _, _ = await _attempt(server, "ADA")  # same nickname, any case: unranked
     second = await _play_and_give_up(again, day1_code, 5)
@@ -79,25 +81,38 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     future = await http.get(server.make_url("/api/daily/2026-11-29/leaderboard"))
     assert future.status == 404
 
-    # midnight UTC: a new deal; yesterday's code is public, its records open
+    # midnight UTC: a new deal; yesterday's code stays hidden while Dan's attempt may still run
     clock.set(day_start_ms(DAY2) + 1_000)
     today = await (await http.get(server.make_url("/api/daily"))).json()
     assert today["date"] == "2026-11-29" and today["players"] == 0
-    assert today["past"] == [
-        {"date": "2026-11-28", "code": day1_code, "players": 2, "leaderboard": "/api/daily/2026-11-28/leaderboard"}
-    ]
-    record = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()
-    assert record["code"] == day1_code and len(record["moves"]) == 3
+    assert today["past"] == [] and day1_code not in str(today)
+    hidden = await http.get(server.make_url(f"/api/games/{over['game']}"))
+    assert hidden.status == 403
     await dan.close()
     dan = await WsClient.connect(server, "dan")
     await dan.send("resume", room=dan_room["room"], token=dan_token)
-    assert (await dan.next("welcome"))["room"]["code"] == day1_code  # the day is over: shown to all
+    assert (await dan.next("welcome"))["room"]["code"] is None, "Dan still plays yesterday's deal"
+
+    # every attempt of the day has ended (each lasts at most 30 min): the code is public, records open
+    clock.set(day_start_ms(DAY2) + 1_800_000)
+    assert (await dan.next("game_over"))["outcome"] == "timed_out"  # his time ran out
+    today = await (await http.get(server.make_url("/api/daily"))).json()
+    assert today["past"] == [  # Ada, Bob and Dan (timed out) ranked
+        {"date": "2026-11-28", "code": day1_code, "players": 3, "leaderboard": "/api/daily/2026-11-28/leaderboard"}
+    ]
+    record = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()
+    assert record["code"] == day1_code and len(record["moves"]) == 3
+    await dan.send("leave")
+    dan2 = await WsClient.connect(server, "dan2")
+    await dan2.send("resume", room=dan_room["room"], token=dan_token)
+    assert (await dan2.next("welcome"))["room"]["code"] == day1_code  # shown to all now
+    await dan2.close()
 
     carol, _, _ = await _attempt(server, "Carol")
     carol_over = await _play_and_give_up(carol, str(daily_code(DAY2, b"test-secret")), 1)
-    assert carol_over["code"] == str(daily_code(DAY2, b"test-secret")) != day1_code
+    assert carol_over["code"] is None and carol_over["moves"] == 1  # the new day's deal played
     ada2, _, _ = await _attempt(server, "Ada")  # a new day: Ada's first attempt is ranked again
-    assert (await _play_and_give_up(ada2, str(carol_over["code"]), 0))["ranked"] is True
+    assert (await _play_and_give_up(ada2, str(daily_code(DAY2, b"test-secret")), 0))["ranked"] is True
     for client in (ada, again, bob, dan, carol, ada2, watcher):
         await client.close()
     await http.close()
@@ -111,6 +126,9 @@ async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartSer
     assert room["code"] is None
     await client.send("give_up")
     over = await client.next("game_over", timeout=60)
-    assert over["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
     assert over["analysis"]["winnable"] == "winnable" and over["analysis"]["last_winnable_move"] == 0
+    clock.set(day_start_ms(DAY2) + 1_800_000)  # every attempt of DAY1 has ended: its code is public
+    async with aiohttp.ClientSession() as http:
+        past = (await (await http.get(server.make_url("/api/daily"))).json())["past"]
+    assert past[0]["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
     await client.close()

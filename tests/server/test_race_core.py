@@ -13,7 +13,7 @@ import pytest
 
 from halfmoon.codes import DealCode, daily_code
 from halfmoon.game import Game, Move
-from halfmoon.protocol import Mode, Phase, PlayerStatus
+from halfmoon.protocol import Mode, Phase, PlayerStatus, commitment_of
 from halfmoon.view import HIDDEN_TOP
 from halfmoon_server import events, race
 from halfmoon_server.audience import Audience
@@ -210,20 +210,54 @@ def test_abandoned_rooms_are_stale_after_the_wait_and_close_as_left() -> None:
     assert r.is_stale(T0 + 61_001 + 30_001)
 
 
-def test_a_daily_code_is_hidden_until_the_attempt_ends_or_the_day_is_over() -> None:
+def test_a_daily_code_is_hidden_until_every_attempt_of_the_day_has_ended() -> None:
     day = date(2026, 11, 28)
     code = daily_code(day, b"secret")
     r = Race("K7WQ2M", Mode.DAILY, code, CONFIG, now=T0, daily_day=day)
     r.join("Ada", T0)
+    r.time_limit_s = 1800  # a daily attempt's limit
     (started,) = r.begin(T0)
     assert isinstance(started, events.RaceStarted) and started.code is None
     assert r.snapshot("p1", T0, watcher=False).code is None
-    midnight = int(T0 // DAY_MS + 1) * DAY_MS
-    assert r.snapshot(None, midnight, watcher=False).code == str(code)
     r.give_up("p1", T0 + 1000)
-    assert r.snapshot("p1", T0 + 1000, watcher=False).code == str(code)
-    (over, _) = r.recorded("p1", "g", None)
-    assert isinstance(over, events.GameOver) and over.code == str(code)
+    assert r.snapshot("p1", T0 + 1000, watcher=False).code is None, "not to its own player either"
+    (over, _) = r.recorded("p1", "g", None, T0 + 1000)
+    assert isinstance(over, events.GameOver) and over.code is None
+    midnight = int(T0 // DAY_MS + 1) * DAY_MS
+    assert r.snapshot(None, midnight, watcher=False).code is None, "an attempt begun at 23:59 still runs"
+    assert r.snapshot(None, midnight + 1_800_000, watcher=False).code == str(code)
+
+
+def test_a_sealed_race_shows_its_code_to_a_racer_once_their_game_ends_and_to_all_once_the_race_does() -> None:
+    r = Race("K7WQ2M", Mode.RACE, CODE, CONFIG, now=T0, salt="5" * 32)
+    for name in ("Ada", "Bob"):
+        r.join(name, T0)
+    assert r.snapshot("p1", T0, watcher=False).code is None and r.commitment == commitment_of(str(CODE), "5" * 32)
+    r.start("p1", None, T0)
+    (started,) = r.tick(T0 + 3000)
+    assert isinstance(started, events.RaceStarted) and started.code is None and started.commitment == r.commitment
+    r.give_up("p1", T0 + 5000)
+    assert r.snapshot("p1", T0 + 5000, watcher=False).code == str(CODE), "Ada's game is over"
+    assert r.snapshot("p2", T0 + 5000, watcher=False).code is None, "Bob still plays"
+    assert r.snapshot(None, T0 + 5000, watcher=True).code is None, "spectators wait for the race's end"
+    (over,) = r.recorded("p1", "g1", None, T0 + 5000)
+    assert isinstance(over, events.GameOver) and (over.code, over.salt) == (str(CODE), "5" * 32)
+    r.give_up("p2", T0 + 6000)
+    _, race_over = r.recorded("p2", "g2", None, T0 + 6000)
+    assert isinstance(race_over, events.RaceOver) and (race_over.code, race_over.salt, race_over.sealed) == (
+        str(CODE),
+        "5" * 32,
+        True,
+    )
+    assert r.snapshot(None, T0 + 6000, watcher=True).code == str(CODE)
+
+
+def test_look_alike_names_are_the_same_name_in_a_room() -> None:
+    r = lobby("Ada")
+    for look_alike in ("ADA", "\u0410da", "\uff21\uff44\uff41", "\U0001d400\U0001d41d\U0001d41a"):
+        with pytest.raises(Refusal) as taken:
+            r.join(look_alike, T0)
+        assert taken.value.code == "name_taken", look_alike
 
 
 def test_a_snapshot_shows_a_player_their_own_board_and_a_watcher_every_board() -> None:

@@ -48,8 +48,9 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
             return await response.json()
 
         assert await get("/healthz") == {"status": "ok"}
-        created = await (await http.post(server.make_url("/api/rooms"))).json()  # no body: a random deal
-        assert set(created) == _required("CreatedRoom") and created["code"].startswith("HM1-N-")
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()  # no code: a sealed race
+        assert set(created) >= _required("CreatedRoom") and created["sealed"] is True and "code" not in created
+        assert len(created["commitment"]) == 64
         room = await get(f"/api/rooms/{created['room'].lower()}")  # ids are case-insensitive
         assert _required("Room") <= set(room) and room["phase"] == "lobby" and room["players"] == []
         player = await WsClient.connect(server, "p")
@@ -70,7 +71,9 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         }
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
         stored = await get(f"/api/games/{over['game']}")
-        assert stored == {**record.to_json(), "deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won"}
+        assert stored == {
+            **record.to_json(), "deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won", "sealed": False
+        }
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
         assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
@@ -87,6 +90,7 @@ async def test_rest_errors_are_json_with_proper_status(start_server: StartServer
             ("POST", "/api/rooms", b'{"code": "HM1-N-AAA"}', 400, "bad_code"),
             ("POST", "/api/rooms", b'{"code": "HM1-D-AAAAAAA"}', 400, "bad_code"),
             ("POST", "/api/rooms", b'{"code": "' + b"A" * 5000 + b'"}', 413, "too_large"),
+            ("POST", "/api/rooms", b"code=HM1-N-AAAAAAB", 415, "bad_content_type"),  # a cross-site form
             ("GET", "/api/rooms/ZZZZZZ", None, 404, "no_such_room"),
             ("GET", "/api/rooms/bad!", None, 404, "no_such_room"),
             ("GET", "/api/leaderboard/HM9-N-AAAAAAA", None, 400, "bad_code"),
@@ -100,7 +104,9 @@ async def test_rest_errors_are_json_with_proper_status(start_server: StartServer
             ("PUT", "/api/daily", None, 405, "method_not_allowed"),
         ]
         for method, path, body, status, code in cases:
-            response = await http.request(method, server.make_url(path), data=body)
+            form = body is not None and body.startswith(b"code=")
+            headers = {"Content-Type": "application/x-www-form-urlencoded" if form else "application/json"}
+            response = await http.request(method, server.make_url(path), data=body, headers=headers)
             assert response.status == status, (method, path, await response.text())
             error = (await response.json())["error"]
             assert error["code"] == code and error["message"], (method, path, error)

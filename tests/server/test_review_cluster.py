@@ -507,7 +507,7 @@ async def test_spectator_churn_does_not_grow_the_log_without_bound(
     monkeypatch.setattr(race_module, "MAX_WATCHES", 20)
     server = await start_server()
     async with aiohttp.ClientSession() as http:
-        room_id = (await (await http.post(server.make_url("/api/rooms"))).json())["room"]
+        room_id = (await (await http.post(server.make_url("/api/rooms"), json={})).json())["room"]
     ada = await WsClient.connect(server, "ada")
     await ada.send("join", room=room_id, name="Ada")
     await ada.next("welcome")

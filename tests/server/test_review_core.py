@@ -17,7 +17,7 @@ from tests.server.support import WsClient, won_record
 
 async def _room(server: Any, code: str | None = None) -> str:
     async with aiohttp.ClientSession() as http:
-        body = {"code": code} if code else None
+        body = {"code": code} if code else {}
         response = await http.post(server.make_url("/api/rooms"), json=body)
         room: str = (await response.json())["room"]
         return room
@@ -183,9 +183,9 @@ async def test_daily_attempts_in_flight_cannot_take_the_server_past_max_rooms(
     release = asyncio.Event()
     claim = storage.claim_daily_attempt
 
-    async def slow(*args: Any) -> bool:
+    async def slow(*args: Any, **options: Any) -> bool:
         await release.wait()
-        return await claim(*args)
+        return await claim(*args, **options)
 
     monkeypatch.setattr(storage, "claim_daily_attempt", slow)
     ada = await WsClient.connect(server, "ada")

@@ -14,7 +14,7 @@ from tests.server.support import WsClient
 
 
 async def _post_room(session: aiohttp.ClientSession, url: str, **headers: str) -> tuple[int, dict[str, object]]:
-    async with session.post(url, headers=headers) as response:
+    async with session.post(url, headers=headers, json={}) as response:
         return response.status, await response.json()
 
 

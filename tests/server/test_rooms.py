@@ -16,7 +16,7 @@ from tests.server.support import WsClient, won_record
 
 async def _room(server: object, code: str | None = None) -> str:
     async with aiohttp.ClientSession() as http:
-        body = {"code": code} if code else None
+        body = {"code": code} if code else {}
         response = await http.post(server.make_url("/api/rooms"), json=body)  # type: ignore[attr-defined]
         room: str = (await response.json())["room"]
         return room
@@ -146,11 +146,11 @@ async def test_shutdown_closes_sockets_with_a_reason(start_server: StartServer) 
 async def test_a_full_server_refuses_new_rooms(start_server: StartServer) -> None:
     server = await start_server(max_rooms=2)
     async with aiohttp.ClientSession() as http:
-        assert (await http.post(server.make_url("/api/rooms"))).status == 201
+        assert (await http.post(server.make_url("/api/rooms"), json={})).status == 201
         client = await WsClient.connect(server, "ada")
         await client.send("solo", name="Ada")
         await client.next("welcome")
-        full = await http.post(server.make_url("/api/rooms"))
+        full = await http.post(server.make_url("/api/rooms"), json={})
         assert full.status == 503 and (await full.json())["error"]["code"] == "server_full"
         other = await WsClient.connect(server, "bob")
         await other.send("solo", name="Bob")

@@ -33,7 +33,8 @@ export async function copyText(text) {
     await navigator.clipboard.writeText(text);
     return true;
   } catch {
-    const area = h("textarea", { readonly: true, style: "position:fixed;opacity:0" }, text);
+    const area = h("textarea", { readonly: true }, text);
+    Object.assign(area.style, { position: "fixed", opacity: "0" }); // CSSOM: the CSP allows no style attribute
     document.body.append(area);
     area.select();
     const ok = document.execCommand("copy");
