@@ -227,7 +227,7 @@ class Room:
                 waiting.done.set_exception(refusal)
             return
         except Exception as exc:  # a bug: never let one entry stop the room
-            log.exception("room %s could not apply entry %d %r", self.id, number, entry)
+            log.exception("room %s could not apply entry %d (%s)", self.id, number, entry.get("k"))  # no token in logs
             if waiting is not None and not waiting.done.done():
                 waiting.done.set_exception(exc)
             return

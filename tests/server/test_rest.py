@@ -72,7 +72,8 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
         stored = await get(f"/api/games/{over['game']}")
         assert stored == {
-            **record.to_json(), "deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won", "sealed": False
+            **record.to_json(),
+            **{"deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won", "sealed": False},
         }
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)

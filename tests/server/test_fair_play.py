@@ -1,0 +1,333 @@
+"""Fair play: nobody learns a card or a deal code before they are entitled to it, through any door
+— the WebSocket (players, spectators), REST (rooms, games, leaderboards, the daily) — in sealed
+races, open races, solo games and the daily challenge; and the doors around the game (security
+headers, JSON-only room creation, the Origin check, unmasked frames) hold.
+
+The audit records every message and every REST answer each party received, with the moment it
+became entitled to the code, and checks none carried the code (or a deal) before then; the
+hidden-information check (``check_hidden_information``) checks the cards. A deliberate leak
+makes the audit fail (the last test)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import aiohttp
+import pytest
+
+from halfmoon.codes import daily_code
+from halfmoon.game import Game
+from halfmoon.protocol import commitment_of
+from halfmoon_server import keys
+from halfmoon_server import race as race_module
+from halfmoon_server.clock import ManualClock, day_start_ms
+from tests.conftest import ROOT
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, check_hidden_information
+
+DAY = date(2026, 11, 28)
+
+
+@dataclass
+class Party:
+    """One person at the table: what reached them, in order, and from when they may know the code."""
+
+    name: str
+    texts: list[str] = field(default_factory=list)
+    entitled_from: int | None = None  # the index in texts from which the code may appear
+
+    def got(self, text: str) -> None:
+        self.texts.append(text)
+
+    def entitled_now(self) -> None:
+        if self.entitled_from is None:
+            self.entitled_from = len(self.texts)
+
+
+def leaks(parties: list[Party], code: str) -> list[str]:
+    """Every answer that carried the code (or a deal) before its party was entitled to it."""
+    found = []
+    for party in parties:
+        until = len(party.texts) if party.entitled_from is None else party.entitled_from
+        for text in party.texts[:until]:
+            if code in text or '"deal"' in text:
+                found.append(f"{party.name} learned it early: {text[:160]}")
+    return found
+
+
+async def rest(http: aiohttp.ClientSession, server: Any, party: Party, *paths: str) -> list[Any]:
+    answers = []
+    for path in paths:
+        response = await http.get(server.make_url(path))
+        text = await response.text()
+        party.got(text)
+        answers.append((response.status, json.loads(text) if text.startswith(("{", "[")) else text))
+    return answers
+
+
+async def play_moves(client: WsClient, game: Game, count: int) -> None:
+    for _ in range(count):
+        move = next(game.legal_moves())
+        game.push(move)
+        await client.send("move", positions=move.names())
+        while True:
+            message = await client.next("moved", "error")
+            assert message["type"] == "moved", message
+            if message["player"] == client.history[0]["you"]:
+                break
+
+
+async def sealed_race(server: Any) -> tuple[list[Party], str]:
+    """A sealed race with two racers, a spectator and a REST reader; returns the parties (the
+    REST reader's entitlement marked; the others' are where their game_over or race_over is)."""
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+        room_id = created["room"]
+        assert created["sealed"] is True and "code" not in created
+        room = server.app[keys.LOBBY].rooms[room_id]
+        code = str(room.race.code)  # the test knows it; nobody at the table may, yet
+        ada_p, bob_p, sam_p, rex_p = Party("Ada"), Party("Bob"), Party("spectator"), Party("REST reader")
+        ada = await WsClient.connect(server, "ada")
+        bob = await WsClient.connect(server, "bob")
+        sam = await WsClient.connect(server, "sam")
+        await ada.send("join", room=room_id, name="Ada")
+        await ada.next("welcome")
+        await bob.send("join", room=room_id, name="Bob")
+        await bob.next("welcome")
+        await sam.send("watch", room=room_id)
+        await sam.next("welcome")
+        await rest(http, server, rex_p, f"/api/rooms/{room_id}")
+        await ada.send("start")
+        started = await ada.next("started")
+        await bob.next("started")
+        await sam.next("started")
+        assert started["code"] is None and started["commitment"] == created["commitment"]
+        await play_moves(ada, Game.from_code(code), 4)
+        bob_game = Game.from_code(code)
+        await play_moves(bob, bob_game, 2)
+        await ada.send("give_up")
+        ada_over = await ada.next("game_over")  # Ada may know the deal from her game_over on
+        # Bob still plays: nothing he, the spectator or a REST reader can reach holds the deal
+        statuses = await rest(
+            http,
+            server,
+            rex_p,
+            f"/api/rooms/{room_id}",
+            f"/api/games/{ada_over['game']}",
+            "/api/leaderboard/HM1-N-AAAAAAA",
+            "/api/daily",
+        )
+        assert statuses[1][0] == 403 and statuses[1][1]["error"]["code"] == "game_hidden"
+        await play_moves(bob, bob_game, 2)
+        await bob.send("give_up")
+        await bob.next("game_over")
+        await sam.next("race_over")
+        await ada.next("race_over")
+        rex_p.entitled_now()  # the race is over: anyone may know
+        after = await rest(http, server, rex_p, f"/api/rooms/{room_id}", f"/api/games/{ada_over['game']}")
+        assert after[0][1]["code"] == code and after[1][0] == 200
+        assert after[1][1]["commitment"] == commitment_of(code, after[1][1]["salt"]) == created["commitment"]
+        for client, party in ((ada, ada_p), (bob, bob_p), (sam, sam_p)):
+            await client.drain(0.05)
+            for message in client.history:
+                party.got(json.dumps(message))
+            assert check_hidden_information(client.history) == [], party.name
+            await client.close()
+        return [ada_p, bob_p, sam_p, rex_p], code
+
+
+def _entitled_at_first(party: Party, kind: str) -> None:
+    for k, text in enumerate(party.texts):
+        if f'"type": "{kind}"' in text:
+            party.entitled_from = k
+            return
+
+
+async def test_a_sealed_race_keeps_its_code_from_every_door_until_each_party_is_entitled(
+    start_server: StartServer,
+) -> None:
+    server = await start_server()
+    parties, code = await sealed_race(server)
+    for party, kind in zip(parties[:3], ("game_over", "game_over", "race_over"), strict=True):
+        _entitled_at_first(party, kind)
+        assert party.entitled_from is not None, party.name
+    assert leaks(parties, code) == []
+    ada = parties[0]
+    assert any(code in text for text in ada.texts[ada.entitled_from or 0 :]), "her game_over reveals it"
+
+
+async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the race tell every viewer its code (the bug the seal exists to prevent): the audit fails."""
+    monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: str(self.code))
+    server = await start_server()
+    parties, code = await sealed_race(server)
+    for party, kind in zip(parties[:3], ("game_over", "game_over", "race_over"), strict=True):
+        _entitled_at_first(party, kind)
+    found = leaks(parties, code)
+    assert found and any(f.startswith("Bob") for f in found) and any(f.startswith("spectator") for f in found)
+
+
+async def test_a_daily_code_reaches_nobody_until_every_attempt_of_the_day_has_ended(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server()
+    code = str(daily_code(DAY, b"test-secret"))
+    ada_p, rex_p = Party("Ada"), Party("REST reader")
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("daily", name="Ada")
+    welcome = await ada.next("welcome")
+    assert welcome["room"]["time_limit_s"] == 1800
+    await play_moves(ada, Game.from_code(code), 3)
+    await ada.send("give_up")
+    over = await ada.next("game_over")
+    room_id = welcome["room"]["room"]
+    async with aiohttp.ClientSession() as http:
+        paths = [f"/api/rooms/{room_id}", f"/api/games/{over['game']}", "/api/daily"]
+        paths.append("/api/daily/2026-11-28/leaderboard")
+        await rest(http, server, rex_p, *paths)
+        clock.set(day_start_ms(date(2026, 11, 29)) + 60_000)  # the day is over, an attempt may still run
+        await rest(http, server, rex_p, *paths)
+        clock.set(day_start_ms(date(2026, 11, 29)) + 1_800_000)  # every attempt of the day has ended
+        rex_p.entitled_now()
+        answers = await rest(http, server, rex_p, *paths)
+    assert answers[1][0] == 200 and answers[2][1]["past"][0]["code"] == code
+    for message in ada.history:
+        ada_p.got(json.dumps(message))
+    assert leaks([ada_p, rex_p], code) == []
+    assert check_hidden_information(ada.history) == []
+    await ada.close()
+
+
+async def test_an_open_race_and_a_solo_game_show_their_code_and_say_so(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={"code": "HM1-N-AAAAAAB"})).json()
+    assert created["sealed"] is False and created["code"] == "HM1-N-AAAAAAB" and "commitment" not in created
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=created["room"], name="Ada")
+    snapshot = (await ada.next("welcome"))["room"]
+    assert (snapshot["code"], snapshot["sealed"], snapshot["commitment"]) == ("HM1-N-AAAAAAB", False, None)
+    solo = await WsClient.connect(server, "solo")
+    await solo.send("solo", name="Sol")
+    room = (await solo.next("welcome"))["room"]
+    assert room["code"].startswith("HM1-N-") and room["sealed"] is False  # the seed's bar shows it
+    for client in (ada, solo):
+        await client.close()
+
+
+async def test_look_alike_names_share_one_ranked_daily_attempt_and_an_address_gets_a_few(
+    start_server: StartServer,
+) -> None:
+    server = await start_server(daily_ranked_per_address=2)
+    ranked = []
+    for name in ("Ada", "\u0410da", "\uff21\uff44\uff41", "Bob", "Cy"):  # Ada, Cyrillic Аda, fullwidth Ａｄａ
+        client = await WsClient.connect(server, name)
+        await client.send("daily", name=name)
+        await client.next("welcome")
+        await client.send("give_up")
+        ranked.append((name, (await client.next("game_over"))["ranked"]))
+        await client.close()
+    # Ada ranked; her look-alikes are Ada again; Bob is the address's second; Cy is over the limit
+    assert ranked == [("Ada", True), ("\u0410da", False), ("\uff21\uff44\uff41", False), ("Bob", True), ("Cy", False)]
+
+
+# -- the doors ----------------------------------------------------------------------------------------
+
+
+async def test_every_answer_carries_the_security_headers(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        for path in ("/", "/r/K7WQ2M", "/api/daily", "/api/nothing", "/healthz"):
+            response = await http.get(server.make_url(path))
+            csp = response.headers.get("Content-Security-Policy", "")
+            assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, path
+            assert "'unsafe-inline'" not in csp, path
+            assert response.headers["X-Content-Type-Options"] == "nosniff", path
+            assert response.headers["Referrer-Policy"] == "same-origin", path
+
+
+async def test_a_cross_site_form_cannot_make_rooms(start_server: StartServer) -> None:
+    server = await start_server(room_burst=2)
+    async with aiohttp.ClientSession() as http:
+        for kind, body in (("text/plain", '{"code": "HM1-N-AAAAAAB"}'), ("application/x-www-form-urlencoded", "a=b")):
+            response = await http.post(server.make_url("/api/rooms"), data=body, headers={"Content-Type": kind})
+            assert response.status == 415 and (await response.json())["error"]["code"] == "bad_content_type"
+        assert len(server.app[keys.LOBBY].rooms) == 0
+        assert (await http.post(server.make_url("/api/rooms"), json={})).status == 201, "credits were not spent"
+        assert (await http.post(server.make_url("/api/rooms"), json={})).status == 201
+
+
+async def test_the_origin_must_match_the_public_url_in_scheme_host_and_port(start_server: StartServer) -> None:
+    server = await start_server(public_url="https://halfmoon.example.org")
+    async with aiohttp.ClientSession() as http:
+        for origin, allowed in (
+            ("https://halfmoon.example.org", True),
+            ("http://halfmoon.example.org", False),  # the scheme differs
+            ("https://halfmoon.example.org:8443", False),  # the port differs
+            ("https://evil.example", False),
+            (f"http://127.0.0.1:{server.port}", False),  # the Host matches, the public URL does not
+        ):
+            try:
+                async with http.ws_connect(server.make_url("/ws"), headers={"Origin": origin}) as ws:
+                    await ws.close()
+                    got = True
+            except aiohttp.WSServerHandshakeError as exc:
+                assert exc.status == 403
+                got = False
+            assert got is allowed, origin
+
+
+async def test_an_unmasked_client_frame_closes_the_connection(start_server: StartServer) -> None:
+    server = await start_server()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101")
+    ping = b'{"type": "ping", "v": 1}'
+    key = b"\x01\x02\x03\x04"
+    masked = bytes(b ^ key[i % 4] for i, b in enumerate(ping))
+    writer.write(bytes((0x81, 0x80 | len(ping))) + key + masked)  # a masked frame: answered
+    answer = await asyncio.wait_for(reader.read(200), 5)
+    assert b'"pong"' in answer
+    writer.write(bytes((0x81, len(ping))) + ping)  # the same frame unmasked
+    rest_of_stream = await asyncio.wait_for(reader.read(), 5)  # the server closes
+    assert rest_of_stream.startswith(b"\x88\x02\x03\xea"), rest_of_stream  # close 1002, nothing else
+    writer.close()
+
+
+def test_halfmoon_verify_checks_a_commitment_and_refuses_a_forged_one() -> None:
+    salt = "0" * 32
+    good = commitment_of("HM1-N-AAAAAAA", salt)
+    command = [sys.executable, "-m", "halfmoon", "verify", "--code", "HM1-N-AAAAAAA", "--salt", salt]
+    ok = subprocess.run([*command, "--commitment", good], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert ok.returncode == 0 and "verified" in ok.stdout
+    bad = subprocess.run([*command, "--commitment", "f" * 64], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode == 1 and "NOT VERIFIED" in bad.stdout
+
+
+async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer) -> None:
+    server = await start_server()
+    parties, code = await sealed_race(server)
+    del parties
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
+    game = board["entries"][0]["game"]
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "halfmoon", "verify", game, "--server", str(server.make_url("/")).rstrip("/")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert result.returncode == 0 and f"verified: {code}" in result.stdout, result.stdout + result.stderr
+
