@@ -190,13 +190,13 @@ async def daily(request: web.Request) -> web.Response:
     service = request.app[keys.DAILY]
     today = service.today()
     base = base_url(request)
-    leaderboard = await request.app[keys.STORAGE].daily_leaderboard(today, 1000)
+    players = await request.app[keys.STORAGE].daily_players(today)
     past = await request.app[keys.STORAGE].daily_days(today, 60)
     return json_response(
         {
             "date": today.isoformat(),
             "ends_at": day_start_ms(today + timedelta(days=1)),
-            "players": len(leaderboard),
+            "players": players,
             "play": f"{base}/daily",
             "leaderboard": f"/api/daily/{today.isoformat()}/leaderboard",
             "past": [
