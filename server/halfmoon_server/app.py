@@ -24,6 +24,7 @@ from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
 from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.lobby import Lobby
+from halfmoon_server.metrics import CountedExecutor, Metrics, TimedStorage, lag_probe_ctx, metrics_handler
 from halfmoon_server.ports import RoomLog
 from halfmoon_server.results import Recorder
 from halfmoon_server.room import BackgroundTasks, RoomServices
@@ -50,7 +51,7 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
         log.info("database: in memory (nothing is kept when the server stops)")
     else:
         log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
-    app[keys.STORAGE] = storage
+    app[keys.STORAGE] = TimedStorage(storage, app[keys.METRICS])
     yield
     await storage.close()
 
@@ -59,8 +60,9 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     executor: Executor | None = None
     if settings.solver_workers > 0:
-        executor = ProcessPoolExecutor(
-            max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")
+        executor = CountedExecutor(
+            ProcessPoolExecutor(max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")),
+            app[keys.METRICS],
         )
     if executor is not None:
         # start the worker now (importing the engine and the solver), not on a player's game_over
@@ -155,12 +157,15 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.SETTINGS] = settings
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections
+    app[keys.METRICS] = Metrics()
+    app.cleanup_ctx.append(lag_probe_ctx)
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
     app.on_startup.append(_freeze_gc)
     app.on_shutdown.append(_drain)
     app.router.add_get("/ws", websocket_handler)
+    app.router.add_get("/metrics", metrics_handler)
     rest.add_routes(app)
     static.add_routes(app)
     return app

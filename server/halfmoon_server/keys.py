@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from halfmoon_server.connection import Connection
     from halfmoon_server.daily import DailyService
     from halfmoon_server.lobby import Lobby
+    from halfmoon_server.metrics import Metrics
     from halfmoon_server.ports import Storage
     from halfmoon_server.results import Recorder
     from halfmoon_server.room import BackgroundTasks
@@ -24,3 +25,4 @@ RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")
+METRICS: web.AppKey[Metrics] = web.AppKey("metrics")

@@ -113,6 +113,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 if conn.rate.refused_in_row >= settings.rate_max_refused:
                     await conn.flush_and_close(CLOSE_POLICY, "rate limit")
                     break
+                app[keys.METRICS].refused("rate_limited")
                 conn.send(encode(Error("rate_limited", "too many messages; this one was ignored")))
                 continue
             if isinstance(data, bytes):
@@ -138,9 +139,11 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         msg_id = getattr(message, "msg_id", None)
         await handle(app, conn, message)
     except (Refusal, BadMessageError) as exc:
+        app[keys.METRICS].refused(exc.code)
         conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
+        app[keys.METRICS].refused("internal")
         conn.send(encode(Error("internal", "the server failed to handle this message; nothing changed", msg_id)))
 
 
@@ -198,8 +201,10 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             conn.send(encode(Pong(app[keys.SETTINGS].clock.now_ms())))
         case MoveMessage(move=move, msg_id=msg_id):
             await _room_of(app, conn).submit({"k": "move", "p": conn.player_id, "m": move.names()}, msg_id=msg_id)
+            app[keys.METRICS].moved("move")
         case Undo(msg_id=msg_id):
             await _room_of(app, conn).submit({"k": "undo", "p": conn.player_id}, msg_id=msg_id)
+            app[keys.METRICS].moved("undo")
         case GiveUp():
             await _room_of(app, conn).submit({"k": "give_up", "p": conn.player_id})
         case Leave():
