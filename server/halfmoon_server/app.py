@@ -22,7 +22,9 @@ from halfmoon_server import keys, rest, static
 from halfmoon_server.analysis import Analyst
 from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
+from halfmoon_server.errors import StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
+from halfmoon_server.limits import AddressCount
 from halfmoon_server.lobby import Lobby
 from halfmoon_server.metrics import CountedExecutor, Metrics, TimedStorage, lag_probe_ctx, metrics_handler
 from halfmoon_server.ports import RoomLog
@@ -46,7 +48,10 @@ def describe_db(url: str) -> str:
 async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     url = settings.database_url()
-    storage = await open_storage(url)
+    try:
+        storage = await open_storage(url)
+    except StorageError as exc:  # said at start-up, with the URL (no password): the operator's first clue
+        raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     if url == MEMORY_URL:
         log.info("database: in memory (nothing is kept when the server stops)")
     else:
@@ -158,6 +163,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections
     app[keys.METRICS] = Metrics()
+    app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
     app.cleanup_ctx.append(lag_probe_ctx)
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)

@@ -38,7 +38,7 @@ from halfmoon.protocol import (
     normalise_room,
     parse_message,
 )
-from halfmoon_server import keys
+from halfmoon_server import keys, logs
 from halfmoon_server.connection import Connection, client_address
 from halfmoon_server.errors import Refusal
 from halfmoon_server.limits import RateLimit
@@ -49,6 +49,7 @@ log = logging.getLogger("halfmoon_server.ws")
 
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
+CLOSE_TRY_LATER = 1013
 
 
 def origin_allowed(request: web.Request, allowed: tuple[str, ...]) -> bool:
@@ -88,6 +89,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.ws_send_buffer)
     loop = asyncio.get_running_loop()
     peer = client_address(request, trust_forwarded=settings.trust_forwarded)
+    if not app[keys.ADDRESSES].acquire(peer):
+        app[keys.METRICS].refused("too_many_connections")
+        await ws.close(code=CLOSE_TRY_LATER, message=b"too many connections from this address")
+        return ws
     conn = Connection(
         ws,
         request.transport,
@@ -96,6 +101,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         peer=peer,
     )
     app[keys.CONNECTIONS].add(conn)
+    logs.bind(conn)
     limit = settings.max_msg_size
     try:
         async for msg in ws:
@@ -128,6 +134,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         except Exception:
             log.exception("disconnect failed")
         app[keys.CONNECTIONS].discard(conn)
+        app[keys.ADDRESSES].release(peer)
     return ws
 
 
@@ -140,6 +147,7 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         await handle(app, conn, message)
     except (Refusal, BadMessageError) as exc:
         app[keys.METRICS].refused(exc.code)
+        log.debug("refused (%s): %s", exc.code, exc.message)
         conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
