@@ -101,3 +101,85 @@ async def test_a_websocket_game_through_nginx(nginx_path: str, start_server: Sta
     finally:
         nginx.terminate()
         await nginx.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def site_config(upstream: int, http_port: int, https_port: int, folder: Path) -> Path:
+    """deploy/nginx-site.conf inside a minimal nginx.conf, with a self-signed certificate, these
+    ports, the static files from this tree and every file under ``folder``."""
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    site = (DEPLOY / "nginx-site.conf").read_text()
+    site = re.sub(r"(?:server 127\.0\.0\.1:808\d [^\n]*\n\s*)+", f"server 127.0.0.1:{upstream};\n    ", site)
+    site = re.sub(r"\n\s*listen \[::\]:\d+[^\n]*", "", site)
+    site = site.replace("listen 80;", f"listen 127.0.0.1:{http_port};")
+    site = site.replace("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;")
+    site = re.sub(r"/etc/letsencrypt/live/[^/]+/fullchain\.pem", str(folder / "cert.pem"), site)
+    site = re.sub(r"/etc/letsencrypt/live/[^/]+/privkey\.pem", str(folder / "key.pem"), site)
+    site = site.replace("/var/log/nginx/", f"{folder}/").replace("/var/www/letsencrypt", str(folder))
+    static = ROOT / "client" / "halfmoon_web" / "static"
+    site = re.sub(r"alias [^;]*halfmoon_web/static/;", f"alias {static}/;", site)
+    kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    temp = "\n".join(f"    {kind}_temp_path {folder}/{kind};" for kind in kinds)
+    config = folder / "nginx.conf"
+    config.write_text(
+        f"daemon off;\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log stderr warn;\n"
+        f"events {{ worker_connections 256; }}\nhttp {{\n    include /etc/nginx/mime.types;\n{temp}\n{site}\n}}\n"
+    )
+    return config
+
+
+async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
+    nginx_path: str, start_server: StartServer, tmp_path: Path
+) -> None:
+    text = re.sub(r"#.*", "", (DEPLOY / "nginx-site.conf").read_text())
+    for directive in ("ssl_certificate ", "ssl_certificate_key ", "http2", "gzip on;", "limit_req zone=",
+                      "limit_req_zone ", "access_log ", "alias ", "proxy_set_header Upgrade $http_upgrade;"):
+        assert directive in text, directive  # fmt: skip
+    server = await start_server()
+    http_port, https_port = _free_port(), _free_port()
+    config = site_config(server.port, http_port, https_port, tmp_path)
+    check = subprocess.run([nginx_path, "-t", "-c", str(config), "-p", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    nginx = await asyncio.create_subprocess_exec(
+        nginx_path, "-c", str(config), "-p", str(tmp_path), stderr=asyncio.subprocess.PIPE
+    )
+    base = f"https://127.0.0.1:{https_port}"
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+            for _ in range(100):
+                try:
+                    health = await http.get(f"{base}/healthz")
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            assert await health.json() == {"status": "ok"}
+            redirect = await http.get(f"http://127.0.0.1:{http_port}/", allow_redirects=False)
+            assert redirect.status == 301 and redirect.headers["Location"].startswith("https://")
+            # the client's files come from nginx itself (Expires), compressed
+            css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
+            assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
+            assert (await http.get(f"{base}/metrics")).status == 200  # from this host
+            async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
+                await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
+                welcome = json.loads((await ws.receive(timeout=5)).data)
+                assert welcome["type"] == "welcome" and welcome["room"]["phase"] == "running"
+        logged = (tmp_path / "halfmoon.access.log").read_text()
+        assert "GET /static/css/app.css" in logged and "GET /ws" in logged
+        # HTTP/2 is offered over TLS (ALPN)
+        alpn = subprocess.run(
+            ["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{https_port}"],
+            input="", capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert "ALPN protocol: h2" in alpn.stdout, alpn.stdout[-2000:]
+    finally:
+        nginx.terminate()
+        await nginx.wait()
