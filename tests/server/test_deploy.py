@@ -66,12 +66,28 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"db", "redis", "server1", "server2", "server3", "nginx"}
+    example = dict(
+        line.split("=", 1) for line in (DEPLOY / "halfmoon.env.example").read_text().splitlines() if "=" in line
+        and not line.startswith("#")
+    )  # fmt: skip
+    assert example["HALFMOON_DB"].startswith("postgresql+asyncpg://") and "HALFMOON_SECRET" in example
+    assert "POSTGRES_PASSWORD" in example and services["db"]["env_file"] == "halfmoon.env"
+    assert "POSTGRES_PASSWORD" not in services["db"]["environment"]  # secrets only in the env file
     for name in ("server1", "server2", "server3"):
         environment = services[name]["environment"]
-        assert environment["HALFMOON_DB"].startswith("postgresql+asyncpg://")
+        assert services[name]["env_file"] == "halfmoon.env"
+        assert not {"HALFMOON_SECRET", "HALFMOON_DB"} & set(environment)
         assert environment["HALFMOON_REDIS"].startswith("redis://")
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
-        assert services[name]["restart"] == "unless-stopped"
+    for name, service in services.items():
+        assert service["restart"] == "unless-stopped", name
+    # the dependencies in their own layer (before the sources), the health check on HALFMOON_PORT
+    order = [dockerfile.index(step) for step in ("COPY pyproject.toml", "pip install -r", "COPY server")]
+    assert order == sorted(order)
+    assert "HALFMOON_PORT" in dockerfile[dockerfile.index("HEALTHCHECK") :]
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", "tests", "data", "**/__pycache__"} <= set(ignored)
+    assert "/deploy/halfmoon.env" in (ROOT / ".gitignore").read_text()
     assert "--appendonly" in services["redis"]["command"] and "always" in services["redis"]["command"]
     template = (DEPLOY / "halfmoon@.service").read_text()
     assert "Environment=HALFMOON_PORT=%i" in template and "ExecStart=/opt/halfmoon/venv/bin/halfmoon serve" in template
@@ -179,7 +195,7 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
         # HTTP/2 is offered over TLS (ALPN)
         alpn = subprocess.run(
             ["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{https_port}"],
-            input="", capture_output=True, text=True, timeout=30,
+            input="", capture_output=True, text=True, errors="replace", timeout=30,
         )  # fmt: skip
         assert "ALPN protocol: h2" in alpn.stdout, alpn.stdout[-2000:]
     finally:
@@ -201,7 +217,9 @@ def test_the_systemd_units_are_hardened(unit: str, tmp_path: Path) -> None:
         pytest.skip("systemd-analyze is not installed")
     copy = tmp_path / unit.replace("@.", "@8081.")
     copy.write_text(text)
-    result = subprocess.run([tool, "security", "--offline=true", str(copy)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [tool, "security", "--offline=true", str(copy)], capture_output=True, text=True, errors="replace", timeout=60
+    )
     if "--offline" in result.stderr and result.returncode != 0:
         pytest.skip(f"this systemd-analyze has no --offline: {result.stderr.strip()}")
     match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout)
