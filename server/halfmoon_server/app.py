@@ -22,7 +22,7 @@ from halfmoon_server import keys, rest, static
 from halfmoon_server.analysis import Analyst
 from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
-from halfmoon_server.errors import StorageError
+from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.limits import AddressCount
 from halfmoon_server.lobby import Lobby
@@ -89,6 +89,30 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     yield
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def preflight(settings: Settings) -> None:
+    """Check, before listening, that the database answers (and is migrated) and that Redis
+    answers. Raises :class:`StorageError` or :class:`~halfmoon_server.errors.LogUnavailable`
+    naming what failed (passwords hidden)."""
+    url = settings.database_url()
+    try:
+        storage = await open_storage(url)
+    except StorageError as exc:
+        raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
+    await storage.close()
+    if settings.redis_url:
+        from redis.asyncio import Redis
+        from redis.exceptions import RedisError
+
+        redis = Redis.from_url(settings.redis_url, socket_timeout=settings.redis_timeout_s)
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis at {describe_db(settings.redis_url)} does not answer: {exc}") from exc
+        finally:
+            await redis.aclose()
+            await redis.connection_pool.disconnect()
 
 
 async def open_room_log(settings: Settings) -> RoomLog:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from halfmoon_server import logs
-from halfmoon_server.app import create_app, describe_db
+from halfmoon_server.app import create_app, describe_db, preflight
 from halfmoon_server.errors import ServerError, SettingsError
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
 
@@ -131,6 +132,11 @@ def run_serve(args: argparse.Namespace) -> int:
     def listening(_banner: str) -> None:  # run_app calls this once the socket is bound
         log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)
 
+    try:
+        asyncio.run(preflight(settings))
+    except ServerError as exc:
+        print(f"halfmoon serve: {exc}", file=sys.stderr)
+        return 1
     try:
         web.run_app(
             create_app(settings),
