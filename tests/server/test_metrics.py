@@ -106,3 +106,27 @@ async def test_metrics_after_a_race(start_server: StartServer, clock: ManualCloc
     await asyncio.sleep(0.05)
     closed = await scrape(server)
     assert value(closed, "halfmoon_connections", role="player") == 0
+
+
+def test_the_grafana_dashboard_shows_only_metrics_the_server_exports() -> None:
+    import json
+    import re
+
+    from halfmoon_server.metrics import Metrics
+    from tests.conftest import ROOT
+
+    dashboard = json.loads((ROOT / "deploy" / "grafana-dashboard.json").read_text())
+    exported = {m.name for m in Metrics().registry.collect()} | {
+        "halfmoon_connections", "halfmoon_rooms", "halfmoon_recording_backlog"
+    }  # fmt: skip
+    used = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used |= set(re.findall(r"\b((?:halfmoon|process)_[a-z_]+)", target["expr"]))
+    assert used, "no panel queries anything"
+    for name in used:
+        base = re.sub(r"_(total|bucket|count|sum|created)$", "", name)
+        assert base in exported, f"the dashboard queries {name}, which /metrics does not export"
+    titles = " ".join(p["title"] for p in dashboard["panels"]).lower()
+    for topic in ("players", "rooms", "moves", "refusals", "lag", "database", "backlog", "solver"):
+        assert topic in titles, topic
