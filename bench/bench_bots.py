@@ -59,7 +59,7 @@ def server(data: Path) -> Any:
         "--countdown", "0.5", "--solver-workers", "0", "--log-level", "WARNING",
     ]  # fmt: skip
     # every bot connects from 127.0.0.1: lift the per-address limit on new rooms
-    env = {**os.environ, "HALFMOON_ROOM_BURST": "1000000"}
+    env = {**os.environ, "HALFMOON_ROOM_BURST": "1000000", "HALFMOON_MAX_CONNECTIONS_PER_ADDRESS": "0"}
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -51,6 +51,7 @@ def serve(port: int, data_dir: str, db: str | None, redis: str | None) -> None:
         db_url=db,
         redis_url=redis,
         secret=b"bench",
+        max_connections_per_address=0,  # every simulated player comes from 127.0.0.1
         countdown_s=0.0,
         rate_burst=1e9,
         rate_per_s=1e9,

@@ -22,8 +22,11 @@ from halfmoon_server import keys, rest, static
 from halfmoon_server.analysis import Analyst
 from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
+from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
+from halfmoon_server.limits import AddressCount
 from halfmoon_server.lobby import Lobby
+from halfmoon_server.metrics import CountedExecutor, Metrics, TimedStorage, lag_probe_ctx, metrics_handler
 from halfmoon_server.ports import RoomLog
 from halfmoon_server.results import Recorder
 from halfmoon_server.room import BackgroundTasks, RoomServices
@@ -45,12 +48,15 @@ def describe_db(url: str) -> str:
 async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     url = settings.database_url()
-    storage = await open_storage(url)
+    try:
+        storage = await open_storage(url)
+    except StorageError as exc:  # said at start-up, with the URL (no password): the operator's first clue
+        raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     if url == MEMORY_URL:
         log.info("database: in memory (nothing is kept when the server stops)")
     else:
         log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
-    app[keys.STORAGE] = storage
+    app[keys.STORAGE] = TimedStorage(storage, app[keys.METRICS])
     yield
     await storage.close()
 
@@ -59,8 +65,9 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     executor: Executor | None = None
     if settings.solver_workers > 0:
-        executor = ProcessPoolExecutor(
-            max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")
+        executor = CountedExecutor(
+            ProcessPoolExecutor(max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")),
+            app[keys.METRICS],
         )
     if executor is not None:
         # start the worker now (importing the engine and the solver), not on a player's game_over
@@ -83,6 +90,30 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     yield
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def preflight(settings: Settings) -> None:
+    """Check, before listening, that the database answers (and is migrated) and that Redis
+    answers. Raises :class:`StorageError` or :class:`~halfmoon_server.errors.LogUnavailable`
+    naming what failed (passwords hidden)."""
+    url = settings.database_url()
+    try:
+        storage = await open_storage(url)
+    except StorageError as exc:
+        raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
+    await storage.close()
+    if settings.redis_url:
+        from redis.asyncio import Redis
+        from redis.exceptions import RedisError
+
+        redis = Redis.from_url(settings.redis_url, socket_timeout=settings.redis_timeout_s)
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis at {describe_db(settings.redis_url)} does not answer: {exc}") from exc
+        finally:
+            await redis.aclose()
+            await redis.connection_pool.disconnect()
 
 
 async def open_room_log(settings: Settings) -> RoomLog:
@@ -156,12 +187,16 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.SETTINGS] = settings
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections
+    app[keys.METRICS] = Metrics()
+    app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
+    app.cleanup_ctx.append(lag_probe_ctx)
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
     app.on_startup.append(_freeze_gc)
     app.on_shutdown.append(_drain)
     app.router.add_get("/ws", websocket_handler)
+    app.router.add_get("/metrics", metrics_handler)
     rest.add_routes(app)
     static.add_routes(app)
     return app

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
-from halfmoon_server.app import create_app, describe_db
-from halfmoon_server.errors import ServerError
-from halfmoon_server.settings import Settings
+from halfmoon_server import logs
+from halfmoon_server.app import create_app, describe_db, preflight
+from halfmoon_server.errors import ServerError, SettingsError
+from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
 
 log = logging.getLogger("halfmoon_server")
 
@@ -52,31 +55,71 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--trust-forwarded", action="store_const", const=True,
         help="behind a proxy: client addresses from X-Forwarded-For (HALFMOON_TRUST_FORWARDED=1)",
     )
-    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    secrets = p.add_argument_group(
+        "secrets from files", "each file holds the value alone, so it never shows in ps or the environment"
+    )
+    secrets.add_argument("--secret-file", type=Path, help="the daily secret (HALFMOON_SECRET_FILE)")
+    secrets.add_argument("--db-file", type=Path, help="the database URL, with its password (HALFMOON_DB_FILE)")
+    secrets.add_argument("--redis-file", type=Path, help="the Redis URL, with its password (HALFMOON_REDIS_FILE)")
+    limits = p.add_argument_group("limits and tuning", "each also from its variable; defaults in docs/server.md")
+    for option in OPTIONS:
+        limits.add_argument(option.flag, dest=option.field, type=option.kind, help=f"{option.help} ({option.env})")
+    p.add_argument(
+        "--log-level", type=str.upper, choices=LOG_LEVELS, help="logging level (HALFMOON_LOG_LEVEL, default INFO)"
+    )
+    p.add_argument(
+        "--log-format", choices=("text", "json"),
+        help="text: readable lines; json: one object a line (HALFMOON_LOG_FORMAT, default text)",
+    )
     p.set_defaults(func=run_serve)
 
 
+def _from_files(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings whose flags name a file (``--secret-file``, ...). Raises :class:`SettingsError`."""
+    values: dict[str, Any] = {}
+    for name in SECRET_VARIABLES:
+        flag = {"secret": "secret", "db_url": "db", "redis_url": "redis"}[name]
+        path = getattr(args, f"{flag}_file")
+        if path is None:
+            continue
+        if getattr(args, name) is not None:
+            raise SettingsError(f"both --{flag} and --{flag}-file are given: keep one")
+        value = read_secret_file(f"--{flag}-file", path)
+        values[name] = value.encode("utf-8") if name == "secret" else value
+    return values
+
+
 def run_serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_level or "INFO", args.log_format or "text")  # until the settings say otherwise
     try:
+        flags: dict[str, Any] = {
+            "db_url": args.db_url,
+            "secret": args.secret.encode("utf-8") if args.secret else None,
+            "redis_url": args.redis_url,
+            **_from_files(args),
+        }
         settings = Settings.from_env(
             host=args.host,
             port=args.port,
-            db_url=args.db_url,
             data_dir=args.data_dir,
-            secret=args.secret.encode("utf-8") if args.secret else None,
             static_dir=args.static_dir,
             public_url=args.public_url,
             countdown_s=args.countdown_s,
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,
             trust_forwarded=args.trust_forwarded,
-            redis_url=args.redis_url,
             journal_sync=args.journal_sync,
+            log_level=args.log_level,
+            log_format=args.log_format,
+            **{option.field: getattr(args, option.field) for option in OPTIONS},
+            **flags,
         )
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 2
+    logs.configure(settings.log_level, settings.log_format)
+    if args.secret:
+        log.warning("--secret shows in ps: prefer --secret-file or HALFMOON_SECRET_FILE")
     database = describe_db(settings.database_url())
     if settings.redis_url:
         database += f", live rooms in Redis at {describe_db(settings.redis_url)}"
@@ -90,7 +133,18 @@ def run_serve(args: argparse.Namespace) -> int:
         log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)
 
     try:
-        web.run_app(create_app(settings), host=settings.host, port=settings.port, print=listening)
+        asyncio.run(preflight(settings))
+    except ServerError as exc:
+        print(f"halfmoon serve: {exc}", file=sys.stderr)
+        return 1
+    try:
+        web.run_app(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            print=listening,
+            access_log_class=logs.AccessLogger,
+        )
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 1

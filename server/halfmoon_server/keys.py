@@ -10,7 +10,9 @@ from aiohttp import web
 if TYPE_CHECKING:
     from halfmoon_server.connection import Connection
     from halfmoon_server.daily import DailyService
+    from halfmoon_server.limits import AddressCount
     from halfmoon_server.lobby import Lobby
+    from halfmoon_server.metrics import Metrics
     from halfmoon_server.ports import Storage
     from halfmoon_server.results import Recorder
     from halfmoon_server.room import BackgroundTasks
@@ -24,3 +26,5 @@ RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")
+METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
+ADDRESSES: web.AppKey[AddressCount] = web.AppKey("addresses")

@@ -52,3 +52,28 @@ class CreatorLimits:
             del self.limits[client]
         if len(self.limits) >= self.MAX_TRACKED:  # everyone is busy: start afresh rather than grow
             self.limits.clear()
+
+
+class AddressCount:
+    """Open connections per client address, at most ``limit`` each (0: no limit)."""
+
+    __slots__ = ("counts", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.counts: dict[str, int] = {}
+
+    def acquire(self, address: str) -> bool:
+        """Count one more connection from ``address``; False (nothing counted) when it has its limit."""
+        held = self.counts.get(address, 0)
+        if self.limit and held >= self.limit:
+            return False
+        self.counts[address] = held + 1
+        return True
+
+    def release(self, address: str) -> None:
+        held = self.counts.get(address, 0) - 1
+        if held > 0:
+            self.counts[address] = held
+        else:
+            self.counts.pop(address, None)

@@ -47,6 +47,9 @@ class MemoryStorage:
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]:
         return self._ranking(lambda g: g.daily_date == day and g.ranked, limit)
 
+    async def daily_players(self, day: date) -> int:
+        return sum(1 for g in self.games.values() if g.daily_date == day and g.ranked)
+
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return self._ranking(lambda g: g.room == room, limit)
 

@@ -198,14 +198,14 @@ async def daily(request: web.Request) -> web.Response:
     service = request.app[keys.DAILY]
     today = service.today()
     base = base_url(request)
-    leaderboard = await request.app[keys.STORAGE].daily_leaderboard(today, 1000)
+    players = await request.app[keys.STORAGE].daily_players(today)
     # a day is listed (with its code) once every attempt of it has ended, not at midnight
     past = [d for d in await request.app[keys.STORAGE].daily_days(today, 60) if service.revealed(d.day)]
     return json_response(
         {
             "date": today.isoformat(),
             "ends_at": day_start_ms(today + timedelta(days=1)),
-            "players": len(leaderboard),
+            "players": players,
             "play": f"{base}/daily",
             "leaderboard": f"/api/daily/{today.isoformat()}/leaderboard",
             "past": [

@@ -70,6 +70,10 @@ class BackgroundTasks:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
+    def __len__(self) -> int:
+        """Tasks not done yet (``/metrics``: the recording backlog)."""
+        return len(self._tasks)
+
     async def settle(self) -> None:
         """Wait for every task (and the tasks they start); used at shutdown and in tests."""
         while self._tasks:

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from halfmoon_server.clock import Clock, SystemClock
 from halfmoon_server.errors import SettingsError
@@ -18,6 +18,93 @@ from halfmoon_server.errors import SettingsError
 log = logging.getLogger("halfmoon_server")
 
 SECRET_FILE = "daily-secret"
+#: The daily secret's shortest allowed length: 32 bytes (256 bits) of a random token.
+MIN_SECRET_BYTES = 32
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class Option(NamedTuple):
+    """A setting an operator may give: its field, its ``HALFMOON_*`` variable and its flag."""
+
+    field: str
+    env: str
+    kind: type
+    flag: str
+    help: str
+
+
+#: Every setting with a variable and a flag beyond the few `halfmoon serve` spells by hand (host,
+#: port, db, ...): the limits and the tuning. docs/server.md lists each with its default (a test
+#: checks it does).
+OPTIONS: tuple[Option, ...] = (
+    Option("max_rooms", "HALFMOON_MAX_ROOMS", int, "--max-rooms", "rooms held in memory at once; more are refused"),
+    Option("max_players", "HALFMOON_MAX_PLAYERS", int, "--max-players", "players in one race"),
+    Option(
+        "max_connections_per_address", "HALFMOON_MAX_CONNECTIONS_PER_ADDRESS", int,
+        "--max-connections-per-address", "open WebSockets from one client address (0: no limit)",
+    ),
+    Option("max_msg_size", "HALFMOON_MAX_MSG_SIZE", int, "--max-msg-size", "largest client frame, bytes"),
+    Option(
+        "max_send_buffer", "HALFMOON_MAX_SEND_BUFFER", int, "--max-send-buffer",
+        "bytes waiting on one connection before it counts as too slow and is dropped",
+    ),
+    Option("rate_burst", "HALFMOON_RATE_BURST", float, "--rate-burst", "each connection's message burst"),
+    Option("rate_per_s", "HALFMOON_RATE_PER_S", float, "--rate-per-s", "each connection's messages a second"),
+    Option(
+        "rate_max_refused", "HALFMOON_RATE_MAX_REFUSED", int, "--rate-max-refused",
+        "refused messages in a row before a connection is closed (1008)",
+    ),
+    Option("room_burst", "HALFMOON_ROOM_BURST", float, "--room-burst", "new rooms an address may create at once"),
+    Option("room_per_min", "HALFMOON_ROOM_PER_MIN", float, "--room-per-min", "new rooms an address may make a minute"),
+    Option("event_log", "HALFMOON_EVENT_LOG", int, "--event-log", "room events kept for a resume"),
+    Option(
+        "default_time_limit_s", "HALFMOON_TIME_LIMIT_S", int, "--time-limit",
+        "a race's time limit (s) if the host sets none",
+    ),
+    Option(
+        "abandon_after_s", "HALFMOON_ABANDON_AFTER_S", float, "--abandon-after",
+        "seconds before a room nobody is connected to is closed",
+    ),
+    Option(
+        "finished_ttl_s", "HALFMOON_FINISHED_TTL_S", float, "--finished-ttl", "seconds a finished room stays readable"
+    ),
+    Option("tick_s", "HALFMOON_TICK_S", float, "--tick", "seconds between the ticker's rounds"),
+    Option(
+        "solver_node_budget", "HALFMOON_SOLVER_NODE_BUDGET", int, "--solver-node-budget", "the solver's nodes per deal"
+    ),
+    Option(
+        "analysis_time_budget_ms", "HALFMOON_ANALYSIS_BUDGET_MS", int, "--analysis-budget-ms",
+        "the post-game analysis's time budget, ms",
+    ),
+    Option("redis_timeout_s", "HALFMOON_REDIS_TIMEOUT_S", float, "--redis-timeout", "seconds a Redis call may take"),
+)
+
+#: Settings whose value may come from a file instead (``HALFMOON_SECRET_FILE``, ``--secret-file``):
+#: the file's content, stripped, so the value never shows in ``ps`` or the environment.
+SECRET_VARIABLES = {"secret": "HALFMOON_SECRET", "db_url": "HALFMOON_DB", "redis_url": "HALFMOON_REDIS"}
+
+
+def parse_bool(var: str, raw: str) -> bool:
+    """``1/true/yes/on`` or ``0/false/no/off`` (any case). Raises :class:`SettingsError` otherwise."""
+    value = raw.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise SettingsError(f"{var}={raw!r} is not a boolean: use one of {', '.join(TRUE)} or {', '.join(FALSE)}")
+
+
+def read_secret_file(name: str, path: str | Path) -> str:
+    """A secret's value from a file (stripped). Raises :class:`SettingsError` naming the file."""
+    try:
+        value = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError) as exc:
+        raise SettingsError(f"{name}: cannot read {path}: {exc}") from None
+    if not value:
+        raise SettingsError(f"{name}: {path} is empty")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +173,11 @@ class Settings:
     #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
     #: ``full`` (survives a power cut too, at a higher cost per commit).
     journal_sync: str = "normal"
+    #: Open WebSockets one client address may hold (0: no limit); one more is refused with 429.
+    max_connections_per_address: int = 256
+    #: Logging: the level, and ``text`` (readable lines) or ``json`` (one object a line).
+    log_level: str = "INFO"
+    log_format: str = "text"
     clock: Clock = field(default_factory=SystemClock)
 
     def database_url(self) -> str:
@@ -111,7 +203,7 @@ class Settings:
                 return
             try:
                 if kind is bool:
-                    values[name] = raw.strip().lower() in ("1", "true", "yes", "on")
+                    values[name] = parse_bool(var, raw)
                 elif kind is Path:
                     values[name] = Path(raw)
                 else:
@@ -137,8 +229,20 @@ class Settings:
         take("HALFMOON_RATE_BURST", "rate_burst", float)
         take("HALFMOON_RATE_PER_S", "rate_per_s", float)
         take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
+        take("HALFMOON_LOG_LEVEL", "log_level", str)
+        take("HALFMOON_LOG_FORMAT", "log_format", str)
+        for option in OPTIONS:
+            take(option.env, option.field, option.kind)
+        for name, var in SECRET_VARIABLES.items():
+            file_var = f"{var}_FILE"
+            if env.get(file_var):
+                if env.get(var):
+                    raise SettingsError(f"both {var} and {file_var} are set: keep one")
+                values[name] = read_secret_file(file_var, env[file_var])
         if env.get("HALFMOON_SECRET"):
-            values["secret"] = env["HALFMOON_SECRET"].encode("utf-8")
+            values["secret"] = env["HALFMOON_SECRET"]
+        if isinstance(values.get("secret"), str):
+            values["secret"] = values["secret"].encode("utf-8")
         if env.get("HALFMOON_ALLOWED_ORIGINS"):
             origins = env["HALFMOON_ALLOWED_ORIGINS"].split(",")
             values["allowed_origins"] = tuple(o.strip() for o in origins if o.strip())
@@ -165,6 +269,27 @@ class Settings:
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
+        if self.secret is not None and len(self.secret) < MIN_SECRET_BYTES:
+            raise SettingsError(
+                f"the daily secret is {len(self.secret)} bytes: use at least {MIN_SECRET_BYTES} "
+                "(python3 -c 'import secrets; print(secrets.token_urlsafe(32))'), or give none and one is generated"
+            )
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise SettingsError(f"the log level must be one of {', '.join(LOG_LEVELS)}, not {self.log_level!r}")
+        if self.log_format not in ("text", "json"):
+            raise SettingsError(f"the log format must be 'text' or 'json', not {self.log_format!r}")
+        positive = ("max_rooms", "max_players", "event_log", "rate_max_refused", "default_time_limit_s")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.max_players < 2:
+            raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
+        for name in ("rate_burst", "rate_per_s", "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")
+        for name in ("max_connections_per_address", "solver_workers", "solver_node_budget", "analysis_time_budget_ms"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 
 
 def load_secret(settings: Settings) -> bytes:

@@ -164,6 +164,14 @@ class SqlStorage:
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]:
         return await self._ranking((GameRow.daily_date == day) & GameRow.ranked.is_(True), limit)
 
+    async def daily_players(self, day: date) -> int:
+        query = select(func.count()).select_from(GameRow).where(GameRow.daily_date == day, GameRow.ranked.is_(True))
+        try:
+            async with self._sessions() as session:
+                return int((await session.execute(query)).scalar_one())
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"cannot count the players of {day}: {exc}") from exc
+
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return await self._ranking(GameRow.room == room, limit)
 

@@ -38,7 +38,7 @@ from halfmoon.protocol import (
     normalise_room,
     parse_message,
 )
-from halfmoon_server import keys
+from halfmoon_server import keys, logs
 from halfmoon_server.connection import Connection, client_address
 from halfmoon_server.errors import Refusal
 from halfmoon_server.limits import RateLimit
@@ -51,6 +51,7 @@ log = logging.getLogger("halfmoon_server.ws")
 
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
+CLOSE_TRY_LATER = 1013
 
 
 def origin_allowed(request: web.Request, settings: Settings) -> bool:
@@ -95,6 +96,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.ws_send_buffer)
     loop = asyncio.get_running_loop()
     peer = client_address(request, trust_forwarded=settings.trust_forwarded)
+    if not app[keys.ADDRESSES].acquire(peer):
+        app[keys.METRICS].refused("too_many_connections")
+        await ws.close(code=CLOSE_TRY_LATER, message=b"too many connections from this address")
+        return ws
     conn = Connection(
         ws,
         request.transport,
@@ -103,6 +108,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         peer=peer,
     )
     app[keys.CONNECTIONS].add(conn)
+    logs.bind(conn)
     limit = settings.max_msg_size
     try:
         async for msg in ws:
@@ -120,6 +126,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 if conn.rate.refused_in_row >= settings.rate_max_refused:
                     await conn.flush_and_close(CLOSE_POLICY, "rate limit")
                     break
+                app[keys.METRICS].refused("rate_limited")
                 conn.send(encode(Error("rate_limited", "too many messages; this one was ignored")))
                 continue
             if isinstance(data, bytes):
@@ -134,6 +141,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         except Exception:
             log.exception("disconnect failed")
         app[keys.CONNECTIONS].discard(conn)
+        app[keys.ADDRESSES].release(peer)
     return ws
 
 
@@ -145,9 +153,12 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         msg_id = getattr(message, "msg_id", None)
         await handle(app, conn, message)
     except (Refusal, BadMessageError) as exc:
+        app[keys.METRICS].refused(exc.code)
+        log.debug("refused (%s): %s", exc.code, exc.message)
         conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
+        app[keys.METRICS].refused("internal")
         conn.send(encode(Error("internal", "the server failed to handle this message; nothing changed", msg_id)))
 
 
@@ -205,8 +216,10 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             conn.send(encode(Pong(app[keys.SETTINGS].clock.now_ms())))
         case MoveMessage(move=move, msg_id=msg_id):
             await _room_of(app, conn).submit({"k": "move", "p": conn.player_id, "m": move.names()}, msg_id=msg_id)
+            app[keys.METRICS].moved("move")
         case Undo(msg_id=msg_id):
             await _room_of(app, conn).submit({"k": "undo", "p": conn.player_id}, msg_id=msg_id)
+            app[keys.METRICS].moved("undo")
         case GiveUp():
             await _room_of(app, conn).submit({"k": "give_up", "p": conn.player_id})
         case Leave():

@@ -59,7 +59,8 @@ class Instance:
     async def start(self) -> Instance:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "halfmoon", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["--data-dir", str(self.data_dir), "--secret", "instances-test", "--countdown", "0.2"]
+        command += ["--data-dir", str(self.data_dir), "--secret", "instances-test-secret-32-bytes-long"]
+        command += ["--countdown", "0.2"]
         command += ["--solver-workers", "0", "--no-winnable-daily"]
         if self.db:
             command += ["--db", self.db]

@@ -132,3 +132,32 @@ async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartSer
         past = (await (await http.get(server.make_url("/api/daily"))).json())["past"]
     assert past[0]["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
     await client.close()
+
+
+async def test_the_daily_player_count_is_a_count_not_a_capped_list(start_server: StartServer) -> None:
+    """1,200 ranked players (and unranked attempts, and another day's) say 1,200: the leaderboard
+    is capped at 1,000 rows, the count is a COUNT."""
+    from datetime import UTC, datetime
+
+    from halfmoon_server import keys
+    from halfmoon_server.ports import FinishedGame
+
+    server = await start_server()
+    storage = server.app[keys.STORAGE]
+    at = datetime(2026, 11, 28, 12, tzinfo=UTC)
+
+    def game(n: int, *, ranked: bool, day: date) -> FinishedGame:
+        score, time_ms = n % 520, 1000 + n
+        code, outcome = "HM1-D-AAAAAAA", "gave_up"
+        return FinishedGame(f"P{n}", code, "daily", "ROOM01", score, 10, time_ms, outcome, {}, ranked, day, at)
+
+    for n in range(1200):  # one at a time: SQLite has one writer
+        await storage.save_game(game(n, ranked=True, day=DAY1), f"d1-{n:05d}")
+    for n in range(30):
+        await storage.save_game(game(n, ranked=False, day=DAY1), f"u1-{n:05d}")
+    for n in range(7):
+        await storage.save_game(game(n, ranked=True, day=DAY2), f"d2-{n:05d}")
+    assert await storage.daily_players(DAY1) == 1200
+    async with aiohttp.ClientSession() as http:
+        today = await (await http.get(server.make_url("/api/daily"))).json()
+    assert today["date"] == DAY1.isoformat() and today["players"] == 1200

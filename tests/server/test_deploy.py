@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import socket
 import subprocess
 from pathlib import Path
 
 import aiohttp
+import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 
 from tests.conftest import ROOT
@@ -64,12 +66,28 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"db", "redis", "server1", "server2", "server3", "nginx"}
+    example = dict(
+        line.split("=", 1) for line in (DEPLOY / "halfmoon.env.example").read_text().splitlines() if "=" in line
+        and not line.startswith("#")
+    )  # fmt: skip
+    assert example["HALFMOON_DB"].startswith("postgresql+asyncpg://") and "HALFMOON_SECRET" in example
+    assert "POSTGRES_PASSWORD" in example and services["db"]["env_file"] == "halfmoon.env"
+    assert "POSTGRES_PASSWORD" not in services["db"]["environment"]  # secrets only in the env file
     for name in ("server1", "server2", "server3"):
         environment = services[name]["environment"]
-        assert environment["HALFMOON_DB"].startswith("postgresql+asyncpg://")
+        assert services[name]["env_file"] == "halfmoon.env"
+        assert not {"HALFMOON_SECRET", "HALFMOON_DB"} & set(environment)
         assert environment["HALFMOON_REDIS"].startswith("redis://")
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
-        assert services[name]["restart"] == "unless-stopped"
+    for name, service in services.items():
+        assert service["restart"] == "unless-stopped", name
+    # the dependencies in their own layer (before the sources), the health check on HALFMOON_PORT
+    order = [dockerfile.index(step) for step in ("COPY pyproject.toml", "pip install -r", "COPY server")]
+    assert order == sorted(order)
+    assert "HALFMOON_PORT" in dockerfile[dockerfile.index("HEALTHCHECK") :]
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", "tests", "data", "**/__pycache__"} <= set(ignored)
+    assert "/deploy/halfmoon.env" in (ROOT / ".gitignore").read_text()
     assert "--appendonly" in services["redis"]["command"] and "always" in services["redis"]["command"]
     template = (DEPLOY / "halfmoon@.service").read_text()
     assert "Environment=HALFMOON_PORT=%i" in template and "ExecStart=/opt/halfmoon/venv/bin/halfmoon serve" in template
@@ -101,3 +119,109 @@ async def test_a_websocket_game_through_nginx(nginx_path: str, start_server: Sta
     finally:
         nginx.terminate()
         await nginx.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def site_config(upstream: int, http_port: int, https_port: int, folder: Path) -> Path:
+    """deploy/nginx-site.conf inside a minimal nginx.conf, with a self-signed certificate, these
+    ports, the static files from this tree and every file under ``folder``."""
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    site = (DEPLOY / "nginx-site.conf").read_text()
+    site = re.sub(r"(?:server 127\.0\.0\.1:808\d [^\n]*\n\s*)+", f"server 127.0.0.1:{upstream};\n    ", site)
+    site = re.sub(r"\n\s*listen \[::\]:\d+[^\n]*", "", site)
+    site = site.replace("listen 80;", f"listen 127.0.0.1:{http_port};")
+    site = site.replace("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;")
+    site = re.sub(r"/etc/letsencrypt/live/[^/]+/fullchain\.pem", str(folder / "cert.pem"), site)
+    site = re.sub(r"/etc/letsencrypt/live/[^/]+/privkey\.pem", str(folder / "key.pem"), site)
+    site = site.replace("/var/log/nginx/", f"{folder}/").replace("/var/www/letsencrypt", str(folder))
+    static = ROOT / "client" / "halfmoon_web" / "static"
+    site = re.sub(r"alias [^;]*halfmoon_web/static/;", f"alias {static}/;", site)
+    kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    temp = "\n".join(f"    {kind}_temp_path {folder}/{kind};" for kind in kinds)
+    config = folder / "nginx.conf"
+    config.write_text(
+        f"daemon off;\nworker_processes 1;\npid {folder}/nginx.pid;\nerror_log stderr warn;\n"
+        f"events {{ worker_connections 256; }}\nhttp {{\n    include /etc/nginx/mime.types;\n{temp}\n{site}\n}}\n"
+    )
+    return config
+
+
+async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
+    nginx_path: str, start_server: StartServer, tmp_path: Path
+) -> None:
+    text = re.sub(r"#.*", "", (DEPLOY / "nginx-site.conf").read_text())
+    for directive in ("ssl_certificate ", "ssl_certificate_key ", "http2", "gzip on;", "limit_req zone=",
+                      "limit_req_zone ", "access_log ", "alias ", "proxy_set_header Upgrade $http_upgrade;"):
+        assert directive in text, directive  # fmt: skip
+    server = await start_server()
+    http_port, https_port = _free_port(), _free_port()
+    config = site_config(server.port, http_port, https_port, tmp_path)
+    check = subprocess.run([nginx_path, "-t", "-c", str(config), "-p", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    nginx = await asyncio.create_subprocess_exec(
+        nginx_path, "-c", str(config), "-p", str(tmp_path), stderr=asyncio.subprocess.PIPE
+    )
+    base = f"https://127.0.0.1:{https_port}"
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+            for _ in range(100):
+                try:
+                    health = await http.get(f"{base}/healthz")
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            assert await health.json() == {"status": "ok"}
+            redirect = await http.get(f"http://127.0.0.1:{http_port}/", allow_redirects=False)
+            assert redirect.status == 301 and redirect.headers["Location"].startswith("https://")
+            # the client's files come from nginx itself (Expires), compressed
+            css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
+            assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
+            assert (await http.get(f"{base}/metrics")).status == 200  # from this host
+            async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
+                await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
+                welcome = json.loads((await ws.receive(timeout=5)).data)
+                assert welcome["type"] == "welcome" and welcome["room"]["phase"] == "running"
+        logged = (tmp_path / "halfmoon.access.log").read_text()
+        assert "GET /static/css/app.css" in logged and "GET /ws" in logged
+        # HTTP/2 is offered over TLS (ALPN)
+        alpn = subprocess.run(
+            ["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{https_port}"],
+            input="", capture_output=True, text=True, errors="replace", timeout=30,
+        )  # fmt: skip
+        assert "ALPN protocol: h2" in alpn.stdout, alpn.stdout[-2000:]
+    finally:
+        nginx.terminate()
+        await nginx.wait()
+
+
+@pytest.mark.parametrize("unit", ["halfmoon.service", "halfmoon@.service"])
+def test_the_systemd_units_are_hardened(unit: str, tmp_path: Path) -> None:
+    """`systemd-analyze security --offline` rates each unit's exposure at most 3.0 (8.5 before).
+    It reads the unit file alone: no running systemd is needed (none runs in a container)."""
+    text = (DEPLOY / unit).read_text()
+    for option in ("CapabilityBoundingSet=", "RestrictAddressFamilies=", "SystemCallFilter=@system-service",
+                   "ProtectKernelTunables=true", "ProtectKernelModules=true", "ProtectKernelLogs=true", "UMask=0077",
+                   "LoadCredential=secret:"):
+        assert option in text, option  # fmt: skip
+    tool = shutil.which("systemd-analyze")
+    if tool is None:
+        pytest.skip("systemd-analyze is not installed")
+    copy = tmp_path / unit.replace("@.", "@8081.")
+    copy.write_text(text)
+    result = subprocess.run(
+        [tool, "security", "--offline=true", str(copy)], capture_output=True, text=True, errors="replace", timeout=60
+    )
+    if "--offline" in result.stderr and result.returncode != 0:
+        pytest.skip(f"this systemd-analyze has no --offline: {result.stderr.strip()}")
+    match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout)
+    assert match is not None, result.stdout + result.stderr
+    assert float(match.group(1)) <= 3.0, result.stdout

@@ -22,13 +22,13 @@ def test_settings_from_environment_and_flags(tmp_path: Path) -> None:
         "HALFMOON_PORT": "9000",
         "HALFMOON_DB": "postgresql+asyncpg://u@h/db",
         "HALFMOON_DATA_DIR": str(tmp_path),
-        "HALFMOON_SECRET": "s3cret",
+        "HALFMOON_SECRET": "s3cret-s3cret-s3cret-s3cret-s3cret",
         "HALFMOON_DAILY_REQUIRES_WINNABLE": "0",
         "HALFMOON_ALLOWED_ORIGINS": "https://a.example, https://b.example",
     }
     settings = Settings.from_env(env, port=9100)  # a flag wins over its variable
     assert (settings.host, settings.port, settings.db_url) == ("0.0.0.0", 9100, "postgresql+asyncpg://u@h/db")
-    assert settings.secret == b"s3cret" and settings.daily_requires_winnable is False
+    assert settings.secret == b"s3cret-s3cret-s3cret-s3cret-s3cret" and settings.daily_requires_winnable is False
     assert settings.allowed_origins == ("https://a.example", "https://b.example")
     defaults = Settings.from_env({"HALFMOON_DATA_DIR": str(tmp_path)})
     assert defaults.database_url() == f"sqlite+aiosqlite:///{tmp_path.resolve() / 'halfmoon.db'}"

@@ -1,0 +1,198 @@
+"""The packages as an operator gets them: an sdist and a wheel built from this tree (the wheel from
+the sdist, so the sdist is complete), each with the licence; the wheel's metadata (an SPDX licence
+expression, classifiers, project URLs, a client-only base install); ``py.typed`` in every typed
+package; the sdist's own tests run; and the wheel, installed in a venv outside the repository,
+serves — and without the server's extras still races from a terminal."""
+
+from __future__ import annotations
+
+import email
+import os
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import venv
+import zipfile
+from collections.abc import Iterator
+from email.message import Message
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+TYPED = ("halfmoon", "halfmoon_server", "halfmoon_client", "halfmoon_web")
+SERVER_STACK = ("aiohttp", "sqlalchemy", "aiosqlite", "alembic", "prometheus-client", "asyncpg", "redis")
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build``: the sdist, then the wheel built from it."""
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600
+    )
+    if result.returncode != 0 and "No module named build" in result.stderr:
+        pytest.skip("the build package is not installed (pip install -e '.[dev]')")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def _wheel(dist: Path) -> Path:
+    return next(dist.glob("halfmoon-*.whl"))
+
+
+def _metadata(dist: Path) -> Message:
+    with zipfile.ZipFile(_wheel(dist)) as wheel:
+        name = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.message_from_bytes(wheel.read(name))
+
+
+def test_the_wheel_carries_the_licence_metadata_and_py_typed(dist: Path) -> None:
+    with zipfile.ZipFile(_wheel(dist)) as wheel:
+        names = wheel.namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    for package in TYPED:
+        assert f"{package}/py.typed" in names, package
+    assert "halfmoon_web/static/index.html" in names
+    assert any(n.startswith("halfmoon_server/migrations/versions/") for n in names)
+    meta = _metadata(dist)
+    assert meta["License-Expression"] == "MIT"
+    assert meta["License"] is None  # the deprecated table is gone
+    classifiers = meta.get_all("Classifier") or []
+    assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3.13" in classifiers
+    assert not any(c.startswith("License ::") for c in classifiers)  # the expression says it
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert {"Homepage", "Documentation", "Source", "Issues"} <= set(urls)
+    # the base install is the engine and the terminal client: the database stack is an extra
+    base = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]
+    assert sorted(r.split(">=")[0].lower() for r in base) == ["orjson", "websockets"]
+    assert any(r.startswith("websockets>=13") for r in base)  # websockets.asyncio.client
+    server = [r for r in meta.get_all("Requires-Dist") or [] if 'extra == "server"' in r]
+    assert any(r.lower().startswith("sqlalchemy[asyncio]>=2.1") for r in server)  # a lost PostgreSQL is a 503
+
+
+def test_the_sdist_holds_the_licence_and_runnable_tests(dist: Path, tmp_path: Path) -> None:
+    sdist = next(dist.glob("halfmoon-*.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    root = next(tmp_path.glob("halfmoon-*"))
+    for path in ("LICENSE", "tests/conftest.py", "tests/vectors/deals.json", "tests/vectors/won_games.json"):
+        assert (root / path).is_file(), path
+    for package in TYPED:
+        folder = {"halfmoon": "shared", "halfmoon_server": "server"}.get(package, "client")
+        assert (root / folder / package / "py.typed").is_file(), package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root / d) for d in ("shared", "server", "client"))}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/engine/test_codes.py",
+         "tests/engine/test_deal.py", "tests/engine/test_record.py", "tests/server/test_settings_cli.py"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "error" not in result.stdout.splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv outside the repository with the wheel installed (its dependencies from this
+    interpreter's site-packages, so no network is needed)."""
+    home = tmp_path_factory.mktemp("venv")
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
+    python = home / "bin" / "python"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(_wheel(dist))],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return home
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HALFMOON_", "PYTHONPATH"))}
+    return {**env, **extra}
+
+
+@pytest.fixture
+def served(wheel_venv: Path, tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(wheel_venv / "bin" / "halfmoon"), "serve", "--port", str(port), "--solver-workers", "0",
+         "--no-winnable-daily"],
+        cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=1):
+                    break
+            except OSError:
+                assert server.poll() is None, server.communicate()[0]
+                time.sleep(0.05)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def test_the_installed_wheel_serves_from_outside_the_repository(served: str, wheel_venv: Path, tmp_path: Path) -> None:
+    where = subprocess.run(
+        [str(wheel_venv / "bin" / "python"), "-c", "import halfmoon_server, halfmoon_web; "
+         "print(halfmoon_server.__file__); print(halfmoon_web.STATIC_DIR)"],
+        cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert where.returncode == 0, where.stderr
+    for line in where.stdout.split():
+        assert line.startswith(str(wheel_venv)) and not line.startswith(str(ROOT)), line
+    with urllib.request.urlopen(f"{served}/healthz", timeout=5) as health:
+        assert health.status == 200
+    with urllib.request.urlopen(f"{served}/", timeout=5) as page:
+        assert b"<html" in page.read().lower()
+    with urllib.request.urlopen(f"{served}/metrics", timeout=5) as metrics:
+        assert b"halfmoon_rooms" in metrics.read()
+    assert (tmp_path / "data" / "halfmoon.db").is_file()  # migrated from the wheel's own migrations
+
+
+def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) -> None:
+    """A venv with only the wheel and its base requirements (websockets, orjson — taken from this
+    interpreter): the terminal client and the engine work, ``serve`` says what is missing."""
+    home = tmp_path / "client-venv"
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(home)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(home / "bin" / "python"), "install", "-q", "--no-deps",
+         str(_wheel(dist))],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    base_only = tmp_path / "base"
+    base_only.mkdir()
+    import orjson
+    import websockets
+
+    for module in (websockets, orjson):
+        source = Path(module.__file__ or "").parent
+        (base_only / source.name).symlink_to(source)
+    env = _clean_env(PYTHONPATH=str(base_only))
+    halfmoon = str(home / "bin" / "halfmoon")
+    usage = subprocess.run([halfmoon, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 0, usage.stderr
+    lines = {line.split()[0]: line for line in usage.stdout.splitlines() if line.startswith("    ") and line.split()}
+    for command in ("race", "join", "watch", "bot", "play", "solve", "deal"):
+        assert "unavailable" not in lines[command], lines[command]
+    assert "unavailable" in lines["serve"]
+    for module in ("aiohttp", "sqlalchemy", "alembic", "aiosqlite", "prometheus_client"):
+        probe = subprocess.run([str(home / "bin" / "python"), "-c", f"import {module}"], env=env, capture_output=True)
+        assert probe.returncode != 0, f"{module} is importable in the client-only venv"
+    new = subprocess.run([halfmoon, "new"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert new.returncode == 0 and new.stdout.startswith("HM1-"), new.stderr
+    serve = subprocess.run([halfmoon, "serve"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert serve.returncode == 2 and "unavailable" in serve.stderr
