@@ -11,6 +11,7 @@ unbounded memory. There is no writer task per connection: a frame costs one ``wr
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 
 from aiohttp import web
@@ -33,15 +34,30 @@ def text_frame(payload: bytes) -> bytes:
 
 
 def client_address(request: web.BaseRequest, *, trust_forwarded: bool) -> str:
-    """The client's address: the socket's peer, or behind a trusted proxy the last
-    X-Forwarded-For entry (the address the proxy itself saw; earlier entries are the client's
-    own claims and not trusted)."""
+    """The client's address as the limits count it: the socket's peer, or behind a trusted proxy
+    the last X-Forwarded-For entry over every such header (the address the proxy itself saw;
+    earlier entries, and earlier headers, are the client's own claims and not trusted). An IPv6
+    address counts as its /64: one host holds a whole /64, so each of its addresses is no new
+    client."""
+    address = str(request.remote)
     if trust_forwarded:
-        forwarded = request.headers.get("X-Forwarded-For", "")
-        last = forwarded.rsplit(",", 1)[-1].strip()
+        entries = ",".join(request.headers.getall("X-Forwarded-For", [])).split(",")
+        last = entries[-1].strip()
         if last:
-            return last
-    return str(request.remote)
+            address = last
+    return _network(address)
+
+
+def _network(address: str) -> str:
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 class Connection:

@@ -235,7 +235,11 @@ class Lobby:
             raise Refusal("internal", "the daily challenge is unavailable right now") from None
         finally:
             self._claiming -= 1
-        return room, await self._start_single(room, outbox, name, ranked=ranked, time_limit_s=self.daily_limit_s)
+        # an attempt that starts after midnight (the day was taken before the awaits) must still
+        # end by the time the day's code is published
+        left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
+        limit_s = max(1, min(self.daily_limit_s, left_s))
+        return room, await self._start_single(room, outbox, name, ranked=ranked, time_limit_s=limit_s)
 
     # -- housekeeping ----------------------------------------------------------------------------------
 

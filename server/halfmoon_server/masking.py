@@ -83,6 +83,9 @@ class MaskedWebSocket(web.WebSocketResponse):
         handler = request.protocol
         watcher = FrameWatcher()
         tail = bytes(getattr(handler, "_message_tail", b""))  # what came with the handshake
+        unmasked_with_handshake = bool(tail) and not watcher.feed(tail)
+        if unmasked_with_handshake:  # never let aiohttp parse it into a message
+            setattr(handler, "_message_tail", b"")  # noqa: B010
         super()._post_start(request, protocol, writer)
         transport = request.transport
 
@@ -96,5 +99,5 @@ class MaskedWebSocket(web.WebSocketResponse):
         if parser is None:
             return  # an aiohttp that keeps its parser elsewhere: nothing to watch
         setattr(handler, "_payload_parser", _WatchedParser(parser, watcher, refuse))  # noqa: B010
-        if tail and not watcher.feed(tail):
+        if unmasked_with_handshake:
             refuse()

@@ -1,9 +1,11 @@
 """Names that look alike are the same name: the key a nickname is compared by, in a room, on a
 leaderboard and for the daily challenge's one ranked attempt.
 
-``name_key(name)`` is the name's *skeleton* (Unicode TR39 §4), case folded: NFKC, every
-character replaced by the representative of the characters it can be confused with, then case
-folded and mapped once more (so look-alikes in either case meet). ``Ada``, ``ADA``, Cyrillic
+``name_key(name)`` is the name's *skeleton* (Unicode TR39 §4) taken case-insensitively: NFKC and
+case folding first (``Ian`` is ``ian``), then every character replaced by the representative of
+the characters it can be confused with, then case folded again. (Folding first means look-alikes
+that exist only in one case — capital ``I`` and small ``l`` — are not joined: names that differ in
+case alone must be one name, and that matters more.) ``Ada``, ``ADA``, Cyrillic
 ``Аda``, fullwidth ``Ａｄａ`` and mathematical bold ``𝐀𝐝𝐚`` all have
 the key ``ada``. The confusable pairs are Unicode's ``confusables.txt`` as the maintained
 ``confusable-homoglyphs`` package ships it; the representative of each set of look-alikes is
@@ -11,7 +13,7 @@ its ASCII member if it has one (else its shortest, then smallest).
 
 >>> name_key("Ada") == name_key("Аda") == name_key("Ａｄａ") == name_key("𝐀𝐝𝐚") == "ada"
 True
->>> name_key("AI") == name_key("Al")
+>>> name_key("Ian") == name_key("ian") and name_key("Otto") == name_key("OTTO") != name_key("Orro")
 True
 >>> name_key("Ada") == name_key("Eva")
 False
@@ -40,11 +42,15 @@ def _representatives() -> dict[str, str]:
             x = parent[x]
         return x
 
+    def union(x: str, y: str) -> None:
+        a, b = find(x), find(y)
+        if a != b:
+            parent[a] = b
+
     for key, glyphs in data.items():
         for glyph in glyphs:
-            a, b = find(key), find(glyph["c"].strip("\u200e\u200f"))
-            if a != b:
-                parent[a] = b
+            union(key, glyph["c"].strip("\u200e\u200f"))
+
     members: dict[str, list[str]] = {}
     for x in list(parent):
         members.setdefault(find(x), []).append(x)
@@ -59,5 +65,5 @@ def _skeleton(text: str) -> str:
 
 def name_key(name: str) -> str:
     """The skeleton a nickname is compared by (see the module docstring)."""
-    mapped = _skeleton(unicodedata.normalize("NFKC", name.strip()))  # capital look-alikes: I and l
-    return _skeleton(unicodedata.normalize("NFKC", mapped).casefold())  # small ones: а and a
+    folded = unicodedata.normalize("NFKC", name.strip()).casefold()  # case first: Ian is ian
+    return unicodedata.normalize("NFKC", _skeleton(folded)).casefold()

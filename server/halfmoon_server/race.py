@@ -179,17 +179,17 @@ class Race:
     def code_for(self, viewer: Racer | None, now: int) -> str | None:
         """The deal code a viewer (a player, or None: a spectator, a REST reader) may see now.
 
-        A solo game shows it from the start (the seed's bar). A sealed race, to a player once
-        their game is over, to anyone once the race is over. A daily attempt, to anyone — its own
+        A solo game shows it from the start (the seed's bar). A sealed race, to everyone once the
+        race is over (its last racer's ``game_over``, then ``race_over``). A daily attempt, to anyone — its own
         player too, so a throwaway attempt learns no code — once every attempt of the day has
         ended (:meth:`reveal_at`). A race on a code the host chose is open: everybody knows it."""
         if self.mode is Mode.SOLO or (self.mode is Mode.RACE and not self.sealed):
             return str(self.code)
         if self.mode is Mode.DAILY:  # not even to its own player before then: a scout learns nothing
             return str(self.code) if now >= self.reveal_at() else None
-        if viewer is not None and viewer.finished:
-            return str(self.code)
-        return str(self.code) if viewer is None and self.phase is Phase.FINISHED else None
+        # a sealed race: once nobody plays it any more. Not at one racer's own end: a second seat
+        # of the same person (another tab) that gives up at once would hand them the deal.
+        return str(self.code) if self.phase is Phase.FINISHED else None
 
     def reveal_at(self) -> int:
         """When a daily attempt's code is public: the day is over and every attempt of it has
@@ -563,17 +563,18 @@ class Race:
         racer.game_id = game_id
         game = racer.game
         assert game is not None and racer.time_ms is not None
+        code = self.code_for(racer, now)
         over = GameOver(
             racer.id,
             racer.status,
             game.score,
             game.move_count,
             racer.time_ms,
-            self.code_for(racer, now),
+            code,
             game_id,
             racer.ranked,
             analysis,
-            self.salt,
+            self.salt if code is not None else None,
         )
         return [over, *self._race_over()]
 

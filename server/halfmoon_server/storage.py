@@ -69,7 +69,8 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
             path = url.split(":///", 1)[1] if ":///" in url else ""
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return create_async_engine(url, **kwargs)
+        # hide_parameters: a failed write's error names no value (no deal code or salt in a log line)
+        return create_async_engine(url, hide_parameters=True, **kwargs)
     except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
         raise StorageError(f"cannot use database {url!r}: {exc}") from exc
 
@@ -182,6 +183,10 @@ class SqlStorage:
             async with self._sessions.begin() as session:
                 ranked = True
                 if address is not None and per_address > 0:
+                    if self.engine.dialect.name == "postgresql":  # claims from one address, one at a time
+                        await session.execute(
+                            text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:{address}"}
+                        )
                     query = select(func.count()).where(
                         DailyAttemptRow.day == day,
                         DailyAttemptRow.address == address,

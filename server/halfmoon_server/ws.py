@@ -72,11 +72,12 @@ def origin_allowed(request: web.Request, settings: Settings) -> bool:
             if settings.trust_forwarded:
                 scheme = request.headers.get("X-Forwarded-Proto", scheme).split(",")[0].strip() or scheme
             own = URL(f"{scheme}://{request.host}")
-    except ValueError:  # a Host header yarl cannot parse ("x:99999", "[::1") is not our origin
+        # yarl decodes a host lazily: an undecodable one (xn--…) raises here, not a 500
+        if not url.host or not own.host:
+            return False
+        return (url.scheme, url.host, url.port) == (own.scheme, own.host, own.port)
+    except (ValueError, UnicodeError):  # a Host header yarl cannot parse ("x:99999", "[::1") is not ours
         return False
-    if not url.host or not own.host:
-        return False
-    return (url.scheme, url.host, url.port) == (own.scheme, own.host, own.port)
 
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:

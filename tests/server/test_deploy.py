@@ -162,7 +162,8 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
     for directive in ("ssl_certificate ", "ssl_certificate_key ", "http2", "gzip on;", "limit_req zone=",
                       "limit_req_zone ", "access_log ", "alias ", "proxy_set_header Upgrade $http_upgrade;"):
         assert directive in text, directive  # fmt: skip
-    server = await start_server()
+    # as the systemd units run it behind nginx: the scheme and address from nginx's headers
+    server = await start_server(trust_forwarded=True)
     http_port, https_port = _free_port(), _free_port()
     config = site_config(server.port, http_port, https_port, tmp_path)
     check = subprocess.run([nginx_path, "-t", "-c", str(config), "-p", str(tmp_path)], capture_output=True, text=True)

@@ -154,12 +154,16 @@ async def test_a_sealed_race_keeps_its_code_from_every_door_until_each_party_is_
 ) -> None:
     server = await start_server()
     parties, code = await sealed_race(server)
-    for party, kind in zip(parties[:3], ("game_over", "game_over", "race_over"), strict=True):
+    # Ada gave up first: her game_over carries no code (a second seat of hers would learn it);
+    # the race's end does, for everyone
+    for party, kind in zip(parties[:3], ("race_over", "game_over", "race_over"), strict=True):
         _entitled_at_first(party, kind)
         assert party.entitled_from is not None, party.name
     assert leaks(parties, code) == []
     ada = parties[0]
-    assert any(code in text for text in ada.texts[ada.entitled_from or 0 :]), "her game_over reveals it"
+    assert any(code in text for text in ada.texts[ada.entitled_from or 0 :]), "the race's end reveals it"
+    ada_over = next(json.loads(t) for t in ada.texts if '"type": "game_over"' in t)
+    assert ada_over["code"] is None and "salt" not in ada_over
 
 
 async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +171,7 @@ async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, mo
     monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: str(self.code))
     server = await start_server()
     parties, code = await sealed_race(server)
-    for party, kind in zip(parties[:3], ("game_over", "game_over", "race_over"), strict=True):
+    for party, kind in zip(parties[:3], ("race_over", "game_over", "race_over"), strict=True):
         _entitled_at_first(party, kind)
     found = leaks(parties, code)
     assert found and any(f.startswith("Bob") for f in found) and any(f.startswith("spectator") for f in found)
@@ -317,17 +321,17 @@ def test_halfmoon_verify_checks_a_commitment_and_refuses_a_forged_one() -> None:
 async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer) -> None:
     server = await start_server()
     parties, code = await sealed_race(server)
-    del parties
+    started = next(json.loads(t) for t in parties[0].texts if '"type": "started"' in t)
     async with aiohttp.ClientSession() as http:
         board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
     game = board["entries"][0]["game"]
-    result = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "halfmoon", "verify", game, "--server", str(server.make_url("/")).rstrip("/")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert result.returncode == 0 and f"verified: {code}" in result.stdout, result.stdout + result.stderr
+    base = [sys.executable, "-m", "halfmoon", "verify", game, "--server", str(server.make_url("/")).rstrip("/")]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+    mine = await asyncio.to_thread(run, "--commitment", started["commitment"])  # what Ada was given
+    assert mine.returncode == 0 and f"verified: {code}" in mine.stdout, mine.stdout + mine.stderr
+    alone = await asyncio.to_thread(run)  # the server's own word proves nothing: a commitment is needed
+    assert alone.returncode == 2 and "--commitment" in alone.stderr
 
