@@ -105,7 +105,6 @@ class GameOver:
     code: str
     game: str | None
     ranked: bool
-    analysis: dict[str, object] | None
 
 
 @dataclass(slots=True)

@@ -69,8 +69,8 @@ class Settings:
     finished_ttl_s: float = 1800.0
     daily_requires_winnable: bool = True
     solver_node_budget: int = 200_000
-    analysis_time_budget_ms: int = 3000
-    #: Worker processes for the solver (daily deal search, post-game analysis); 0 disables analysis.
+    #: Worker processes for the solver, which chooses the daily deals (the app never says whether
+    #: a deal can be won); 0: none, the daily deal is chosen without proof.
     solver_workers: int = 1
     #: Redis URL of a cluster's shared room log (``redis://host:6379/0``); None: the embedded
     #: default, one process with its room log in a SQLite journal in ``data_dir``.

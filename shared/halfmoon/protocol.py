@@ -434,18 +434,25 @@ class RoomSnapshot:
 
 @dataclass(slots=True)
 class Welcome:
-    """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows)."""
+    """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows).
+
+    ``ranked`` (players only): whether this attempt's result counts for the leaderboards — false
+    for a daily attempt by a name that already played that day, so the screen can say so
+    before the first move."""
 
     role: str
     you: str | None
     token: str | None
     room: RoomSnapshot | None
     seq: int
+    ranked: bool | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "welcome", "role": self.role, "you": self.you}
         if self.token is not None:
             out["token"] = self.token
+        if self.ranked is not None:
+            out["ranked"] = self.ranked
         out["room"] = None if self.room is None else self.room.to_json()
         out["seq"] = self.seq
         return out
@@ -626,7 +633,6 @@ class GameOver(RoomEvent):
     code: str
     game: str | None
     ranked: bool
-    analysis: Json | None
 
     def to_json(self) -> Json:
         return {
@@ -637,7 +643,6 @@ class GameOver(RoomEvent):
             "code": self.code,
             "game": self.game,
             "ranked": self.ranked,
-            "analysis": self.analysis,
         }
 
 

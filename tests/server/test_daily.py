@@ -53,7 +53,7 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     clock.advance(60_000)
     over = await _play_and_give_up(ada, day1_code, 3)
     assert over["code"] == day1_code and over["ranked"] is True and over["time_ms"] == 60_000
-    assert over["analysis"] is None  # no solver workers in this test
+    assert "analysis" not in over  # the app never says whether a deal could be won (the seed)
     assert check_hidden_information(ada.history) == []
     assert all(day1_code not in str(m) for m in ada.history if m["type"] != "game_over")
 
@@ -112,5 +112,5 @@ async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartSer
     await client.send("give_up")
     over = await client.next("game_over", timeout=60)
     assert over["code"] == str(first_winnable_daily(DAY1, b"test-secret", node_budget=100_000))
-    assert over["analysis"]["winnable"] == "winnable" and over["analysis"]["last_winnable_move"] == 0
+    assert "analysis" not in over, "the solver chooses the deal and says nothing to the player"
     await client.close()
