@@ -210,7 +210,6 @@ def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None, 
     from dataclasses import asdict
 
     from halfmoon.protocol import Mode
-    from halfmoon_server.analysis import Analyst
     from halfmoon_server.clock import ManualClock
     from halfmoon_server.commands import room_header
     from halfmoon_server.events import PlayerJoined
@@ -227,7 +226,7 @@ def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None, 
             room_log = RedisLog(redis)
         if not isinstance(room_log, MemoryLog):
             await room_log.open()
-        recorder = Recorder(MemoryStorage(), Analyst(None, node_budget=0, time_budget_ms=0))
+        recorder = Recorder(MemoryStorage())
         services = RoomServices(ManualClock(0), room_log, recorder, BackgroundTasks())
         header = room_header(f"B{time.time_ns() % 10**9}", Mode.RACE, CODE, created_at=0, nonce="bench", daily_day=None)
         header["config"] = asdict(RaceConfig(countdown_ms=0))

@@ -138,7 +138,6 @@ class Outcome:
     moves: int
     time_ms: int
     code: str | None
-    analysis: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -392,7 +391,6 @@ class Session:
             moves=m["moves"],
             time_ms=m["time_ms"],
             code=m.get("code"),
-            analysis=m.get("analysis"),
         )
         if m.get("code"):
             self.code = m["code"]

@@ -1,8 +1,10 @@
 """``halfmoon verify``: check that a sealed race's deal is the one its racers were promised.
 
 A sealed race starts with ``commitment`` = sha256 of ``CODE:SALT``; the code and the salt come
-out when the game ends. Give them (``--code --salt --commitment``), or a stored game's id (or
-its replay link) and the server: the command fetches ``GET /api/games/{id}`` and checks it.
+out when the race ends. Give them with the commitment your race started with (``--code --salt
+--commitment``), or a stored game's id (or its replay link), the server and that commitment: the
+command fetches the code and salt ``GET /api/games/{id}`` reveals and checks them against the
+commitment *you* were given — never against the server's own word.
 """
 
 from __future__ import annotations
@@ -63,7 +65,14 @@ def run_verify(args: argparse.Namespace) -> int:
             if not game.get("sealed"):
                 print(f"halfmoon verify: game {args.game} is not from a sealed race (open code)", file=sys.stderr)
                 return 1
-            code, salt, commitment = str(game["code"]), str(game["salt"]), str(game["commitment"])
+            code, salt = str(game["code"]), str(game["salt"])
+            if not commitment:
+                print(
+                    f"halfmoon verify: the server says the deal was {code} with salt {salt}; give --commitment "
+                    "(the one your race started with) to check it: the server's own commitment proves nothing",
+                    file=sys.stderr,
+                )
+                return 2
     except ClientError as exc:
         print(f"halfmoon verify: {exc}", file=sys.stderr)
         return 1

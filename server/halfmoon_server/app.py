@@ -19,7 +19,6 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
-from halfmoon_server.analysis import Analyst
 from halfmoon_server.connection import Connection
 from halfmoon_server.daily import DailyService, warm_up
 from halfmoon_server.errors import LogUnavailable, StorageError
@@ -83,10 +82,7 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         node_budget=settings.solver_node_budget,
         time_limit_s=settings.daily_time_limit_s,
     )
-    analyst = Analyst(
-        executor, node_budget=settings.solver_node_budget, time_budget_ms=settings.analysis_time_budget_ms
-    )
-    app[keys.RECORDER] = Recorder(app[keys.STORAGE], analyst)
+    app[keys.RECORDER] = Recorder(app[keys.STORAGE])
     yield
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)

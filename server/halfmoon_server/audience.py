@@ -62,7 +62,6 @@ class Audience:
                     event.code,
                     event.game,
                     event.ranked,
-                    event.analysis,
                     event.salt,
                 )
                 return Frames(seq, None, None, {event.player: wire.encode_event(body, seq)})

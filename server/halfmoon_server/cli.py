@@ -50,7 +50,9 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--no-winnable-daily", dest="daily_requires_winnable", action="store_const", const=False,
         help="do not require the solver to prove the daily deal winnable",
     )
-    p.add_argument("--solver-workers", type=int, help="solver worker processes (0 turns the analysis off)")
+    p.add_argument(
+        "--solver-workers", type=int, help="solver worker processes choosing the daily deal (0: a server thread)"
+    )
     p.add_argument(
         "--trust-forwarded", action="store_const", const=True,
         help="behind a proxy: client addresses from X-Forwarded-For (HALFMOON_TRUST_FORWARDED=1)",

@@ -10,7 +10,7 @@ small JSON object::
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
 given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``a`` an analysis, ``r`` ranked), and ``o`` its origin: which instance
+limit, ``g`` a game id, ``r`` ranked), and ``o`` its origin: which instance
 and connection sent it and the message id (so that instance can answer that connection alone).
 
 >>> from halfmoon.codes import DealCode
@@ -99,7 +99,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "recorded":
             if _player(player) not in race.unrecorded:
                 return []  # recorded already (by another instance): the first one counts
-            return race.recorded(_player(player), entry.get("g"), entry.get("a"), now)
+            return race.recorded(_player(player), entry.get("g"), now)  # an old entry's "a" is ignored
     raise Refusal("bad_message", f"no room command {kind!r}")
 
 

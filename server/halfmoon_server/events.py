@@ -106,7 +106,6 @@ class GameOver:
     code: str | None  # None: a daily code before its day's attempts have all ended
     game: str | None
     ranked: bool
-    analysis: dict[str, object] | None
     salt: str | None = None
 
 

@@ -96,6 +96,10 @@ class Racer:
     finished_at: int | None = None
     ranked: bool = True
     game_id: str | None = None
+    #: a solo game's clock (docs/protocol.md): the time counted so far, and since when it runs
+    #: (None: not started yet — it starts at the first move — or standing still while stalled)
+    clock_ms: int = 0
+    running_since: int | None = None
     #: the lowest height each pile has had in this player's game: every card from there up has
     #: been on top, so this player has seen it (an undo does not unsee it)
     lowest: list[int] | None = None
@@ -161,7 +165,20 @@ class Race:
             return racer.time_ms
         if self.started_at is None or racer.status is PlayerStatus.WAITING:
             return 0
+        if self.mode is Mode.SOLO:
+            since = racer.running_since
+            return racer.clock_ms + (0 if since is None else max(0, now - since))
         return max(0, now - self.started_at)
+
+    def _run_solo_clock(self, racer: Racer, now: int) -> None:
+        """A solo game's clock after an action: it runs while the game is being played (from
+        the first move) and stands still while stalled (an undo sets it going again)."""
+        if racer.status is PlayerStatus.PLAYING:
+            if racer.running_since is None:
+                racer.running_since = now
+        elif racer.running_since is not None:
+            racer.clock_ms += max(0, now - racer.running_since)
+            racer.running_since = None
 
     def summary(self, racer: Racer, now: int) -> PlayerSummary:
         game = racer.game
@@ -472,6 +489,8 @@ class Race:
                 racer.lowest[position] = min(racer.lowest[position], game.count_at(position))
         status = game.status
         racer.status = _GAME_STATUS[status]
+        if self.mode is Mode.SOLO:
+            self._run_solo_clock(racer, now)
         won = status is _WON
         if won:
             racer.time_ms = self.elapsed(racer, now)
@@ -553,9 +572,7 @@ class Race:
             return self._race_over()
         return []
 
-    def recorded(
-        self, player_id: str, game_id: str | None, analysis: dict[str, object] | None, now: int = 0
-    ) -> list[Event]:
+    def recorded(self, player_id: str, game_id: str | None, now: int = 0) -> list[Event]:
         """A finished game is recorded (``game_id`` None: storing it failed): the player's
         :class:`GameOver`, and the :class:`RaceOver` once every game is recorded."""
         racer = self._racer(player_id)
@@ -573,7 +590,6 @@ class Race:
             code,
             game_id,
             racer.ranked,
-            analysis,
             self.salt if code is not None else None,
         )
         return [over, *self._race_over()]

@@ -55,6 +55,10 @@ def base_url(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
 
 
+#: the stored games a leaderboard reads to find each player's best (and their other games)
+MAX_ROWS = 5000
+
+
 def entries(games: list[StoredGame]) -> dict[str, Any]:
     """Stored games, already ranked, as results (the shape of ``race_over``'s, without ``player``)."""
     return {
@@ -63,6 +67,24 @@ def entries(games: list[StoredGame]) -> dict[str, Any]:
             for rank, g in enumerate(games, 1)
         ]
     }
+
+
+def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
+    """A leaderboard: one entry per player (their name in any letter case) — their best game,
+    ranked, with their other games, best first, in ``others`` — at most ``limit`` entries. A
+    solo game its player left is not a result. ``games`` come ranked best first."""
+    best: dict[str, dict[str, Any]] = {}
+    for g in games:
+        if g.mode == "solo" and g.outcome == PlayerStatus.LEFT:
+            continue
+        line = Result(0, None, g.nickname, g.score, g.moves, g.time_ms, PlayerStatus(g.outcome), g.id).to_json()
+        held = best.get(g.nickname.casefold())
+        if held is not None:
+            del line["rank"]
+            held["others"].append(line)
+        elif len(best) < limit:
+            best[g.nickname.casefold()] = {**line, "rank": len(best) + 1, "others": []}
+    return {"entries": list(best.values())}
 
 
 def _limit(request: web.Request) -> int:
@@ -181,8 +203,8 @@ async def leaderboard_for_code(request: web.Request) -> web.Response:
         code = DealCode.parse(text)
     except InvalidCodeError as exc:
         raise ApiError(400, "bad_code", str(exc)) from None
-    games = await request.app[keys.STORAGE].leaderboard_for_code(str(code), _limit(request))
-    return json_response(entries(games))
+    games = await request.app[keys.STORAGE].leaderboard_for_code(str(code), MAX_ROWS)
+    return json_response(best_entries(games, _limit(request)))
 
 
 async def daily_leaderboard(request: web.Request) -> web.Response:
@@ -190,8 +212,8 @@ async def daily_leaderboard(request: web.Request) -> web.Response:
     today = request.app[keys.DAILY].today()
     if day > today:
         raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
-    games = await request.app[keys.STORAGE].daily_leaderboard(day, _limit(request))
-    return json_response(entries(games))
+    games = await request.app[keys.STORAGE].daily_leaderboard(day, MAX_ROWS)
+    return json_response(best_entries(games, _limit(request)))
 
 
 async def daily(request: web.Request) -> web.Response:

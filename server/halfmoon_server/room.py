@@ -419,16 +419,18 @@ class Room:
         ``room: null`` followed by the events after ``since``."""
         token = self.tokens.get(player_id) if player_id is not None else None
         role = "player" if player_id is not None else "spectator"
+        racer = self.race.players.get(player_id) if player_id is not None else None
+        ranked = racer.ranked if racer is not None else None
         if player_id is not None and since is not None and since <= self.seq:
             oldest = self.log[0].seq if self.log else self.seq + 1
             if since + 1 >= oldest or since == self.seq:
-                outbox.send(wire.encode(wire.Welcome(role, player_id, token, None, since)))
+                outbox.send(wire.encode(wire.Welcome(role, player_id, token, None, since, ranked)))
                 for frames in self.log:
                     if frames.seq > since and (frame := frames.for_player(player_id)) is not None:
                         outbox.send(frame)
                 return
         snapshot = self.race.snapshot(player_id, self.clock.now_ms(), watcher=player_id is None)
-        outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq)))
+        outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq, ranked)))
 
     def player_with_token(self, token: str) -> str | None:
         return next((pid for pid, held in self.tokens.items() if held == token), None)
@@ -470,7 +472,7 @@ class Room:
                 self.record(player_id)
 
     async def _record(self, player_id: str) -> None:
-        """Store and analyse a finished game, then log that it is recorded (``game_over``)."""
+        """Store a finished game, then log that it is recorded (``game_over``)."""
         race = self.race
         racer = race.players[player_id]
         game = racer.game
@@ -491,13 +493,12 @@ class Room:
             salt=race.salt,
         )
         stored: str | None = None
-        analysis: dict[str, Any] | None = None
         try:
-            stored, analysis = await self.services.recorder.record(finished, game_id(self.header["nonce"], player_id))
+            stored = await self.services.recorder.record(finished, game_id(self.header["nonce"], player_id))
         except Exception:  # the race must still end: the game goes unrecorded (game: null)
             log.exception("recording the game of %s in room %s failed", racer.name, self.id)
         try:
-            await self.append_quietly({"k": "recorded", "p": player_id, "g": stored, "a": analysis})
+            await self.append_quietly({"k": "recorded", "p": player_id, "g": stored})
         finally:
             self.recording.discard(player_id)
 

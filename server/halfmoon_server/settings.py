@@ -74,10 +74,6 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "solver_node_budget", "HALFMOON_SOLVER_NODE_BUDGET", int, "--solver-node-budget", "the solver's nodes per deal"
     ),
-    Option(
-        "analysis_time_budget_ms", "HALFMOON_ANALYSIS_BUDGET_MS", int, "--analysis-budget-ms",
-        "the post-game analysis's time budget, ms",
-    ),
     Option("redis_timeout_s", "HALFMOON_REDIS_TIMEOUT_S", float, "--redis-timeout", "seconds a Redis call may take"),
 )
 
@@ -162,8 +158,8 @@ class Settings:
     finished_ttl_s: float = 1800.0
     daily_requires_winnable: bool = True
     solver_node_budget: int = 200_000
-    analysis_time_budget_ms: int = 3000
-    #: Worker processes for the solver (daily deal search, post-game analysis); 0 disables analysis.
+    #: Worker processes for the solver, which chooses the daily deals (the app never says whether
+    #: a deal can be won); 0: none, the daily deal is chosen without proof.
     solver_workers: int = 1
     #: Redis URL of a cluster's shared room log (``redis://host:6379/0``); None: the embedded
     #: default, one process with its room log in a SQLite journal in ``data_dir``.
@@ -287,7 +283,7 @@ class Settings:
         for name in ("rate_burst", "rate_per_s", "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")
-        for name in ("max_connections_per_address", "solver_workers", "solver_node_budget", "analysis_time_budget_ms"):
+        for name in ("max_connections_per_address", "solver_workers", "solver_node_budget"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 

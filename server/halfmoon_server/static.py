@@ -1,9 +1,13 @@
-"""The browser client's files: the single-page app's routes all answer ``index.html`` and
-``/static/{path}`` serves the files under the static directory with the right content types
-(``.js`` as ``text/javascript`` for ES modules) and cache headers."""
+"""The browser client's files: the single-page app's routes all answer ``index.html``, any other
+address too but with status 404 (the app then draws its own 404 page), and ``/static/{path}``
+serves the files under the static directory with the right content types (``.js`` as
+``text/javascript`` for ES modules) and cache headers. HTML, CSS and JavaScript go gzipped to a
+browser that accepts it (what it downloads is what the 100 KB budget counts)."""
 
 from __future__ import annotations
 
+import functools
+import gzip
 from pathlib import Path
 from typing import Final
 
@@ -25,8 +29,8 @@ CONTENT_TYPES: Final = {
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
 }
-SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/replay/{game}",
-                     "/leaderboard", "/leaderboard/{rest:.*}")
+SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/examples",
+                     "/replay/{game}", "/leaderboard", "/leaderboard/{rest:.*}")
 
 
 def static_dir(app: web.Application) -> Path:
@@ -38,17 +42,48 @@ def static_dir(app: web.Application) -> Path:
     return STATIC_DIR
 
 
+#: what is sent gzipped (small text files, compressed once and kept)
+COMPRESSED: Final = frozenset({".html", ".js", ".css"})
+
+
+@functools.lru_cache(maxsize=64)
+def _gzipped(path: Path, mtime_ns: int) -> bytes:
+    """The file's bytes gzipped (cached by path and modification time)."""
+    return gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+
+
+def _file_response(request: web.Request, path: Path, headers: dict[str, str], status: int = 200) -> web.StreamResponse:
+    if path.suffix.lower() in COMPRESSED and "gzip" in request.headers.get("Accept-Encoding", ""):
+        body = _gzipped(path, path.stat().st_mtime_ns)
+        return web.Response(
+            status=status, body=body, headers={**headers, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        )
+    if status != 200:
+        return web.Response(status=status, body=path.read_bytes(), headers=headers)
+    return web.FileResponse(path, headers=headers)
+
+
 async def index(request: web.Request) -> web.StreamResponse:
+    return _index(request, 200)
+
+
+async def not_found(request: web.Request) -> web.StreamResponse:
+    """Any other address: the app's own 404 page (``index.html`` with status 404); the API's and
+    the files' own addresses keep their plain 404."""
+    if request.path.startswith(("/api/", "/static/", "/ws")):
+        raise web.HTTPNotFound()
+    return _index(request, 404)
+
+
+def _index(request: web.Request, status: int) -> web.StreamResponse:
     path = static_dir(request.app) / "index.html"
     if not path.is_file():
         return web.Response(
-            status=503,
+            status=503 if status == 200 else status,
             text="The browser client is not installed (no index.html); the API and /ws work.",
             content_type="text/plain",
         )
-    return web.FileResponse(
-        path, headers={"Content-Type": CONTENT_TYPES[".html"], "Cache-Control": "no-cache"}
-    )
+    return _file_response(request, path, {"Content-Type": CONTENT_TYPES[".html"], "Cache-Control": "no-cache"}, status)
 
 
 async def static_file(request: web.Request) -> web.StreamResponse:
@@ -63,17 +98,16 @@ async def static_file(request: web.Request) -> web.StreamResponse:
     if not found:
         raise web.HTTPNotFound()
     content_type = CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream")
-    return web.FileResponse(
-        path,
-        headers={
-            "Content-Type": content_type,
-            "Cache-Control": "public, max-age=300, must-revalidate",
-            "X-Content-Type-Options": "nosniff",
-        },
-    )
+    headers = {
+        "Content-Type": content_type,
+        "Cache-Control": "public, max-age=300, must-revalidate",
+        "X-Content-Type-Options": "nosniff",
+    }
+    return _file_response(request, path, headers)
 
 
 def add_routes(app: web.Application) -> None:
     for route in SPA_ROUTES:
         app.router.add_get(route, index)
     app.router.add_get("/static/{path:.+}", static_file)
+    app.router.add_get("/{tail:.*}", not_found)  # last: every address not matched before

@@ -451,18 +451,25 @@ class RoomSnapshot:
 
 @dataclass(slots=True)
 class Welcome:
-    """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows)."""
+    """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows).
+
+    ``ranked`` (players only): whether this attempt's result counts for the leaderboards — false
+    for a daily attempt by a name that already played that day, so the screen can say so
+    before the first move."""
 
     role: str
     you: str | None
     token: str | None
     room: RoomSnapshot | None
     seq: int
+    ranked: bool | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "welcome", "role": self.role, "you": self.you}
         if self.token is not None:
             out["token"] = self.token
+        if self.ranked is not None:
+            out["ranked"] = self.ranked
         out["room"] = None if self.room is None else self.room.to_json()
         out["seq"] = self.seq
         return out
@@ -649,7 +656,6 @@ class GameOver(RoomEvent):
     code: str | None
     game: str | None
     ranked: bool
-    analysis: Json | None
     salt: str | None = None
 
     def to_json(self) -> Json:
@@ -662,7 +668,7 @@ class GameOver(RoomEvent):
         }
         if self.salt is not None:
             out["salt"] = self.salt
-        out.update(game=self.game, ranked=self.ranked, analysis=self.analysis)
+        out.update(game=self.game, ranked=self.ranked)
         return out
 
 

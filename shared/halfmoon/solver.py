@@ -1,9 +1,9 @@
 """The solver: whether a position can still be won, and a winning line when it can.
 
 The solver is part of the pure engine: no I/O, no global state, no clock of its own (callers
-pass one in when they want a time budget). The app shows no solver and no hint during play;
-the server uses this module behind the scenes — to deal only winnable daily challenges and to
-tell a player, once their game is over, whether the deal was winnable and where it was lost.
+pass one in when they want a time budget). The app shows no solver and no hint and never says
+whether a deal can be won (the seed's rules); the server uses this module behind the scenes
+only, to deal winnable daily challenges. ``analyse`` is a tool for operators and tests.
 
 How it works (``docs/solver.md`` gives the proofs):
 

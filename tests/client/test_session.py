@@ -128,7 +128,7 @@ def test_stall_game_over_and_race_over() -> None:
     assert session.notice == ("stalled", {})
     session.receive(
         {"type": "game_over", "v": 1, "seq": 4, "outcome": "gave_up", "score": 10, "moves": 1, "time_ms": 4000,
-         "code": CODE, "game": "g1", "ranked": False, "analysis": None},
+         "code": CODE, "game": "g1", "ranked": False},
         T0,
     )  # fmt: skip
     assert session.outcome is not None and session.outcome.outcome == "gave_up"

@@ -111,6 +111,29 @@ def test_a_move_is_checked_by_the_engine_and_a_refusal_changes_nothing() -> None
     assert spectator.value.code == "not_playing"
 
 
+def test_a_solo_clock_starts_at_the_first_move_and_stands_still_while_stalled() -> None:
+    from halfmoon_server.commands import apply_entry
+
+    line = stalling_line(str(CODE))
+    r = Race("K7WQ2M", Mode.SOLO, CODE, CONFIG, now=T0)
+    apply_entry(r, {"k": "single", "n": "Ada", "tok": "t", "r": True, "t": T0})
+    ada = r.players["p1"]
+    assert r.elapsed(ada, T0 + 60_000) == 0, "nothing counts before the first move"
+    moved = r.move("p1", line[0], T0 + 60_000)[0]
+    assert isinstance(moved, events.Moved) and moved.elapsed_ms == 0
+    t = T0 + 60_000
+    for move in line[1:]:
+        t += 1000
+        r.move("p1", move, t)
+    assert ada.status is PlayerStatus.STALLED
+    played = (len(line) - 1) * 1000
+    assert r.elapsed(ada, t + 30_000) == played, "the clock stands still while stalled"
+    r.undo("p1", t + 30_000)
+    assert r.elapsed(ada, t + 32_000) == played + 2000, "and goes on after an undo"
+    over = r.give_up("p1", t + 33_000)
+    assert ada.time_ms == played + 3000 and any(isinstance(e, events.GameEnded) for e in over)
+
+
 def test_a_whole_race_a_win_a_give_up_and_the_results_once_every_game_is_recorded() -> None:
     r = running("Ada", "Bob")
     bob_gave_up = r.give_up("p2", T0 + 10_000)
@@ -123,9 +146,9 @@ def test_a_whole_race_a_win_a_give_up_and_the_results_once_every_game_is_recorde
         out = r.move("p1", move, T0 + 20_000 + k)
     assert kinds(out) == ["Moved", "GameEnded"]
     assert r.phase is Phase.FINISHED and r.results is None, "the race waits for the games to be recorded"
-    (bob_over,) = r.recorded("p2", "g-bob", None)
+    (bob_over,) = r.recorded("p2", "g-bob")
     assert isinstance(bob_over, events.GameOver) and bob_over.outcome is PlayerStatus.GAVE_UP
-    ada_over, race_over = r.recorded("p1", "g-ada", {"x": 1})
+    ada_over, race_over = r.recorded("p1", "g-ada")
     assert isinstance(ada_over, events.GameOver) and (ada_over.score, ada_over.moves) == (520, 48)
     assert ada_over.time_ms == 20_000 + 47 - 3000
     assert isinstance(race_over, events.RaceOver)
@@ -141,7 +164,7 @@ def test_ties_rank_by_time_then_by_who_finished_first() -> None:
     r.give_up("p2", T0 + 5000)  # 0 points, 2 s
     r.give_up("p3", T0 + 5000)  # 0 points, 2 s, finished with Bob: the order they finished in
     for pid in ("p3", "p1", "p2"):
-        out = r.recorded(pid, pid, None)
+        out = r.recorded(pid, pid)
     over = out[-1]
     assert isinstance(over, events.RaceOver)
     assert [x.player for x in over.results] == ["p2", "p3", "p1"]
@@ -206,7 +229,7 @@ def test_abandoned_rooms_are_stale_after_the_wait_and_close_as_left() -> None:
     assert kinds(r.abandon(T0 + 61_001)) == ["GameEnded"]
     assert r.players["p1"].status is PlayerStatus.LEFT and r.phase is Phase.FINISHED
     assert not r.is_stale(T0 + 200_000), "its game is not recorded yet"
-    r.recorded("p1", None, None)
+    r.recorded("p1", None)
     assert r.is_stale(T0 + 61_001 + 30_001)
 
 
@@ -221,7 +244,7 @@ def test_a_daily_code_is_hidden_until_every_attempt_of_the_day_has_ended() -> No
     assert r.snapshot("p1", T0, watcher=False).code is None
     r.give_up("p1", T0 + 1000)
     assert r.snapshot("p1", T0 + 1000, watcher=False).code is None, "not to its own player either"
-    (over, _) = r.recorded("p1", "g", None, T0 + 1000)
+    (over, _) = r.recorded("p1", "g", T0 + 1000)
     assert isinstance(over, events.GameOver) and over.code is None
     midnight = int(T0 // DAY_MS + 1) * DAY_MS
     assert r.snapshot(None, midnight, watcher=False).code is None, "an attempt begun at 23:59 still runs"
@@ -242,10 +265,10 @@ def test_a_sealed_race_shows_its_code_to_everyone_once_the_race_is_over() -> Non
     assert r.snapshot("p1", T0 + 5000, watcher=False).code is None
     assert r.snapshot("p2", T0 + 5000, watcher=False).code is None, "Bob still plays"
     assert r.snapshot(None, T0 + 5000, watcher=True).code is None, "spectators wait for the race's end"
-    (over,) = r.recorded("p1", "g1", None, T0 + 5000)
+    (over,) = r.recorded("p1", "g1", T0 + 5000)
     assert isinstance(over, events.GameOver) and (over.code, over.salt) == (None, None)
     r.give_up("p2", T0 + 6000)
-    bob_over, race_over = r.recorded("p2", "g2", None, T0 + 6000)
+    bob_over, race_over = r.recorded("p2", "g2", T0 + 6000)
     assert isinstance(bob_over, events.GameOver) and (bob_over.code, bob_over.salt) == (str(CODE), "5" * 32)
     assert isinstance(race_over, events.RaceOver) and (race_over.code, race_over.salt, race_over.sealed) == (
         str(CODE),
@@ -324,7 +347,7 @@ def test_when_a_racer_gives_up_the_spectators_are_shown_what_only_they_held_back
 def test_game_over_goes_to_its_player_alone() -> None:
     r = running("Ada", "Bob")
     r.give_up("p1", T0 + 5000)
-    (over,) = r.recorded("p1", "g1", None)
+    (over,) = r.recorded("p1", "g1")
     frames = Audience(r).frames(over, 9, watched=True)
     assert frames is not None and frames.players is None and frames.spectators is None
     assert frames.for_player("p2") is None

@@ -11,6 +11,7 @@ import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYA
 from openapi_spec_validator import validate
 
 from halfmoon.deal import Deal
+from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
@@ -65,9 +66,10 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert room["phase"] == "finished" and room["results"][0]["game"] == over["game"]
         assert _required("PlayerSummary") <= set(room["players"][0])
         board = await get(f"/api/leaderboard/{str(record.code).lower()}")
-        assert [set(e) for e in board["entries"]] == [_required("Entry")]
+        assert [set(e) for e in board["entries"]] == [_required("LeaderboardEntry")]
         assert board["entries"][0] == {
-            "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"]
+            "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"],
+            "others": [],
         }
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
         stored = await get(f"/api/games/{over['game']}")
@@ -79,6 +81,42 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert _required("Daily") <= set(daily)
         assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
         assert len((await get(f"/api/leaderboard/{record.code}?limit=1"))["entries"]) == 1
+
+
+async def test_a_leaderboard_lists_each_players_best_game_and_no_solo_game_left(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """One entry per name (any letter case): the best game, the others under it; a solo game its
+    player left (a «Nuova partita» mid-game) is no result."""
+    server = await start_server()
+    code = "HM1-N-AAAAAAB"
+
+    async def solo(name: str, moves: int, end: str) -> None:
+        player = await WsClient.connect(server, name)
+        await player.send("solo", name=name, code=code)
+        await player.next("welcome")
+        game = Game.from_code(code)
+        for _ in range(moves):
+            move = next(iter(game.legal_moves()))
+            game.push(move)
+            await player.send("move", positions=move.names())
+            await player.next("moved")
+        await player.send(end)
+        await player.next("game_over")
+        await player.close()
+
+    await solo("Ada", 2, "give_up")
+    await solo("ada", 1, "give_up")
+    await solo("Bob", 3, "leave")  # left: not a result
+    await solo("Cy", 1, "give_up")
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
+    lines = [
+        (e["rank"], e["name"], e["score"], [(o["name"], o["score"]) for o in e["others"]]) for e in board["entries"]
+    ]
+    assert lines[0][:2] == (1, "Ada") and lines[0][3] == [("ada", 10)]
+    assert [line[1] for line in lines] == ["Ada", "Cy"], "one row per name; Bob left his solo game"
+    await server.close()
 
 
 async def test_rest_errors_are_json_with_proper_status(start_server: StartServer) -> None:
@@ -124,12 +162,22 @@ async def test_static_client_and_single_page_routes(start_server: StartServer, t
     (tmp_path / "secret.txt").write_text("not for the web")
     server = await start_server(static_dir=static)
     async with aiohttp.ClientSession() as http:
-        for path in ("/", "/play/HM1-N-AAAAAAB", "/r/K7WQ2M", "/watch/K7WQ2M", "/daily", "/rules",
+        for path in ("/", "/play/HM1-N-AAAAAAB", "/r/K7WQ2M", "/watch/K7WQ2M", "/daily", "/rules", "/examples",
                      "/replay/abc", "/leaderboard", "/leaderboard/HM1-N-AAAAAAB"):
             response = await http.get(server.make_url(path))
             assert response.status == 200, path
             assert response.content_type == "text/html" and "Half Moon" in await response.text()
             assert response.headers["Cache-Control"] == "no-cache"
+            assert response.headers["Content-Encoding"] == "gzip", "what the 100 KB budget counts"
+        # any other address: the app's own page with status 404 (it draws the 404 page itself);
+        # the API's and the files' addresses keep their plain 404
+        for path in ("/nowhere", "/rules/extra", "/a/b/c"):
+            response = await http.get(server.make_url(path))
+            assert response.status == 404 and response.content_type == "text/html", path
+            assert "Half Moon" in await response.text()
+        for path in ("/api/nowhere", "/static/nowhere.js"):
+            response = await http.get(server.make_url(path))
+            assert response.status == 404 and response.content_type != "text/html", path
         script = await http.get(server.make_url("/static/js/app.js"))
         assert script.status == 200 and script.content_type == "text/javascript"
         assert "max-age" in script.headers["Cache-Control"]

@@ -24,7 +24,6 @@ import pytest
 from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server import keys
-from halfmoon_server.analysis import Analyst
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.commands import room_header
 from halfmoon_server.daily import DailyService
@@ -141,10 +140,10 @@ class Box:
 
 
 def make_lobby(tmp_path: Path, clock: ManualClock, room_log: Any, **changes: Any) -> Lobby:
-    """A lobby of one instance on ``room_log`` (memory storage, no analysis)."""
+    """A lobby of one instance on ``room_log`` (memory storage)."""
     settings = make_settings(tmp_path, clock, **changes)
     storage = MemoryStorage()
-    recorder = Recorder(storage, Analyst(None, node_budget=1, time_budget_ms=1))
+    recorder = Recorder(storage)
     services = RoomServices(clock, room_log, recorder, BackgroundTasks(), settings.event_log)
     daily = DailyService(
         storage=storage, clock=clock, secret=b"s", executor=None, requires_winnable=False, node_budget=1
@@ -274,7 +273,7 @@ async def _redis_room(tmp_path: Path, clock: ManualClock, url: str) -> tuple[Any
     await log.open()
     storage = MemoryStorage()
     services = RoomServices(
-        clock, log, Recorder(storage, Analyst(None, node_budget=1, time_budget_ms=1)), BackgroundTasks()
+        clock, log, Recorder(storage), BackgroundTasks()
     )
     header = room_header("K7WQ2M", Mode.RACE, str(CODE), created_at=clock.now_ms(), nonce="n", daily_day=None)
     header["config"] = asdict(RaceConfig(countdown_ms=0))
@@ -618,7 +617,7 @@ async def test_a_dropped_rooms_keys_all_expire(
     log_a, log_b = redis_log_module.RedisLog(redis_server.url), redis_log_module.RedisLog(redis_server.url)
     await log_a.open()
     await log_b.open()
-    recorder = Recorder(MemoryStorage(), Analyst(None, node_budget=1, time_budget_ms=1))
+    recorder = Recorder(MemoryStorage())
     header = room_header("K7WQ2M", Mode.RACE, str(CODE), created_at=clock.now_ms(), nonce="n", daily_day=None)
     header["config"] = asdict(RaceConfig())
     assert await log_a.create(header)

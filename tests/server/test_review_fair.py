@@ -286,7 +286,8 @@ async def test_a_throwaway_daily_attempt_gets_no_solver_verdict_before_the_code_
     over = await client.next("game_over", timeout=60)
     await client.close()
     assert over["ranked"] is False
-    assert over["analysis"] is None, f"an unranked daily attempt was told {over['analysis']} before the reveal"
+    # (mended for good: game_over has no analysis at all any more — the seed forbids it)
+    assert "analysis" not in over, f"an unranked daily attempt was told {over['analysis']} before the reveal"
 
 
 # -- 7. the daily across midnight --------------------------------------------------------------------------------------

@@ -76,12 +76,13 @@ test("a refusal from the server is told in the player's language, naming what it
   assert.equal(errorText("en", undefined, null, "Error: 500 Internal Server Error"), "Error: 500 Internal Server Error");
 });
 
-test("settings are remembered, with «Errori di mossa» off at first", () => {
+test("settings are remembered, with «Errori di mossa» and the sound off at first", () => {
   const store = new Map();
   const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
   assert.deepEqual(loadSettings(storage), DEFAULTS);
-  saveSettings(storage, { moveErrors: true, placementHelp: true, lang: "en", name: "Ada" });
-  assert.deepEqual(loadSettings(storage), { moveErrors: true, placementHelp: true, lang: "en", name: "Ada" });
+  assert.equal(DEFAULTS.sound, false);
+  saveSettings(storage, { moveErrors: true, placementHelp: true, sound: true, lang: "en", name: "Ada" });
+  assert.deepEqual(loadSettings(storage), { moveErrors: true, placementHelp: true, sound: true, lang: "en", name: "Ada" });
   store.set("halfmoon.settings", "{not json");
   assert.deepEqual(loadSettings(storage), DEFAULTS);
 });

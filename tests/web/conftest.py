@@ -27,7 +27,7 @@ from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 
 #: Runs the server the way ``halfmoon serve`` does, with test settings (short countdown, one
-#: solver worker for the post-game analysis, a fixed daily secret).
+#: solver worker choosing the daily deal, a fixed daily secret).
 _RUNNER = """
 import sys
 from pathlib import Path
@@ -114,7 +114,12 @@ class Pages:
         viewport: ViewportSize = DESKTOP,
         locale: str = "it-IT",
         settings: dict[str, Any] | None = None,
+        name: str | None = None,
     ) -> Page:
+        """``name``: a nickname already chosen (when no ``settings`` are given); without one a
+        game asks for a name first."""
+        if settings is None and name is not None:
+            settings = {"name": name}
         context = self.browser.new_context(viewport=viewport, locale=locale, base_url=self.base)
         context.set_default_timeout(8000)
         if settings is not None:

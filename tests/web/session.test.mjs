@@ -313,3 +313,19 @@ test("a passing refusal (a failure, a full or restarting server, a log that is d
   for (const code of ["internal", "server_full", "rate_limited", "unavailable", "shutting_down"]) assert.ok(session.passing(code), code);
   for (const code of ["no_such_room", "bad_code", "bad_name", "name_taken", "room_full", "private_room", "bad_token"]) assert.ok(!session.passing(code), code);
 });
+
+test("welcome says whether the attempt is ranked; a solo clock runs from the first move and stands still while stalled", () => {
+  const room = { room: "R", mode: "solo", phase: "running", code: "HM1-N-AAAAAAB", host: "p1", now: 1000, started_at: 0,
+    players: [{ id: "p1", name: "Ada", status: "playing", score: 0, moves: 0, cards_left: 104, elapsed_ms: 0 }],
+    board: { tops: Array(20).fill(null), counts: Array(20).fill(0) } };
+  let s = session.reduce(session.initialState({ kind: "daily" }), { type: "welcome", role: "player", you: "p1", token: "t", ranked: false, room: { ...room, mode: "daily" }, seq: 1 }, 1000);
+  assert.equal(s.ranked, false);
+  s = session.reduce(session.initialState({ kind: "solo" }), { type: "welcome", role: "player", you: "p1", token: "t", ranked: true, room, seq: 1 }, 1000);
+  assert.equal(s.ranked, true);
+  assert.equal(session.clockMs(s, 60_000), 0, "nothing counts before the first move");
+  const moved = (seq, status, elapsed) => ({ type: "moved", seq, player: "p1", action: "move", positions: [], score: 10, moves: 1, cards_left: 102, status, elapsed_ms: elapsed });
+  s = session.reduce(s, moved(2, "playing", 0), 60_000);
+  assert.equal(session.clockMs(s, 63_000), 3000);
+  s = session.reduce(s, moved(3, "stalled", 5000), 65_000);
+  assert.equal(session.clockMs(s, 99_000), 5000, "standing still while stalled");
+});

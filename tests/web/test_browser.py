@@ -43,7 +43,7 @@ def box(page: Page, name: str) -> FloatRect:
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_board_is_the_seeds_arc_and_fits_without_scrolling(pages: Pages, size: str) -> None:
     viewport = PHONE if size == "phone" else DESKTOP
-    page = pages.new(f"/play/{WON['code']}", viewport=viewport)
+    page = pages.new(f"/play/{WON['code']}", viewport=viewport, name="Tess")
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     expect(page.locator('[data-stat="code"]')).to_have_text(WON["code"])
@@ -134,15 +134,21 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
         f"{first_move.card_at(POSITION_NAMES.index(n)).symbol(lang='it')} (pila {n})"  # type: ignore[union-attr]
         for n in WON["moves"][0]
     )
+    # the step is told as the seed's examples tell it, and the removed cards are ringed where
+    # they lay (not the cards they uncover), then leave the board
+    expect(page.locator(".step")).to_have_text(f"Mossa 1 / 48: {named}")
+    removed = {n: first_move.card_at(POSITION_NAMES.index(n)).name for n in WON["moves"][0]}  # type: ignore[union-attr]
+    ringed = page.eval_on_selector_all(
+        '.board [aria-pressed="true"]', "els => els.map(e => [e.dataset.pos, e.dataset.card])"
+    )
+    assert dict(ringed) == removed
     replayed.push(Move.from_names(WON["moves"][0]))
     wait_board(page, replayed)
-    # the step is told as the seed's examples tell it, and its places are ringed on the board
-    expect(page.locator(".step")).to_have_text(f"Mossa 1 / 48: {named}")
-    assert selected(page) == set(WON["moves"][0])
+    assert selected(page) == set()
     expect(page.locator('[data-stat="score"]')).to_have_text(str(replayed.score))
     page.click('[data-step="last"]')
     expect(page.locator('[data-stat="score"]')).to_have_text("520")
-    assert page.locator(".board .slot.empty").count() == 20
+    expect(page.locator(".board .slot.empty")).to_have_count(20)
 
 
 # -- taps and settings ---------------------------------------------------------------------------
@@ -192,7 +198,7 @@ def test_every_tap_case_of_the_shared_vectors(pages: Pages) -> None:
 
 
 def test_settings_are_switched_in_the_dialog_and_remembered(pages: Pages) -> None:
-    page = pages.new(f"/play/{WON['code']}", viewport=PHONE)
+    page = pages.new(f"/play/{WON['code']}", viewport=PHONE, name="Tess")
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     toast = page.locator("#toast")
@@ -209,8 +215,8 @@ def test_settings_are_switched_in_the_dialog_and_remembered(pages: Pages) -> Non
     assert toast.is_hidden()
     # switch both on
     page.get_by_role("button", name="Impostazioni").click()
-    page.get_by_label("«Errori di mossa»").check()
-    page.get_by_label("«Aiuto al posizionamento»").check()
+    page.get_by_label("Errori di mossa").check()
+    page.get_by_label("Aiuto al posizionamento").check()
     page.get_by_role("button", name="Chiudi").click()
     tap(page, "1")
     ok = matching_positions(game, (0,))
@@ -221,13 +227,13 @@ def test_settings_are_switched_in_the_dialog_and_remembered(pages: Pages) -> Non
     # remembered after a reload
     page.reload()
     page.get_by_role("button", name="Impostazioni").click()
-    expect(page.get_by_label("«Errori di mossa»")).to_be_checked()
-    expect(page.get_by_label("«Aiuto al posizionamento»")).to_be_checked()
-    page.get_by_label("«Errori di mossa»").uncheck()
+    expect(page.get_by_label("Errori di mossa")).to_be_checked()
+    expect(page.get_by_label("Aiuto al posizionamento")).to_be_checked()
+    page.get_by_label("Errori di mossa").uncheck()
     page.get_by_role("button", name="Chiudi").click()
     page.reload()
     page.get_by_role("button", name="Impostazioni").click()
-    expect(page.get_by_label("«Errori di mossa»")).not_to_be_checked()
+    expect(page.get_by_label("Errori di mossa")).not_to_be_checked()
 
 
 def test_language_follows_the_browser_and_can_be_switched(pages: Pages) -> None:
@@ -235,7 +241,7 @@ def test_language_follows_the_browser_and_can_be_switched(pages: Pages) -> None:
     game = Game.from_code(code)
     king = next(p for p, c in game.playable().items() if c.name == "KH")
     name = POSITION_NAMES[king]
-    page = pages.new(f"/play/{code}", locale="en-US")
+    page = pages.new(f"/play/{code}", locale="en-US", name="Tess")
     wait_board(page, game)
     card = page.locator(f'.board [data-pos="{name}"]')
     count = game.count_at(king)
@@ -260,7 +266,7 @@ def test_language_follows_the_browser_and_can_be_switched(pages: Pages) -> None:
 
 
 def test_undo_puts_the_cards_back(pages: Pages) -> None:
-    page = pages.new(f"/play/{WON['code']}")
+    page = pages.new(f"/play/{WON['code']}", name="Tess")
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     start = Game.from_code(WON["code"])
@@ -304,7 +310,7 @@ def find_stall(code: str, seed: int) -> list[list[str]]:
 def test_a_stall_is_announced_with_undo_and_new_game(pages: Pages) -> None:
     code = "HM1-N-AAAAAAC"
     line = find_stall(code, seed=5)
-    page = pages.new(f"/play/{code}", viewport=PHONE)
+    page = pages.new(f"/play/{code}", viewport=PHONE, name="Tess")
     game = Game.from_code(code)
     wait_board(page, game)
     for names in line:
@@ -322,6 +328,10 @@ def test_a_stall_is_announced_with_undo_and_new_game(pages: Pages) -> None:
     play(page, game, line[-1])
     expect(stall).to_be_visible()
     page.locator(".endbox").get_by_role("button", name="Nuova partita").click()
+    # a game under way is thrown away only once the player says so
+    dialog = page.locator("dialog.confirm")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Nuova partita").click()
     expect(page.locator('[data-stat="moves"]')).to_have_text("0")
     expect(page.locator('[data-stat="code"]')).not_to_have_text(code)
     expect(page).to_have_url(re.compile(r"/play/HM1-N-[A-Z]{7}$"))
@@ -329,7 +339,7 @@ def test_a_stall_is_announced_with_undo_and_new_game(pages: Pages) -> None:
 
 
 def test_keyboard_play(pages: Pages) -> None:
-    page = pages.new(f"/play/{WON['code']}")
+    page = pages.new(f"/play/{WON['code']}", name="Tess")
     game = Game.from_code(WON["code"])
     wait_board(page, game)
     first, second = WON["moves"][1]  # a pair
@@ -357,7 +367,7 @@ def test_keyboard_play(pages: Pages) -> None:
 
 
 def test_a_reload_resumes_and_a_dropped_connection_reconnects(pages: Pages) -> None:
-    page = pages.new("/", viewport=PHONE)
+    page = pages.new("/", viewport=PHONE, name="Tess")
     refuse = [False]
     routes: list[WebSocketRoute] = []
 
@@ -398,7 +408,7 @@ def test_a_reload_resumes_and_a_dropped_connection_reconnects(pages: Pages) -> N
 
 def test_a_refused_move_is_taken_back(pages: Pages) -> None:
     """The removal is drawn at once; when the server refuses the move, the cards come back."""
-    page = pages.new("/", viewport=PHONE)
+    page = pages.new("/", viewport=PHONE, name="Tess")
     refuse = [True]
 
     def handler(route: WebSocketRoute) -> None:

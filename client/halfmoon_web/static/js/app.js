@@ -1,11 +1,12 @@
 // The single-page app: reads location.pathname and shows the screen it names — home, a solo
 // game (/play/{code}), a race (/r/{room}), spectating (/watch/{room}), the daily challenge
-// (/daily), the rules, leaderboards and a finished game's replay — plus the header, settings,
-// messages and the connection banner.
+// (/daily), the rules, the seed's examples, leaderboards and a finished game's replay, and a 404
+// page for any other address — plus the header, settings, messages, sounds and the connection banner.
 
 import { createBoard } from "./board.js";
+import { EXAMPLE } from "./examples.js";
 import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
-import { formatTime, h } from "./dom.js";
+import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive } from "./live.js";
 import { replayBoards } from "./replay.js";
@@ -39,6 +40,28 @@ const app = {
   setBanner(text) {
     bannerBox.textContent = text || "";
     bannerBox.hidden = !text;
+  },
+  createRace: (code) => createRace(code),
+  /** A short tone for a move, a win or an end — only once the player switched «Suono» on. */
+  sound(kind) {
+    if (!settings.sound) return;
+    try {
+      const audio = (app.audio ||= new AudioContext());
+      const notes = { move: [660], win: [523, 659, 784, 1047], end: [392, 330] }[kind] || [440];
+      notes.forEach((freq, i) => {
+        const osc = audio.createOscillator();
+        const gain = audio.createGain();
+        const at = audio.currentTime + i * 0.12;
+        osc.frequency.value = freq;
+        gain.gain.setValueAtTime(0.08, at);
+        gain.gain.exponentialRampToValueAtTime(0.001, at + 0.15);
+        osc.connect(gain).connect(audio.destination);
+        osc.start(at);
+        osc.stop(at + 0.16);
+      });
+    } catch {
+      // no audio here: play on in silence
+    }
   },
 };
 
@@ -78,17 +101,17 @@ function renderHeader() {
 
 function settingsDialog() {
   const w = words();
-  const toggle = (key, label) => h("label", { class: "toggle" },
+  // each setting: its name (the seed's own in Italian) and a line on what it does
+  const toggle = (key) => h("label", { class: "toggle" },
     h("input", { type: "checkbox", name: key, checked: settings[key], onchange: (e) => { settings[key] = e.target.checked; store(); screen && screen.relabel(); } }),
-    " ", label);
+    h("span", {}, h("strong", {}, w[key]), h("small", {}, w.about[key])));
   const select = h("select", { name: "lang", onchange: (e) => setLanguage(e.target.value) },
     h("option", { value: "it", selected: lang() === "it" }, "Italiano"),
     h("option", { value: "en", selected: lang() === "en" }, "English"));
   const dialog = h("dialog", { class: "settings", "aria-label": w.settings },
     h("form", { method: "dialog" },
       h("h2", {}, w.settings),
-      toggle("moveErrors", `«${t("it").moveErrors}»${lang() === "en" ? ` (${w.moveErrors})` : ""}`),
-      toggle("placementHelp", `«${t("it").placementHelp}»${lang() === "en" ? ` (${w.placementHelp})` : ""}`),
+      toggle("moveErrors"), toggle("placementHelp"), toggle("sound"),
       h("label", {}, `${w.language} `, select),
       h("button", { class: "primary" }, w.close)));
   return dialog;
@@ -111,14 +134,49 @@ function route() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   const [first, second, third] = parts;
   if (!first) screen = staticScreen(home);
-  else if (first === "play") screen = openLive(app, { kind: "solo", code: second ? second.toUpperCase() : null });
-  else if (first === "daily") screen = openLive(app, { kind: "daily" });
-  else if (first === "r" && second) screen = raceEntry(second.toUpperCase());
-  else if (first === "watch" && second) screen = openLive(app, { kind: "watch", room: second.toUpperCase() });
-  else if (first === "rules") screen = staticScreen(rules);
-  else if (first === "replay" && second) screen = staticScreen(() => replay(second));
+  else if (first === "play" && !third) screen = named({ kind: "solo", code: second ? second.toUpperCase() : null });
+  else if (first === "daily" && !second) screen = named({ kind: "daily" });
+  else if (first === "r" && second && !third) screen = raceEntry(second.toUpperCase());
+  else if (first === "watch" && second && !third) screen = openLive(app, { kind: "watch", room: second.toUpperCase() });
+  else if (first === "rules" && !second) screen = staticScreen(rules);
+  else if (first === "examples" && !second) screen = staticScreen(examples);
+  else if (first === "replay" && second && !third) screen = staticScreen(() => replay(second));
   else if (first === "leaderboard") screen = staticScreen(() => leaderboard(second, third));
-  else screen = staticScreen(home);
+  else screen = staticScreen(notFound);
+}
+
+/** Any other address: the app's own 404 page, in both languages, with a way home. */
+function notFound() {
+  document.title = "404 · Half Moon";
+  main.append(h("section", { class: "panel not-found", dataset: { page: "404" } },
+    h("h1", {}, "404"),
+    h("p", { lang: "it" }, "Questa pagina non esiste."),
+    h("p", { lang: "en" }, "There is no such page."),
+    h("p", {}, h("a", { href: "/", "data-link": true, class: "button primary" }, "☾ ", words().home))));
+}
+
+/** A game that will be stored opens only with a name the player chose (none is invented). */
+function named(intent, room = null) {
+  if (settings.name || (room && sessionStorage.getItem("halfmoon.session"))) return openLive(app, intent);
+  let inner = null;
+  const draw = () => {
+    const w = words();
+    const input = h("input", { name: "name", required: true, maxlength: "20", autocomplete: "nickname", "aria-label": w.yourName });
+    const title = room ? `${w.joinRace} ${room}` : intent.kind === "daily" ? w.daily : w.newSolo;
+    main.replaceChildren(h("section", { class: "panel ask-name" }, h("h1", {}, title), h("p", {}, w.nameWhy),
+      h("form", { class: "row", onsubmit: (e) => {
+        e.preventDefault();
+        settings.name = input.value.trim();
+        store();
+        inner = openLive(app, intent);
+      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, room ? w.join : w.play))));
+    input.focus();
+  };
+  draw();
+  return {
+    close() { if (inner) inner.close(); },
+    relabel() { if (inner) inner.relabel(); else draw(); },
+  };
 }
 
 /** A screen drawn once, redrawn when the language changes. */
@@ -133,25 +191,22 @@ function staticScreen(draw) {
   };
 }
 
-/** /r/{room}: join with the saved name, or ask for one first. */
+/** /r/{room}: a room that does not exist says so first; else join with the saved name, or ask for one. */
 function raceEntry(room) {
-  if (settings.name || sessionStorage.getItem("halfmoon.session")) return openLive(app, { kind: "race", room });
   let inner = null;
-  const draw = () => {
-    const w = words();
-    const input = h("input", { name: "name", required: true, maxlength: "20", autocomplete: "nickname", "aria-label": w.yourName });
-    main.replaceChildren(h("section", { class: "panel" }, h("h1", {}, `${w.joinRace} ${room}`),
-      h("form", { onsubmit: (e) => {
-        e.preventDefault();
-        settings.name = input.value.trim();
-        store();
-        inner = openLive(app, { kind: "race", room });
-      } }, h("label", {}, `${w.yourName} `, input), " ", h("button", { class: "primary" }, w.join))));
-  };
-  draw();
+  let closed = false;
+  main.append(h("p", { class: "center muted" }, words().connecting));
+  fetch(`/api/rooms/${encodeURIComponent(room)}`).then((response) => {
+    if (closed) return;
+    if (response.status === 404) {
+      const w = words();
+      main.replaceChildren(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(lang(), "no_such_room", room, "")),
+        h("a", { href: "/", "data-link": true }, w.home)));
+    } else inner = named({ kind: "race", room }, room);
+  }, () => { if (!closed) inner = named({ kind: "race", room }, room); });
   return {
-    close() { if (inner) inner.close(); },
-    relabel() { if (inner) inner.relabel(); else draw(); },
+    close() { closed = true; if (inner) inner.close(); },
+    relabel() { if (inner) inner.relabel(); },
   };
 }
 
@@ -169,8 +224,11 @@ function home() {
     const match = text.match(/(?:\/(?:r|watch)\/)?([A-Za-z0-9]{6})\/?$/);
     return match ? match[1].toUpperCase() : null;
   };
+  const boardWrap = h("div", { class: "board-wrap home-board", "aria-hidden": "true" });
   main.append(h("section", { class: "home" },
     h("h1", {}, "☾ Half Moon"),
+    h("ul", { class: "pitch" }, w.pitch.map((line) => h("li", {}, line))),
+    boardWrap,
     h("p", { class: "field" }, h("label", { for: "name" }, w.yourName), name),
     h("div", { class: "menu" },
       h("button", { type: "button", class: "primary", id: "new-solo", onclick: () => { saveName(); navigate("/play"); } }, w.newSolo),
@@ -181,7 +239,9 @@ function home() {
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomHint); } },
       h("label", { for: "room" }, w.joinRace), room, h("button", { class: "primary" }, w.join),
       h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
-    h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
+    h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/examples", "data-link": true }, w.examples), " · ",
+      h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
+  createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 
 /** POST /api/rooms (on the deal typed in «play a code», if any), then open the new race. */
@@ -217,8 +277,73 @@ function rules() {
     if (line.startsWith("## ")) section.append(h("h2", {}, line.slice(3)));
     else if (line.startsWith("# ")) section.append(h("h1", {}, line.slice(2)));
     else if (line.trim()) section.append(h("p", {}, line));
+    // «gli schemi di questo sito»: the layout drawn as the seed describes it, under its words
+    if (/schemi di questo sito|site's diagrams/.test(line)) section.append(diagram());
+    // «la pagina Esempi»: a link to it
+    if (/pagina Esempi|Examples page/.test(line)) section.append(h("p", {}, h("a", { href: "/examples", "data-link": true }, `→ ${words().examples}`)));
   }
   main.append(section);
+}
+
+/** The opening table of the Examples page's game: the arc, the reserve, each place's name and count. */
+function diagram() {
+  const wrap = h("div", { class: "board-wrap diagram" });
+  const figure = h("figure", { class: "diagram-figure" }, wrap, h("figcaption", {}, words().diagramCaption));
+  createBoard(wrap, {}).update(exampleFrames()[0].board, { lang: lang(), label: words().diagramCaption });
+  return figure;
+}
+
+let exampleCache = null;
+/** Every board of the Examples page's won game (examples.js), from the deal to the win. */
+function exampleFrames() {
+  exampleCache ||= replayBoards({ piles: EXAMPLE.piles.map((p) => p.split(" ")), reserve: EXAMPLE.reserve.split(" ") }, EXAMPLE.moves.map((m) => m.split(" ")));
+  return exampleCache;
+}
+
+// -- examples ------------------------------------------------------------------------------
+
+/** The seed's examples stepped through on a real board: the taps that cancel or replace a
+ * selection, then the won game the rules cite, move by move. */
+function examples() {
+  const w = words();
+  const frames = exampleFrames();
+  const at = (name) => POSITION_NAMES.indexOf(name);
+  const start = frames[0].board;
+  const where = (name) => `${cardSymbol(parseCard(start.tops[at(name)]), lang())} (${at(name) < 12 ? w.pile : w.slot} ${name})`;
+  const ah = POSITION_NAMES[start.tops.indexOf("AH")];
+  const kh = POSITION_NAMES[start.tops.lastIndexOf("KH")];
+  // [board, ringed places, text]
+  const steps = [
+    [start, [], w.ex.table],
+    [start, ["1"], w.ex.select(where("1"))],
+    [start, ["1", ah], w.ex.notEleven(where("1"), where(ah))],
+    [start, ["1", "3"], w.ex.faceAndNumber(where("1"), where("3"))],
+    [start, [kh], w.ex.sameFace(where("3"), where(kh))],
+    [start, ["1", "8"], w.ex.pair(where("1"), where("8"))],
+    [frames[1].board, ["8", "5", "3"], w.ex.triple(where("5"), where("3"))],
+    [frames[2].board, [], w.ex.afterTwo],
+    [frames[48].board, [], w.ex.won],
+  ];
+  let index = 0;
+  const text = h("p", { class: "step", role: "status" });
+  const wrap = h("div", { class: "board-wrap" });
+  const board = createBoard(wrap, {});
+  const counter = h("span", { class: "muted" });
+  const go = (i) => {
+    index = Math.max(0, Math.min(steps.length - 1, i));
+    const [shown, ring, say] = steps[index];
+    board.update(shown, { lang: lang(), label: w.examples, selection: ring.map(at) });
+    text.textContent = say;
+    counter.textContent = `${index + 1} / ${steps.length}`;
+  };
+  main.append(h("section", { class: "replay examples" },
+    h("h1", { class: "sr-only" }, w.examples),
+    text, wrap,
+    h("div", { class: "actions replay-controls" },
+      h("button", { type: "button", dataset: { step: "prev" }, onclick: () => go(index - 1) }, "◀ ", w.prev), counter,
+      h("button", { type: "button", dataset: { step: "next" }, onclick: () => go(index + 1) }, w.next, " ▶")),
+    h("p", { class: "center" }, w.ex.whole, " ", h("a", { href: "/rules", "data-link": true }, w.rules))));
+  go(0);
 }
 
 // -- leaderboards --------------------------------------------------------------------------
@@ -247,14 +372,29 @@ async function getJson(url) {
 function entriesTable(entries) {
   const w = words();
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
+  // each player's best game; their other games a tap away (the «+2» button)
+  const row = (r, other) => h("tr", { class: other ? "other" : null, hidden: other },
+    h("td", {}, other ? "" : String(r.rank)), h("td", {}, r.name),
+    h("td", {}, w.statuses[r.outcome] || r.outcome),
+    h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
+    h("td", {}, formatTime(r.time_ms)),
+    h("td", {}, r.game != null ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay) : ""));
+  const body = h("tbody", {});
+  for (const r of entries) {
+    const others = (r.others || []).map((o) => row(o, true));
+    const best = row(r, false);
+    if (others.length) {
+      best.children[1].append(" ", h("button", { type: "button", class: "more", "aria-expanded": "false", "aria-label": w.otherGames(others.length), onclick: (e) => {
+        const open = e.currentTarget.getAttribute("aria-expanded") !== "true";
+        e.currentTarget.setAttribute("aria-expanded", String(open));
+        for (const o of others) o.hidden = !open;
+      } }, `+${others.length}`));
+    }
+    body.append(best, ...others);
+  }
   return h("table", { class: "results" },
     h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, ""].map((x) => h("th", { scope: "col" }, x)))),
-    h("tbody", {}, entries.map((r) => h("tr", {},
-      h("td", {}, String(r.rank)), h("td", {}, r.name),
-      h("td", {}, w.statuses[r.outcome] || r.outcome),
-      h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
-      h("td", {}, formatTime(r.time_ms)),
-      h("td", {}, r.game != null ? h("a", { href: `/replay/${r.game}`, "data-link": true }, words().replay) : "")))));
+    body);
 }
 
 function leaderboard(kind, arg) {
@@ -307,20 +447,25 @@ function replay(id) {
     const board = createBoard(boardWrap, {});
     const button = (label, action, name) => h("button", { type: "button", dataset: { step: name }, onclick: action }, label);
     box.replaceChildren(
-      h("div", { class: "bar" }, h("div", { class: "stat" }, h("span", { class: "name" }, w.replay), h("span", { class: "value" }, game.name || "")), scoreBox, movesBox, codeBox),
+      h("div", { class: "bar" }, h("div", { class: "stat" }, h("span", { class: "name" }, w.player), h("span", { class: "value" }, game.name || "")), scoreBox, movesBox, codeBox),
       boardWrap,
       h("div", { class: "actions replay-controls" },
         button("« " + w.first, () => go(0), "first"), button("◀ " + w.prev, () => go(at - 1), "prev"),
         range, button(w.next + " ▶", () => go(at + 1), "next"), button(w.last + " »", () => go(frames.length - 1), "last")),
       stepInfo,
       h("p", { class: "center" }, h("a", { href: `/play/${code.textContent}`, "data-link": true }, w.playThisDeal)));
+    let later = null;
     function go(i) {
       at = Math.max(0, Math.min(frames.length - 1, i));
       const frame = frames[at];
       const previous = frames[Math.max(0, at - 1)].board;
       const moved = frame.step && frame.step !== "undo" ? frame.step.map((n) => POSITION_NAMES.indexOf(n)) : [];
-      // the places the move just emptied or uncovered are ringed, as the seed's examples name them
-      board.update(frame.board, { lang: lang(), label: w.replay, selection: moved });
+      // the cards the move removes are ringed where they lay, then they leave the board
+      clearTimeout(later);
+      if (moved.length) {
+        board.update(previous, { lang: lang(), label: w.replay, selection: moved });
+        later = setTimeout(() => board.update(frame.board, { lang: lang(), label: w.replay }), 900);
+      } else board.update(frame.board, { lang: lang(), label: w.replay });
       score.textContent = String(frame.score);
       moves.textContent = String(frame.moves);
       range.value = String(at);

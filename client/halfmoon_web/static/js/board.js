@@ -56,15 +56,24 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
     if (onTap) button.addEventListener("click", () => onTap(position));
     else button.setAttribute("aria-disabled", "true");
     root.append(button);
-    return { button, corner, pip, label };
+    return { button, face, corner, pip, label, shown: undefined };
   });
   root.addEventListener("keydown", (event) => moveFocus(event, slots));
   container.append(root);
 
   function update(board, { selection = [], dimmed = new Set(), lang = "en", label = "" } = {}) {
     if (label) root.setAttribute("aria-label", label);
-    slots.forEach(({ button, corner, pip, label: under }, position) => {
+    slots.forEach((slot, position) => {
+      const { button, face, corner, pip, label: under } = slot;
       const top = board ? board.tops[position] : null;
+      // a card that goes leaves with a short animation (a copy of it fades away on top)
+      if (!small && slot.shown && slot.shown !== top) {
+        const ghost = face.cloneNode(true);
+        ghost.classList.add("ghost");
+        button.append(ghost);
+        setTimeout(() => ghost.remove(), 320);
+      }
+      slot.shown = top;
       const count = board ? board.counts[position] : 0;
       // "??": a spectator's view of a card not every racer still playing has seen: face down
       const card = top && top !== HIDDEN ? parseCard(top) : null;
@@ -83,7 +92,14 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
       under.textContent = `${POSITION_NAMES[position]}·${count}`;
     });
   }
-  return { update, element: root };
+  /** A wrong tap: the card shakes. */
+  function shake(position) {
+    const { button } = slots[position];
+    button.classList.remove("shake");
+    void button.offsetWidth; // restart the animation
+    button.classList.add("shake");
+  }
+  return { update, shake, element: root };
 }
 
 /** Arrow keys move the focus between the cards, in the arc's grid. */

@@ -27,6 +27,10 @@ export function formatTime(ms) {
   return hours ? `${hours}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
 }
 
+/** A UTC day ("2026-11-30") in the reader's words: «30 novembre 2026», "30 November 2026". */
+export const localDate = (day, lang) =>
+  new Date(`${day}T12:00:00Z`).toLocaleDateString(lang === "it" ? "it-IT" : "en-GB", { day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+
 /** Copy text to the clipboard; resolves true on success. */
 export async function copyText(text) {
   try {

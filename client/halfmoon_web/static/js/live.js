@@ -3,27 +3,42 @@
 // room's state, optimistic moves and the messages to send are the reducer's (session.js).
 
 import { createBoard } from "./board.js";
-import { copyText, formatTime, h } from "./dom.js";
+import { copyText, formatTime, h, localDate } from "./dom.js";
 import { errorText, t } from "./i18n.js";
 import { Connection } from "./net.js";
 import * as session from "./session.js";
-import { tapMessage } from "./taps.js";
+import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
 
 const SESSION_KEY = "halfmoon.session";
+// today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
+const DAILY_KEY = "halfmoon.daily";
 
-/** The seat ({room, token}) this tab keeps for the page at `path`, or null. */
-function loadSeat(path) {
+/** The UTC day (2026-11-30) at epoch `ms`: the daily challenge's day. */
+export const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+/** Milliseconds from `ms` to the next UTC midnight: the next daily deal. */
+export const msToNextDay = (ms) => 86400000 - (ms % 86400000);
+
+function read(storage, key) {
   try {
-    const saved = JSON.parse(sessionStorage.getItem(SESSION_KEY) || "null");
-    return saved && saved.path === path ? { room: saved.room, token: saved.token } : null;
+    return JSON.parse(storage.getItem(key) || "null");
   } catch {
     return null;
   }
 }
 
+/** The seat ({room, token}) this tab keeps for the page at `path` (today's daily attempt: this browser's), or null. */
+function loadSeat(path) {
+  const saved = read(sessionStorage, SESSION_KEY);
+  if (saved && saved.path === path) return { room: saved.room, token: saved.token };
+  const daily = path === "/daily" ? read(localStorage, DAILY_KEY) : null;
+  return daily && daily.day === utcDay(Date.now()) ? { room: daily.room, token: daily.token } : null;
+}
+
 function saveSeat(saved) {
   if (saved) sessionStorage.setItem(SESSION_KEY, JSON.stringify(saved));
   else sessionStorage.removeItem(SESSION_KEY);
+  if (saved && saved.path === "/daily") localStorage.setItem(DAILY_KEY, JSON.stringify({ day: utcDay(Date.now()), room: saved.room, token: saved.token }));
 }
 
 /**
@@ -38,13 +53,14 @@ export function openLive(app, intent) {
   let ticker = null;
 
   const words = () => t(app.lang());
-  const playerName = () => app.settings.name || defaultName(app.lang());
+  // the router asks for a name before a game opens: no invented name reaches a leaderboard
+  const playerName = () => app.settings.name;
 
   const conn = new Connection(wsUrl(), {
     // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
     hello: () => session.hello(s, playerName()),
     onState: (status) => {
-      app.setBanner(status === "reconnecting" ? words().reconnecting : null);
+      app.setBanner(status === "reconnecting" ? words().reconnecting : status === "taken" ? words().takenElsewhere : null);
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
     },
     onMessage: (msg) => {
@@ -112,6 +128,9 @@ export function openLive(app, intent) {
     if (message) app.toast(message);
     run(out);
     render();
+    // feedback: a wrong pair or triple shakes (with «Errori di mossa» off too); a removal clicks
+    if (out.tap.event === CANCELLED && ui.board) ui.board.shake(position);
+    if (out.tap.event === REMOVED) app.sound("move");
   }
 
   const undo = () => run(session.undo(s));
@@ -124,21 +143,28 @@ export function openLive(app, intent) {
 
   function confirmDialog() {
     const w = words();
-    const dialog = h("dialog", { class: "confirm", "aria-label": w.giveUp },
+    const solo = s.mode === "solo";
+    const question = solo ? w.confirmNewGame : s.mode === "daily" ? (s.ranked === false ? w.confirmGiveUpUnranked : w.confirmGiveUpDaily) : w.confirmGiveUpRace;
+    const dialog = h("dialog", { class: "confirm", "aria-label": solo ? w.newGame : w.giveUp },
       h("form", { method: "dialog" },
-        h("p", {}, s.mode === "daily" ? w.confirmGiveUpDaily : w.confirmGiveUpRace),
+        h("p", {}, question),
         h("div", { class: "actions" },
           h("button", { value: "cancel", class: "primary", autofocus: true }, w.keepPlaying),
-          h("button", { value: "confirm", class: "danger" }, w.giveUp))));
+          h("button", { value: "confirm", class: "danger" }, solo ? w.newGame : w.giveUp))));
     dialog.addEventListener("close", () => {
-      if (dialog.returnValue === "confirm" && session.canPlay(s)) giveUp();
+      if (dialog.returnValue === "confirm") {
+        if (solo) leaveAndGo("/play");
+        else if (session.canPlay(s)) giveUp();
+      }
       dialog.returnValue = "";
     });
     return dialog;
   }
 
+  /** «Nuova partita»: a game under way is thrown away only once the player says so. */
   function newGame() {
-    leaveAndGo("/play");
+    if (session.canPlay(s) && session.shownStats(s).moves > 0 && ui.confirm) ui.confirm.showModal();
+    else leaveAndGo("/play");
   }
 
   function leaveAndGo(target) {
@@ -152,6 +178,7 @@ export function openLive(app, intent) {
   function tick() {
     if (!ui) return;
     if (ui.time) ui.time.textContent = formatTime(session.clockMs(s, Date.now()));
+    if (ui.nextDaily) ui.nextDaily.forEach((node) => { node.textContent = formatTime(msToNextDay(Date.now() + s.offset)); });
     const seconds = session.countdownS(s, Date.now());
     if (ui.countdown && seconds !== null) ui.countdown.textContent = `${words().startsIn} ${seconds}`;
   }
@@ -247,14 +274,17 @@ export function openLive(app, intent) {
     const endButton = race || s.mode === "daily"
       ? h("button", { type: "button", onclick: confirmGiveUp, "aria-haspopup": "dialog" }, w.giveUp)
       : h("button", { type: "button", onclick: newGame }, w.newGame);
-    const confirm = race || s.mode === "daily" ? confirmDialog() : null;
+    const confirm = confirmDialog();
     const bar = h("div", { class: "bar" }, timeBox, scoreBox, movesBox, codeBox, h("div", { class: "actions" }, undoButton, endButton));
+    // the daily challenge: today's date, the next deal's countdown, and — before the first
+    // move — whether this attempt counts for the leaderboard (the server says so in welcome)
+    const dailyLine = s.mode === "daily" ? h("p", { class: "daily-line", dataset: { ranked: String(s.ranked !== false) } }) : null;
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
     const side = h("aside", { class: "opponents", "aria-label": w.opponents });
-    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, boardWrap, banner, race ? side : null, confirm));
-    Object.assign(ui, { time, confirm });
+    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, dailyLine, boardWrap, banner, race ? side : null, confirm));
+    Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
       if (event.key === "u" || event.key === "U") undo();
@@ -276,8 +306,20 @@ export function openLive(app, intent) {
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
       board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
-      banner.replaceChildren(...endContent(stats));
+      ui.nextDaily = [];
+      if (dailyLine) {
+        const next = h("span", { class: "nowrap" });
+        ui.nextDaily = [next];
+        dailyLine.dataset.ranked = String(s.ranked !== false);
+        dailyLine.replaceChildren(h("strong", {}, `${w.daily} ${localDate(utcDay(Date.now() + s.offset), app.lang())}`), " · ",
+          s.ranked === false ? w.unranked : w.ranked, " · ", w.nextDaily, " ", next);
+      }
+      const ended = endContent(stats);
+      if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");
+      banner.replaceChildren(...ended);
       banner.hidden = banner.childElementCount === 0;
+      ui.main = banner.closest("section");
+      ui.main.classList.toggle("ended", Boolean(s.gameOver));
       if (race) side.replaceChildren(...[h("h2", {}, w.opponents), opponentList(), resultsTable()].filter(Boolean));
     };
   }
@@ -296,34 +338,40 @@ export function openLive(app, intent) {
       const g = s.gameOver;
       const won = g.outcome === "won";
       const place = session.placing(s);
+      const daily = s.mode === "daily";
+      const day = utcDay(Date.now() + s.offset);
+      const next = h("span", { class: "nowrap" });
+      if (daily) ui.nextDaily.push(next);
       out.push(h("div", { class: won ? "win" : "over", dataset: { outcome: g.outcome } },
         h("h2", {}, w.outcomes[g.outcome] || w.statuses[g.outcome] || g.outcome),
-        won ? h("p", {}, w.wonDetail) : analysisLine(g.analysis),
+        won ? h("p", {}, w.wonDetail) : null,
         h("dl", {},
           h("dt", {}, w.time), h("dd", { dataset: { result: "time" } }, formatTime(g.time_ms)),
           h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, String(g.score)),
           h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, String(g.moves)),
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
+        daily ? h("p", {}, g.ranked ? w.ranked : w.unranked, " · ", w.nextDaily, " ", next) : null,
         h("div", { class: "actions" },
+          h("button", { type: "button", class: "share", onclick: () => share(g) }, w.shareResult),
+          g.code ? h("button", { type: "button", class: "race-this", onclick: () => app.createRace(g.code) }, w.raceThisDeal) : null,
+          daily ? h("a", { href: `/leaderboard/daily/${day}`, "data-link": true }, w.dailyBoard) : null,
           g.game != null ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
           s.mode === "race"
             ? h("a", { href: "/", "data-link": true }, w.home)
-            : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
+            : daily ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
     }
     return out;
   }
 
-  /** After a game that did not win: could the deal be won, and after how many moves a win was
-   * still possible (the server sends this only once the game is over). */
-  function analysisLine(analysis) {
-    if (!analysis) return null;
-    const a = words().analysis;
-    let text = a.unknown;
-    if (analysis.winnable === "unwinnable") text = a.unwinnable;
-    else if (analysis.winnable === "winnable") {
-      text = analysis.last_winnable_move == null ? a.winnableFromStart : a.winnable(analysis.last_winnable_move);
-    }
-    return h("p", { class: "analysis", dataset: { analysis: analysis.winnable } }, text);
+  /** Share a finished game: a short summary and a link to play the same deal (Web Share API, else the clipboard). */
+  function share(g) {
+    const w = words();
+    const place = session.placing(s);
+    const what = s.mode === "daily" ? `${w.daily} ${utcDay(Date.now() + s.offset)}` : `Half Moon ${g.code || ""}`;
+    const text = `☾ ${what}: ${w.outcomes[g.outcome] || g.outcome} ${g.score} ${w.points}, ${g.moves} ${w.moves.toLowerCase()}, ${formatTime(g.time_ms)}${place ? `, ${place[0]} ${w.of} ${place[1]}` : ""}`;
+    const url = `${location.origin}${s.mode === "daily" ? "/daily" : `/play/${g.code}`}`;
+    if (navigator.share) navigator.share({ title: "Half Moon", text, url }).catch(() => {});
+    else copyText(`${text} ${url}`).then(() => app.toast(w.copied));
   }
 
   function progressRow(p) {
@@ -356,6 +404,15 @@ export function openLive(app, intent) {
     const w = words();
     const head = h("div", { class: "watch-head" });
     const grid = h("div", { class: "watch-grid" });
+    // a phone shows one board large (chosen by tapping a player's row) and the others as rows
+    let focus = null;
+    const choose = (id) => {
+      focus = id;
+      for (const [pid, { box }] of cards) {
+        box.classList.toggle("focus", pid === id);
+        box.querySelector(".who").setAttribute("aria-expanded", String(pid === id));
+      }
+    };
     const tail = h("div", {});
     app.main.append(h("section", { class: "watch" }, head, grid, tail));
     const cards = new Map();
@@ -367,12 +424,13 @@ export function openLive(app, intent) {
         session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
       for (const p of session.playerList(s)) {
         if (!cards.has(p.id)) {
-          const info = h("div", { class: "who" });
+          const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
           const wrap = h("div", { class: "board-wrap" });
           const board = createBoard(wrap, { small: true });
           const box = h("article", { class: "watch-player", dataset: { player: p.id } }, info, wrap);
           grid.append(box);
-          cards.set(p.id, { info, board });
+          cards.set(p.id, { info, board, box });
+          if (!focus) choose(p.id);
         }
         const { info, board } = cards.get(p.id);
         info.replaceChildren(progressRow(p));
@@ -396,6 +454,3 @@ export function openLive(app, intent) {
   };
 }
 
-function defaultName(lang) {
-  return `${lang === "it" ? "Giocatore" : "Player"} ${Math.floor(100 + Math.random() * 900)}`;
-}

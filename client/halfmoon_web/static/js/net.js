@@ -7,7 +7,9 @@ export const PROTOCOL_VERSION = 1;
 export class Connection {
   /**
    * onMessage(msg) gets every server message; onState(state) gets "connecting" | "open" |
-   * "reconnecting"; hello() returns the message to send when a socket opens (null: none).
+   * "reconnecting" | "taken" (the seat was resumed on another connection — another tab: no
+   * reconnecting, or the two tabs would take it from each other for ever; open() again to take
+   * it back); hello() returns the message to send when a socket opens (null: none).
    */
   constructor(url, { onMessage, onState, hello }) {
     this.url = url;
@@ -39,9 +41,13 @@ export class Connection {
       }
       this.onMessage(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
       this.ws = null;
+      if (event.code === 4001) {
+        this.onState("taken");
+        return;
+      }
       this.attempt += 1;
       this.onState("reconnecting");
       const delay = Math.min(5000, 300 * 2 ** Math.min(this.attempt - 1, 5));

@@ -14,7 +14,7 @@ export function initialState(intent, seat = null) {
     intent, seat, role: null, you: null, token: null, room: null, mode: null, phase: null, code: null,
     host: null, seq: 0, offset: 0, startedAt: null, startsAt: null, timeLimit: null,
     players: {}, spectators: 0, board: null, boards: {}, canUndo: false, results: null,
-    gameOver: null, notice: null, failed: null,
+    gameOver: null, notice: null, failed: null, ranked: null, clockAt: 0,
     pending: [], selection: [], nextId: 1, // optimistic moves {id, move} sent, not yet answered
   };
 }
@@ -30,6 +30,8 @@ export function reduce(state, msg, localNowMs) {
   const seq = typeof msg.seq === "number" ? msg.seq : null;
   if (msg.type !== "welcome" && seq !== null && seq <= state.seq) return state;
   let next = event(state, msg, localNowMs);
+  // when the server last said how long my game has run: a solo clock runs on from there
+  if (next.you && next.players[next.you] !== state.players[next.you]) next = { ...next, clockAt: localNowMs };
   // spectators: tops that came into sight since the last event (a racer caught up or finished)
   for (const reveal of msg.reveals || []) {
     if (next.boards[reveal.player]) next = { ...next, boards: { ...next.boards, [reveal.player]: applyChanges(next.boards[reveal.player], [reveal]) } };
@@ -48,7 +50,7 @@ export function refusal(state, msg) {
 function event(s, msg, now) {
   switch (msg.type) {
     case "welcome": {
-      let next = { ...s, role: msg.role, you: msg.you, token: msg.token || (s.seat ? s.token : null) };
+      let next = { ...s, role: msg.role, you: msg.you, token: msg.token || (s.seat ? s.token : null), ranked: msg.ranked ?? s.ranked };
       if (msg.room) next = snapshot(next, msg.room, now); // null: a resume caught up by the events that follow
       if (s.intent.kind === "race" && msg.role === "spectator" && !s.seat) next.notice = "becameSpectator";
       return msg.role === "player" ? seated(next) : next;
@@ -245,10 +247,15 @@ export function dimmed(state) {
   return new Set(shown.tops.map((c, p) => p).filter((p) => shown.tops[p] && !ok.has(p) && !state.selection.includes(p)));
 }
 
-/** The bar's time: the server's once the game is over, else the running clock. */
+/** The bar's time: the server's once the game is over, else the running clock (a solo game's
+ * from its first move, standing still while stalled: docs/protocol.md, "The clock"). */
 export function clockMs(state, localNowMs) {
   const mine = me(state);
   if (mine && (FINISHED.has(mine.status) || state.gameOver)) return state.gameOver ? state.gameOver.time_ms : mine.elapsed_ms;
+  if (state.mode === "solo") {
+    if (!mine || !mine.moves || mine.status === "stalled") return mine ? mine.elapsed_ms || 0 : 0;
+    return (mine.elapsed_ms || 0) + Math.max(0, localNowMs - state.clockAt);
+  }
   if (state.startedAt && state.phase !== "lobby" && state.phase !== "countdown") return localNowMs + state.offset - state.startedAt;
   return 0;
 }

@@ -1,0 +1,4 @@
+// The Examples page's game: a won game holding every example the seed's rules cite
+// (made by tests/web/build_example_game.py; replayed by the engine in tests/web/test_examples.py).
+// Piles bottom to top, the reserve R1-R8, the 48 moves.
+export const EXAMPLE = {"piles":["9C 2C QS 3D 4S 4D QC 5S","6D 9S 7D 4S 9S 10S 3H 3H","7C 3C AH 7C 6H QD KD KH","10C 4H 2H AC JC 5H 2H JD","QH 8C 7H 6S 10C 7S 3S QH","5C 10H 5D 6C 8H JD 2S 9C","7H 10S 5D 2D AD 10D 7S 8D","6H 10D 8S KS 2S 8H JC 6D","4H 6S 5S 3C AC 9D QS JS","6C 8C QC KC 5H 9H QD 7D","4C 10H KD KS 5C AS JH 3D","4C AS 9H 2D 8D 3S 4D KC"],"reserve":"JH AH JS 9D AD KH 8S 2C","moves":["1 8","8 5 3","R4 R8","R7 11","8 5","11 1 12","10 1","1 5","8 6","11 5","11 5","12 5","5 1","R3 5 8","4 1 11","8 2","7 2","R5 2","9 10 3","10 4","R2 8","8 4","4 3 11","2 1","6 1","10 3","R1 9 10","11 4","4 9","4 7","3 11","6 10 R6","10 12","7 9","3 4","9 12","6 3","2 3","9 6","6 9","2 9","7 6","2 12","2 6","7 12","7 10","7 12","7 12"]};
