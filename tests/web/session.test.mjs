@@ -329,3 +329,22 @@ test("welcome says whether the attempt is ranked; a solo clock runs from the fir
   s = session.reduce(s, moved(3, "stalled", 5000), 65_000);
   assert.equal(session.clockMs(s, 99_000), 5000, "standing still while stalled");
 });
+
+test("a sealed race: the commitment from the start, the code and salt at the end, then one check", () => {
+  let s = session.initialState({ kind: "race", room: "K7WQ2M" }, null);
+  const room = {
+    room: "K7WQ2M", mode: "race", phase: "lobby", code: null, sealed: true, commitment: "ab".repeat(32),
+    host: "p1", now: 1000, players: [{ id: "p1", name: "Ada", status: "waiting" }], spectators: 0,
+  };
+  s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room, seq: 1 }, 1000);
+  assert.equal(s.code, null);
+  assert.equal(s.commitment, "ab".repeat(32));
+  assert.equal(session.toVerify(s), null, "nothing to check before the code is out");
+  s = session.reduce(s, { type: "game_over", seq: 2, outcome: "gave_up", score: 0, moves: 0, time_ms: 1, code: null, game: "g", ranked: true }, 1000);
+  assert.equal(session.toVerify(s), null, "others still play: no code yet");
+  s = session.reduce(s, { type: "race_over", seq: 3, results: [], code: "HM1-N-AAAAAAA", salt: "0".repeat(32), sealed: true }, 1000);
+  assert.deepEqual(session.toVerify(s), { text: `HM1-N-AAAAAAA:${"0".repeat(32)}`, commitment: "ab".repeat(32) });
+  s = session.verified(s, false);
+  assert.equal(s.verified, false);
+  assert.equal(session.toVerify(s), null, "checked once");
+});

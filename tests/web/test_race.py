@@ -257,3 +257,24 @@ def test_when_the_host_drops_in_the_lobby_the_next_player_can_start(pages: Pages
     expect(bob.locator('.players li[data-player="p2"]')).to_contain_text("organizzatore")
     bob.get_by_role("button", name="Via!").click()
     expect(bob.locator(".board")).to_be_visible()
+
+
+def test_a_sealed_race_shows_sealed_then_its_code_checked_against_the_commitment(pages: Pages) -> None:
+    """A race on a deal the server drew: the bar says «sigillato» until nobody plays it any more,
+    then shows the code, checked in the browser against the commitment given at the start."""
+    ada = pages.new("/", viewport=DESKTOP, settings={"name": "Ada", "lang": "it"})
+    ada.click("#create-race")  # no code typed: the server draws the deal and seals it
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    bob = pages.new(f"/r/{room}", viewport=PHONE, settings={"name": "Bob", "lang": "it"})
+    expect(ada.locator(".players li")).to_have_count(2)
+    ada.get_by_role("button", name="Via!").click()
+    expect(ada.locator(".board")).to_be_visible()
+    expect(bob.locator(".board")).to_be_visible()
+    expect(ada.locator('[data-stat="code"]')).to_have_text("sigillato")
+    for page in (ada, bob):
+        page.locator(".bar").get_by_role("button", name="Abbandona").click()
+        page.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
+    for page in (ada, bob):
+        expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-N-[A-Z]{7} ✓$"))
+        expect(page.locator('[data-stat="code"]')).to_have_attribute("data-verified", "true")

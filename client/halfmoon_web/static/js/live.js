@@ -67,12 +67,30 @@ export function openLive(app, intent) {
       const before = s;
       commit(session.reduce(s, msg, Date.now()));
       if (msg.type === "error") refused(session.refusal(before, msg), msg);
+      verify();
       render();
     },
   });
   conn.open();
   ticker = setInterval(tick, 250);
   render();
+
+  /** Check a sealed race's revealed code and salt against the commitment it started with. */
+  function verify() {
+    const check = session.toVerify(s);
+    if (!check) return;
+    if (!(globalThis.crypto && crypto.subtle)) { // not a secure context: the terminal's `halfmoon verify` can
+      commit(session.verified(s, null));
+      return;
+    }
+    commit(session.verified(s, null)); // once
+    crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text)).then((digest) => {
+      const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+      commit(session.verified(s, hex === check.commitment));
+      app.toast(hex === check.commitment ? words().dealVerified : words().dealNotVerified);
+      render();
+    });
+  }
 
   function wsUrl() {
     return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
@@ -298,7 +316,8 @@ export function openLive(app, intent) {
       const stats = session.shownStats(s);
       score.textContent = String(stats.score);
       moves.textContent = String(stats.moves);
-      code.textContent = s.code || "—";
+      code.textContent = s.code ? `${s.code}${s.verified ? " ✓" : s.verified === false ? " ✗" : ""}` : s.commitment ? w.sealed : "—";
+      code.dataset.verified = String(s.verified);
       copyButton.hidden = !s.code;
       const playing = session.canPlay(s);
       undoButton.disabled = !session.mayUndo(s);

@@ -67,7 +67,7 @@ function event(s, msg, now) {
     case "started": {
       const players = {};
       for (const p of Object.values(s.players)) players[p.id] = p.status === "waiting" ? { ...p, status: "playing" } : p;
-      return seated({ ...s, phase: "running", code: msg.code, startedAt: msg.started_at, players,
+      return seated({ ...s, phase: "running", code: msg.code, commitment: msg.commitment || s.commitment, startedAt: msg.started_at, players,
         board: msg.board || s.board, boards: msg.boards || s.boards });
     }
     case "moved":
@@ -75,9 +75,9 @@ function event(s, msg, now) {
     case "progress": // in the lobby a host who drops hands over
       return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg) };
     case "game_over":
-      return { ...s, gameOver: msg, code: msg.code || s.code, pending: [], selection: [] };
-    case "race_over":
-      return { ...s, results: msg.results, phase: "finished" };
+      return { ...s, gameOver: msg, code: msg.code || s.code, salt: msg.salt || s.salt, pending: [], selection: [] };
+    case "race_over": // a sealed race's code and salt come out with it
+      return { ...s, results: msg.results, phase: "finished", code: msg.code || s.code, salt: msg.salt || s.salt };
     case "spectators":
       return { ...s, spectators: msg.count };
     case "error":
@@ -97,12 +97,23 @@ function event(s, msg, now) {
 function snapshot(s, room, now) {
   return {
     ...s, room: room.room, mode: room.mode, phase: room.phase, code: room.code, host: room.host,
+    commitment: room.commitment || null,
     offset: offsetOf(s, room.now, now), startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
     players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
     board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
     canUndo: Boolean(room.can_undo),
   };
 }
+
+/** A sealed race whose code and salt are out and not checked yet: the text to hash and the
+ * commitment it must give (docs/protocol.md, "Sealed races"); null when there is nothing to check. */
+export function toVerify(s) {
+  if (!s.commitment || !s.code || !s.salt || s.verified !== undefined) return null;
+  return { text: `${s.code}:${s.salt}`, commitment: s.commitment };
+}
+
+/** The check's answer: true when sha256(code:salt) is the commitment the race started with. */
+export const verified = (s, ok) => ({ ...s, verified: ok });
 
 /** The host a message names: `host` when present (null: nobody is), else the one before. */
 const hostOf = (s, msg) => ("host" in msg ? msg.host : s.host);
