@@ -52,6 +52,7 @@ KINDS = frozenset(
         "tick",
         "abandon",
         "recorded",
+        "stored",
     }
 )
 
@@ -96,6 +97,8 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
             return race.give_up(player, now)
         case "abandon":
             return race.abandon(now)
+        case "stored":  # the game is in the database: the room's business, not the race's
+            return []
         case "recorded":
             if _player(player) not in race.unrecorded:
                 return []  # recorded already (by another instance): the first one counts

@@ -48,6 +48,11 @@ log = logging.getLogger("halfmoon_server.room")
 _MAX_TIMER_S = 3600.0
 #: A game whose end was logged this long ago and is still unrecorded is recorded by any instance.
 UNRECORDED_GRACE_MS = 10_000
+#: A failed write of a finished game is tried again after this, doubling up to the maximum.
+STORE_RETRY_FIRST_S = 0.5
+STORE_RETRY_MAX_S = 30.0
+#: How long a finished game's first write may take before game_over goes out without it.
+RECORD_WAIT_S = 2.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
@@ -150,6 +155,10 @@ class Room:
         self.applied = 0  # log entries applied
         self.replaying = False
         self.recording: set[str] = set()  # games being recorded by this instance
+        self.storing: set[str] = set()  # games being stored by this instance
+        #: games recorded (their ids logged) and not yet in the database: the results' outbox
+        self.unstored: set[str] = set()
+        self.recorded_at: dict[str, int] = {}
         self.ended_at: dict[str, int] = {}  # when each unrecorded game ended (log time)
         self._waiting: dict[str, _Waiting] = {}
         self._catching_up = False
@@ -302,6 +311,11 @@ class Room:
             self.watchers.add(origin)
             if outbox is not None and not self.spectators:
                 self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
+        if kind == "recorded" and player is not None and entry.get("g") is not None and not entry.get("s"):
+            self.unstored.add(player)  # stored once the database has it ("stored")
+            self.recorded_at[player] = now
+        if kind == "stored" and player is not None:
+            self.unstored.discard(player)
         if kind == "leave" and player is not None:
             if outbox is not None:
                 self.departing[player] = outbox
@@ -458,26 +472,71 @@ class Room:
     # -- recording ------------------------------------------------------------------------------------
 
     def record(self, player_id: str) -> None:
-        """Record a finished game (once per instance at a time; the write is idempotent)."""
+        """Record a finished game: log its id (fixed up front) at once — the player's
+        ``game_over`` and the race's results do not wait for the database — then store it."""
         if player_id in self.recording or player_id not in self.race.unrecorded:
             return
         self.recording.add(player_id)
         self.services.tasks.spawn(self._record(player_id))
 
     def record_overdue(self, now: int) -> None:
-        """Record the games whose end was logged a while ago and that nobody recorded (the
-        instance that should have may have died)."""
+        """Pick up what another instance (that may have died) should have done: games whose end
+        was logged a while ago and not recorded, and recorded games not stored."""
         for player_id in list(self.race.unrecorded):
             if now - self.ended_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
                 self.record(player_id)
+        for player_id in list(self.unstored):
+            if now - self.recorded_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
+                self.store(player_id)
 
     async def _record(self, player_id: str) -> None:
-        """Store a finished game, then log that it is recorded (``game_over``)."""
+        stored_as = game_id(self.header["nonce"], player_id)
+        recorded: Entry = {"k": "recorded", "p": player_id, "g": stored_as}
+        try:
+            try:  # the usual case: the database takes it at once, before game_over goes out
+                async with asyncio.timeout(RECORD_WAIT_S):
+                    await self.services.recorder.store(self._finished(player_id), stored_as)
+                recorded["s"] = True
+            except Exception as exc:  # down or slow: game_over goes out now, the write is retried
+                log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, exc)
+            await self.append_quietly(recorded)
+        finally:
+            self.recording.discard(player_id)
+        self.store(player_id)
+
+    def store(self, player_id: str) -> None:
+        """Store a recorded game in the database, retrying with backoff until it takes it: the
+        room's log is the result's outbox (it survives the database being down, and the process
+        dying: any instance holding the room picks it up). The write is idempotent on the id."""
+        if player_id in self.storing or player_id not in self.unstored:
+            return
+        self.storing.add(player_id)
+        self.services.tasks.spawn(self._store(player_id))
+
+    async def _store(self, player_id: str) -> None:
+        delay = STORE_RETRY_FIRST_S
+        try:
+            while player_id in self.unstored:
+                try:
+                    finished, stored_as = self._finished(player_id), game_id(self.header["nonce"], player_id)
+                    await self.services.recorder.store(finished, stored_as)
+                except Exception as exc:  # the database is down (or worse): keep the result, try again
+                    log.warning("room %s: storing a game failed (%s); trying again in %.1f s", self.id, exc, delay)
+                else:
+                    await self.append_quietly({"k": "stored", "p": player_id})
+                    if player_id not in self.unstored:
+                        return
+                await asyncio.sleep(delay)
+                delay = min(STORE_RETRY_MAX_S, delay * 2)
+        finally:
+            self.storing.discard(player_id)
+
+    def _finished(self, player_id: str) -> FinishedGame:
         race = self.race
         racer = race.players[player_id]
         game = racer.game
         assert game is not None
-        finished = FinishedGame(
+        return FinishedGame(
             nickname=racer.name,
             code=str(race.code),
             mode=str(race.mode),
@@ -492,15 +551,6 @@ class Room:
             finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
             salt=race.salt,
         )
-        stored: str | None = None
-        try:
-            stored = await self.services.recorder.record(finished, game_id(self.header["nonce"], player_id))
-        except Exception:  # the race must still end: the game goes unrecorded (game: null)
-            log.exception("recording the game of %s in room %s failed", racer.name, self.id)
-        try:
-            await self.append_quietly({"k": "recorded", "p": player_id, "g": stored})
-        finally:
-            self.recording.discard(player_id)
 
     # -- housekeeping --------------------------------------------------------------------------------------
 
@@ -518,8 +568,8 @@ class Room:
 
     @property
     def busy(self) -> bool:
-        """Games are being recorded here: the room must stay until they are."""
-        return bool(self.recording)
+        """Games are being recorded, or are not stored yet: the room (their outbox) must stay."""
+        return bool(self.recording or self.storing or self.unstored)
 
     # -- rebuilding -----------------------------------------------------------------------------------------
 

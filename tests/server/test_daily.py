@@ -65,7 +65,8 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
 
     bob, _, _ = await _attempt(server, "Bob")
     bob_over = await _play_and_give_up(bob, day1_code, 6)
-    dan, _, dan_room = await _attempt(server, "Dan")  # still playing at midnight
+    clock.set(day_start_ms(DAY2) - 60_000)  # 23:59: Dan starts late, and still plays at midnight
+    dan, _, dan_room = await _attempt(server, "Dan")
     dan_token = (dan.history[0])["token"]
 
     today = await (await http.get(server.make_url("/api/daily"))).json()
