@@ -154,12 +154,14 @@ def race_screen(
 
 
 def compact_board(board: Board, lang: str = "en") -> list[str]:
-    """A board in two lines: the 12 piles (card·count) and the 8 reserve slots.
+    """A board in two lines: the 12 piles (top card·count, as the seed's diagram writes a
+    position·count under each card, so that ``8♦·8`` and ``10♦·8`` never run together) and the
+    8 reserve slots. At most 78 columns.
 
     >>> from halfmoon.cards import Card
-    >>> b = Board([Card.parse("5S")] + [None] * 19, [8] + [0] * 19)
+    >>> b = Board([Card.parse("5S"), Card.parse("10D")] + [None] * 18, [8, 7] + [0] * 18)
     >>> compact_board(b)[0]
-    ' piles  5♠8  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0'
+    ' piles  5♠·8 10♦·7  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0'
     """
     view: BoardView = board.view()
 
@@ -168,7 +170,7 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
             return HIDDEN_TOP  # a card not every racer still playing has seen yet
         return "--" if card is None else card.symbol(lang=lang)
 
-    cells = [f"{shown(pos, card):>3}{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
+    cells = [f"{shown(pos, card):>3}·{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
     slots = [f"{shown(pos, card):>3}" for pos, card in enumerate(view.tops[12:], 12)]
     return [" piles " + " ".join(cells), " res.  " + " ".join(slots)]
 

@@ -136,7 +136,15 @@ def test_spectator_sees_every_board_compactly_and_cycles_pages() -> None:
 
 def test_a_hidden_top_is_drawn_as_question_marks_with_its_count() -> None:
     board = Board([Card.parse("5S"), None, *([None] * 18)], [8, 7, *([0] * 18)], hidden={1})
-    assert compact_board(board)[0].startswith(" piles  5♠8  ??7  --0")
+    assert compact_board(board)[0].startswith(" piles  5♠·8  ??·7  --·0")
+
+
+def test_the_spectator_keeps_each_card_apart_from_its_count() -> None:
+    """«8♦8» and «10♦8» ran card and count together: a dot parts them, as in the seed's diagram."""
+    tops = [Card.parse("8D"), Card.parse("10D"), *([Card.parse("KS")] * 10), *([None] * 8)]
+    board = Board(tops, [8, 8, *([7] * 10), *([0] * 8)])
+    piles = compact_board(board, "it")[0]
+    assert piles.split()[1:4] == ["8♦·8", "10♦·8", "R♠·7"] and len(piles) <= 78
 
 
 def test_racer_screen_shows_its_message_line() -> None:
