@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from halfmoon.cards import Card
+from halfmoon.cli.screen import CLEAR as CLEAR  # drawn in front of each full screen
 from halfmoon.diagram import render
 from halfmoon.text import format_bar, format_time
 from halfmoon.view import HIDDEN_TOP, BoardView
@@ -20,8 +21,6 @@ from halfmoon_client.words import columns, say, status_word
 
 WIDTH: Final = 80
 HEIGHT: Final = 24
-#: ANSI: cursor home, then clear the screen.
-CLEAR: Final = "\x1b[H\x1b[2J"
 CARDS: Final = 104
 _BAR_CELLS: Final = 10
 
