@@ -152,7 +152,7 @@ def test_racer_screen_shows_its_message_line() -> None:
     racer.session.receive(welcome(1), T0)
     racer.session.receive(started(2, Game.from_code(CODE)), T0)
     racer.command("1 99")
-    assert "✗ no such position: '99'" in racer.screen(T0)
+    assert "✗ '99' is not a position: piles are 1 to 12, the reserve R1 to R8" in racer.screen(T0)
 
 
 def test_a_rival_who_lost_the_connection_is_marked() -> None:
