@@ -327,7 +327,7 @@ def test_play_announces_a_win() -> None:
     assert game.is_won
     assert shown[-1].startswith("Tempo 0:47  ·  Punti 520  ·  Mosse 48")  # from the first move to the last
     won = "Vittoria! Tutte le 104 carte sono state rimosse: 520 punti in 48 mosse, tempo 0:47."
-    assert shown[-1].rstrip().endswith(won)
+    assert " ".join(shown[-1].split()).endswith(won)  # wrapped to 80 columns
 
 
 #: A card in the engine's machine notation ("KH", "4D", "10S"): never shown to a player.
@@ -428,6 +428,20 @@ def test_play_clock_stands_still_while_stalled_and_after_a_win() -> None:
     screen = Bars()
     won = play(Game.from_code(record["code"]), winning(), screen, clock=clock)
     assert won.is_won and screen.bars[-4:] == ["Time 0:47"] * 4
+
+
+def test_play_fits_80_columns_in_both_languages() -> None:
+    """A line longer than the terminal would wrap and shift the rows the in-place redraw rewrites."""
+    game = Game.from_code("HM1-N-AAAAAAH")
+    moves = []
+    while legal := list(game.legal_moves()):
+        game.push(legal[0])
+        moves.append(str(legal[0]))
+    for lang in ("it", "en"):
+        _, shown = run_play(["", "e", "8 12 1", "zz 1", *moves], code="HM1-N-AAAAAAH", lang=lang, move_errors=True)
+        _, won = run_play([" ".join(move) for move in WON[1]["moves"]], code=WON[1]["code"], lang=lang)
+        for text in [*shown, *won]:
+            assert all(len(line) <= 80 for line in text.split("\n")), text
 
 
 def test_ticking_lines_gives_a_tick_while_nothing_is_typed() -> None:

@@ -14,6 +14,7 @@ import os
 import queue
 import secrets
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from halfmoon.text import format_bar, format_time, refusal, word
 from halfmoon.view import BoardView
 
 TICK_S = 1.0
+WIDTH = 80
 
 
 def register_play(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -187,7 +189,9 @@ def play(
     return game
 
 
-def screen(game: Game, elapsed_ms: int, message: str, *, lang: str, color: bool = False) -> str:
-    """One full screen: the bar, the board, a message line."""
+def screen(game: Game, elapsed_ms: int, message: str, *, lang: str, color: bool = False, width: int = WIDTH) -> str:
+    """One full screen: the bar, the board, the message wrapped to ``width`` columns (a line the
+    terminal wrapped itself would shift the rows that the in-place redraw rewrites)."""
     bar = format_bar(time_ms=elapsed_ms, score=game.score, moves=game.move_count, code=str(game.code), lang=lang)
-    return f"{bar}\n\n{render(BoardView.of(game), lang=lang, color=color)}\n\n{message}"
+    said = "\n".join(textwrap.wrap(message, width)) if message else ""
+    return f"{bar}\n\n{render(BoardView.of(game), lang=lang, color=color)}\n\n{said}"
