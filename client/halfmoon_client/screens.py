@@ -171,15 +171,16 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
 
     cells = [f"{shown(pos, card):>3}·{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
     slots = [f"{shown(pos, card):>3}" for pos, card in enumerate(view.tops[12:], 12)]
-    return [" piles " + " ".join(cells), " res.  " + " ".join(slots)]
+    return [say("piles", lang) + " ".join(cells), say("reserve", lang) + " ".join(slots)]
 
 
 def player_header(player: Player, session: Session, local_ms: int, lang: str) -> str:
     time = format_time(session.elapsed_ms(player, local_ms))
     away = "" if player.connected else " ⌁"
     return (
-        f"{player.name:<14.14} {status_word(player.status, lang):<13} {player.score:>3} pts "
-        f"{player.moves:>2} mv {player.cards_left:>3} left {progress_bar(player.cards_left)} {time}{away}"
+        f"{player.name:<14.14} {status_word(player.status, lang):<13} "
+        f"{say('watch_line', lang, score=player.score, moves=player.moves, left=player.cards_left)} "
+        f"{progress_bar(player.cards_left)} {time}{away}"
     )
 
 
@@ -201,7 +202,11 @@ def watch_screen(
     if session.race_over:
         return results_screen(session, lang=lang, width=width)
     watchers = say("spectators", lang, count=session.spectators)
-    head = f"{session.room} · {session.phase} · {session.code or '—'} · {watchers}"
+    try:
+        phase = say(f"phase_{session.phase}", lang)
+    except KeyError:
+        phase = str(session.phase)
+    head = f"{session.room} · {phase} · {session.code or '—'} · {watchers}"
     second = ""
     if session.phase == "countdown":
         remaining = ((session.countdown_ms(local_ms) or 0) + 999) // 1000

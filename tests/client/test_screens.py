@@ -145,6 +145,17 @@ def test_a_hidden_top_is_drawn_as_question_marks_with_its_count() -> None:
     assert compact_board(board)[0].startswith(" piles  5♠·8  ??·7  --·0")
 
 
+def test_the_spectator_in_italian_reads_no_english() -> None:
+    session = Session()
+    session.receive(welcome(1, you=None, token=None, players=SEVEN_RIVALS), T0)
+    session.receive(started(2, None, {f"p{i}": Game.from_code(CODE) for i in range(1, 9)}), T0)
+    screen = watch_screen(session, local_ms=T0, lang="it")
+    fits(screen)
+    english = re.compile(r"\b(running|pts|mv|left|piles|res|playing|page|spectators)\b")
+    assert not english.search(screen), english.search(screen)
+    assert "in corso" in screen and " pile " in screen and " ris. " in screen and "punti" in screen
+
+
 def test_the_spectator_keeps_each_card_apart_from_its_count() -> None:
     """«8♦8» and «10♦8» ran card and count together: a dot parts them, as in the seed's diagram."""
     tops = [Card.parse("8D"), Card.parse("10D"), *([Card.parse("KS")] * 10), *([None] * 8)]
