@@ -3,7 +3,7 @@
 A :class:`BotBrain` is sans I/O: fed the server's messages through its session, it says what
 to send next — a move chosen by a strategy (:mod:`halfmoon_client.strategy`) among the legal
 moves of the board the server showed it, ``give_up`` once it is stalled, ``start`` when it is
-the host and the room is full. :func:`run_bot` gives it one :class:`Link` and one coroutine;
+the host and every bot of its team has joined. :func:`run_bot` gives it one :class:`Link` and one coroutine;
 no thread. :func:`run_bots` fills rooms (creating them with ``--create``) and waits for every
 race to end.
 """
@@ -27,29 +27,39 @@ MAX_PLAYERS = 8
 
 
 class BotBrain:
-    """What one bot does next, from what its session knows. ``expect`` players make the host start."""
+    """What one bot does next, from what its session knows.
+
+    ``team`` names the bots run together into this room (this one included): whichever of them
+    is the host — the first to join an empty room, or the one the host's seat passed to —
+    starts the race once they are all in the lobby. A bot that is not the host never starts.
+    """
 
     __slots__ = (
         "code",
-        "expect",
         "gave_up",
         "moves_sent",
         "rng",
         "session",
         "started_by_me",
         "strategy",
+        "team",
         "time_limit_s",
         "waiting",
     )
 
     def __init__(
-        self, strategy: Strategy, rng: random.Random, *, expect: int = 0, time_limit_s: int | None = None
+        self,
+        strategy: Strategy,
+        rng: random.Random,
+        *,
+        team: frozenset[str] = frozenset(),
+        time_limit_s: int | None = None,
     ) -> None:
         self.session = Session()
         self.time_limit_s = time_limit_s
         self.strategy = strategy
         self.rng = rng
-        self.expect = expect
+        self.team = team
         self.waiting = False  # a move or undo is on the wire: wait for its answer
         self.started_by_me = False
         self.gave_up = False
@@ -82,8 +92,8 @@ class BotBrain:
             session.phase == "lobby"
             and session.is_host
             and not self.started_by_me
-            and self.expect
-            and len(session.players) >= self.expect
+            and self.team
+            and self.team <= {player.name for player in session.players.values()}
         ):
             self.started_by_me = True
             return session.start_message(self.time_limit_s)
@@ -182,7 +192,9 @@ async def run_bots(
     on_room: Callable[[str, str, int], None] | None = None,
 ) -> list[BotReport]:
     """Run ``players`` bots: into ``room``, or (``room`` None) into as many new rooms as needed,
-    ``per_room`` each, where the first bot is the host and starts once all have joined.
+    ``per_room`` each, where the first bot joins first. A bot that is the host (of a new room, or
+    of an existing room nobody was in yet) starts the race once all the bots of its room have
+    joined; in a room with a human host, that host starts it.
     ``on_room(room, link, bots)`` hears of each room created, before its bots join.
 
     Returns one report per bot once every race is over. Raises
@@ -205,44 +217,29 @@ async def run_bots(
             remaining -= size
     gate = asyncio.Semaphore(connect_concurrency)
 
-    async def one(room_id: str, index: int, brain: BotBrain, welcomed: asyncio.Event) -> BotReport:
+    async def one(room_id: str, name: str, brain: BotBrain, welcomed: asyncio.Event) -> BotReport:
         async with gate:  # at most `connect_concurrency` bots knocking at once
             task = asyncio.create_task(
-                run_bot(
-                    server,
-                    room_id,
-                    f"bot-{tag}-{index:03d}",
-                    brain,
-                    think_ms=think_ms,
-                    backoff=backoff,
-                    welcomed=welcomed,
-                )
+                run_bot(server, room_id, name, brain, think_ms=think_ms, backoff=backoff, welcomed=welcomed)
             )
             await _first(task, welcomed)
         return await task
 
     async def room_bots(room_id: str, count: int, hosted: bool, first_index: int) -> list[BotReport]:
+        names = [f"bot-{tag}-{first_index + i:03d}" for i in range(count)]
+        team = frozenset(names)  # whichever of them is the host starts once they are all in
         brains = [
-            BotBrain(
-                choose,
-                random.Random(master.random()),
-                expect=count if (hosted and i == 0) else 0,
-                time_limit_s=time_limit_s,
-            )
-            for i in range(count)
+            BotBrain(choose, random.Random(master.random()), team=team, time_limit_s=time_limit_s) for _ in range(count)
         ]
         if not hosted:
-            return list(
-                await asyncio.gather(*(one(room_id, first_index + i, brains[i], asyncio.Event()) for i in range(count)))
-            )
+            joins = (one(room_id, names[i], brains[i], asyncio.Event()) for i in range(count))
+            return list(await asyncio.gather(*joins))
         host_in = asyncio.Event()  # the host joins first, so that it is the host
-        host = asyncio.create_task(one(room_id, first_index, brains[0], host_in))
+        host = asyncio.create_task(one(room_id, names[0], brains[0], host_in))
         await _first(host, host_in)
         if host.done():
             return [await host]
-        rest = await asyncio.gather(
-            *(one(room_id, first_index + i, brains[i], asyncio.Event()) for i in range(1, count))
-        )
+        rest = await asyncio.gather(*(one(room_id, names[i], brains[i], asyncio.Event()) for i in range(1, count)))
         return [await host, *rest]
 
     index = 1

@@ -13,13 +13,14 @@ from typing import Any
 
 from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
+from halfmoon.game import Game
 from halfmoon.positions import parse_position
 from halfmoon.taps import MOVE_ERROR_MESSAGES
-from halfmoon.text import word
+from halfmoon.text import refusal, word
 from halfmoon_client.commands import parse_command
 from halfmoon_client.screens import race_screen
 from halfmoon_client.session import Message, Session
-from halfmoon_client.strategy import explain
+from halfmoon_client.strategy import mirror
 from halfmoon_client.words import say
 
 
@@ -65,7 +66,7 @@ class Racer:
             self.message = word("move_errors_on" if self.move_errors else "move_errors_off", self.lang)
             return []
         if cmd.kind == "invalid":
-            self.message = say("refused", self.lang, text=cmd.text)
+            self.message = refusal(None, line, lang=self.lang) or say("refused", self.lang, text=line.strip())
             return []
         if cmd.kind == "start":
             if session.phase != "lobby":
@@ -87,27 +88,30 @@ class Racer:
             return [session.give_up_message()]
         return self._move(cmd.positions, cmd.text)
 
-    def _move(self, positions: tuple[str, ...], text: str) -> list[Message]:
+    def _board_game(self) -> Game | None:
+        """The visible board as a game (the code only names the deal; a sealed race has none yet)."""
         session = self.session
-        if session.board is not None:
-            try:  # the code only names the deal (a sealed race has none yet): the board is enough
-                fault = explain(session.board.view(), DealCode.parse(session.code) if session.code else None, positions)
-            except HalfMoonError:
-                fault = None  # a code this engine cannot read: let the server judge
-            if fault is not None:
-                self.message = self._refusal(text, *fault)
+        if session.board is None:
+            return None
+        try:
+            code = DealCode.parse(session.code) if session.code else None
+        except HalfMoonError:
+            code = None  # a code this engine cannot read: the board is enough
+        return mirror(session.board.view(), code)
+
+    def _move(self, positions: tuple[str, ...], text: str) -> list[Message]:
+        """Check the move on the visible board, as the server will (legality depends only on the
+        tops); a refused move becomes the message line, in the racer's language."""
+        session = self.session
+        game = self._board_game()
+        if game is not None:
+            said = refusal(game, " ".join(positions), lang=self.lang, move_errors=self.move_errors)
+            if said is not None:
+                self.message = said
                 return []
         message = session.move_message(list(positions))
         self._sent_moves[message["id"]] = positions
         return [message]
-
-    def _refusal(self, text: str, engine_message: str, seed_reason: str | None) -> str:
-        """«Errori di mossa» off: just ✗ and the move; on: the seed's explanation (or the engine's)."""
-        if not self.move_errors:
-            return say("refused", self.lang, text=text)
-        if seed_reason is not None:
-            return say("refused", self.lang, text=f"{text}: {MOVE_ERROR_MESSAGES[seed_reason][self.lang]}")
-        return say("refused", self.lang, text=engine_message)
 
     # -- server messages --------------------------------------------------------------------------
 
@@ -127,12 +131,18 @@ class Racer:
     def _error_text(self, message: Message, code: str, text: str) -> str:
         if code == "illegal_move":
             positions = self._sent_moves.pop(message.get("id", -1), ())
-            shown = " ".join(positions) or text
-            seed = None
-            if message.get("reason") == "not_a_match" and positions and self.session.board is not None:
-                first = self.session.board.tops[parse_position(positions[0])]
-                seed = "triple" if first is not None and first.is_face else "sum"
-            return self._refusal(shown, text, seed)
+            game = self._board_game()
+            typed = " ".join(positions)
+            said = refusal(game, typed, lang=self.lang, move_errors=self.move_errors) if positions else None
+            if said is not None:
+                return said
+            # the board here took the move: say the server's verdict without its English reason
+            cards = [game.card_at(parse_position(p)) for p in positions] if game is not None else []
+            if not self.move_errors or message.get("reason") != "not_a_match" or not cards or None in cards:
+                return say("refused", self.lang, text=typed or "—")
+            symbols = ", ".join(card.symbol(lang=self.lang) for card in cards if card is not None)
+            reason = "triple" if cards[0] is not None and cards[0].is_face else "sum"
+            return say("refused", self.lang, text=f"{typed} ({symbols}): {MOVE_ERROR_MESSAGES[reason][self.lang]}")
         if code == "nothing_to_undo":
             return word("nothing_to_undo", self.lang)
         if code in ("not_host", "not_started", "not_playing"):

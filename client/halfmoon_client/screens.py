@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from halfmoon.cards import Card
+from halfmoon.cli.screen import CLEAR as CLEAR  # drawn in front of each full screen
 from halfmoon.diagram import render
 from halfmoon.text import format_bar, format_time
 from halfmoon.view import HIDDEN_TOP, BoardView
@@ -20,8 +21,6 @@ from halfmoon_client.words import columns, say, status_word
 
 WIDTH: Final = 80
 HEIGHT: Final = 24
-#: ANSI: cursor home, then clear the screen.
-CLEAR: Final = "\x1b[H\x1b[2J"
 CARDS: Final = 104
 _BAR_CELLS: Final = 10
 
@@ -154,12 +153,14 @@ def race_screen(
 
 
 def compact_board(board: Board, lang: str = "en") -> list[str]:
-    """A board in two lines: the 12 piles (card·count) and the 8 reserve slots.
+    """A board in two lines: the 12 piles (top card·count, as the seed's diagram writes a
+    position·count under each card, so that ``8♦·8`` and ``10♦·8`` never run together) and the
+    8 reserve slots. At most 78 columns.
 
     >>> from halfmoon.cards import Card
-    >>> b = Board([Card.parse("5S")] + [None] * 19, [8] + [0] * 19)
+    >>> b = Board([Card.parse("5S"), Card.parse("10D")] + [None] * 18, [8, 7] + [0] * 18)
     >>> compact_board(b)[0]
-    ' piles  5♠8  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0  --0'
+    ' piles  5♠·8 10♦·7  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0  --·0'
     """
     view: BoardView = board.view()
 
@@ -168,17 +169,18 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
             return HIDDEN_TOP  # a card not every racer still playing has seen yet
         return "--" if card is None else card.symbol(lang=lang)
 
-    cells = [f"{shown(pos, card):>3}{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
+    cells = [f"{shown(pos, card):>3}·{view.counts[pos]}" for pos, card in enumerate(view.tops[:12])]
     slots = [f"{shown(pos, card):>3}" for pos, card in enumerate(view.tops[12:], 12)]
-    return [" piles " + " ".join(cells), " res.  " + " ".join(slots)]
+    return [say("piles", lang) + " ".join(cells), say("reserve", lang) + " ".join(slots)]
 
 
 def player_header(player: Player, session: Session, local_ms: int, lang: str) -> str:
     time = format_time(session.elapsed_ms(player, local_ms))
     away = "" if player.connected else " ⌁"
     return (
-        f"{player.name:<14.14} {status_word(player.status, lang):<13} {player.score:>3} pts "
-        f"{player.moves:>2} mv {player.cards_left:>3} left {progress_bar(player.cards_left)} {time}{away}"
+        f"{player.name:<14.14} {status_word(player.status, lang):<13} "
+        f"{say('watch_line', lang, score=player.score, moves=player.moves, left=player.cards_left)} "
+        f"{progress_bar(player.cards_left)} {time}{away}"
     )
 
 
@@ -200,7 +202,11 @@ def watch_screen(
     if session.race_over:
         return results_screen(session, lang=lang, width=width)
     watchers = say("spectators", lang, count=session.spectators)
-    head = f"{session.room} · {session.phase} · {session.code or '—'} · {watchers}"
+    try:
+        phase = say(f"phase_{session.phase}", lang)
+    except KeyError:
+        phase = str(session.phase)
+    head = f"{session.room} · {phase} · {session.code or '—'} · {watchers}"
     second = ""
     if session.phase == "countdown":
         remaining = ((session.countdown_ms(local_ms) or 0) + 999) // 1000

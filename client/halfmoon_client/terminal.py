@@ -1,7 +1,8 @@
 """``halfmoon join`` and ``halfmoon watch`` on a real terminal: lines in, screens out.
 
 Everything here is I/O glue: lines come from an :class:`asyncio.Queue` (filled from standard
-input without blocking the event loop, or by a test), screens go to a :class:`Screen`, messages
+input without blocking the event loop, or by a test), screens go to a :class:`Screen`
+(:class:`AnsiScreen` draws in place; both are shared with ``halfmoon play``), messages
 go through a :class:`~halfmoon_client.connection.Link`. What to send and what to draw is
 decided by :class:`~halfmoon_client.racer.Racer` and :mod:`halfmoon_client.screens`.
 """
@@ -15,51 +16,18 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
+from halfmoon.cli.screen import AnsiScreen, Screen
 from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ProtocolError, RefusedError
 from halfmoon_client.racer import Racer
-from halfmoon_client.screens import CLEAR, watch_pages, watch_screen
+from halfmoon_client.screens import watch_pages, watch_screen
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.session import Message, Session
 from halfmoon_client.words import say
 
 Clock = Callable[[], int]
-
-
-class Screen(Protocol):
-    def draw(self, text: str, *, full: bool = False) -> None: ...
-
-
-class AnsiScreen:
-    """Draws screens in place on an ANSI terminal.
-
-    A full redraw is cursor home, clear, the screen and the prompt. Between full redraws only
-    the lines that changed are rewritten, with the cursor saved and restored around them, so
-    that what the racer is typing at the prompt stays where it is (the clock ticks every second).
-    """
-
-    def __init__(self, out: TextIO, *, prompt: str = "> ") -> None:
-        self.out = out
-        self.prompt = prompt
-        self.last: list[str] = []
-
-    def draw(self, text: str, *, full: bool = False) -> None:
-        lines = text.split("\n")
-        if full or len(lines) != len(self.last):
-            self.out.write(CLEAR + text + "\n" + self.prompt)
-        else:
-            changed = [
-                f"\x1b[{row};1H\x1b[2K{line}"
-                for row, (line, old) in enumerate(zip(lines, self.last, strict=True), 1)
-                if line != old
-            ]
-            if not changed:
-                return
-            self.out.write("\x1b7" + "".join(changed) + "\x1b8")
-        self.out.flush()
-        self.last = lines
 
 
 def stdin_lines(stream: TextIO | None = None) -> asyncio.Queue[str | None]:

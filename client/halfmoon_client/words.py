@@ -44,6 +44,13 @@ WORDS: Final = {
         "refused": "✗ {text}",
         "spectators": "spettatori: {count}",
         "page": "pagina {page}/{pages}",
+        "watch_line": "{score:>3} punti {moves:>2} mosse {left:>3} carte",
+        "piles": " pile  ",
+        "reserve": " ris.  ",
+        "phase_lobby": "sala d'attesa",
+        "phase_countdown": "conto alla rovescia",
+        "phase_running": "in corso",
+        "phase_finished": "finita",
     },
     "en": {
         "lobby": "Lobby {room} · {count} players",
@@ -78,6 +85,13 @@ WORDS: Final = {
         "refused": "✗ {text}",
         "spectators": "spectators: {count}",
         "page": "page {page}/{pages}",
+        "watch_line": "{score:>3} pts {moves:>2} mv {left:>3} left",
+        "piles": " piles ",
+        "reserve": " res.  ",
+        "phase_lobby": "lobby",
+        "phase_countdown": "countdown",
+        "phase_running": "running",
+        "phase_finished": "finished",
     },
 }
 

@@ -12,12 +12,12 @@ from halfmoon_client.strategy import STRATEGIES
 from tests.client.support import CODE, T0, moved, started, summary, welcome
 
 
-def brain(expect: int = 0) -> BotBrain:
-    return BotBrain(STRATEGIES["greedy"], random.Random(7), expect=expect, time_limit_s=120)
+def brain(*team: str) -> BotBrain:
+    return BotBrain(STRATEGIES["greedy"], random.Random(7), team=frozenset(team), time_limit_s=120)
 
 
 def test_the_host_bot_starts_once_everyone_joined() -> None:
-    bot = brain(expect=3)
+    bot = brain("bot-1", "bot-2", "bot-3")
     bot.receive(welcome(1, players=[summary("p1", "bot-1")]), T0)
     assert bot.next_message() is None
     bot.receive({"type": "player_joined", "v": 1, "seq": 2, "player": summary("p2", "bot-2")}, T0)
@@ -64,6 +64,18 @@ def test_a_refusal_frees_the_bot_to_try_again() -> None:
 
 
 def test_a_bot_in_the_lobby_that_is_not_host_never_starts() -> None:
-    bot = brain()
+    bot = brain("x", "y")
     bot.receive(welcome(1, you="p2", players=[summary("p1", "x"), summary("p2", "y")]), T0)
     assert bot.next_message() is None
+
+
+def test_the_host_bot_waits_for_its_own_team_not_for_a_head_count() -> None:
+    """A room made with POST /api/rooms has no host: the first bot of ``--room R --players 3``
+    becomes it, and starts once its two team-mates are in — a stranger does not count."""
+    bot = brain("bot-1", "bot-2", "bot-3")
+    bot.receive(welcome(1, players=[summary("p1", "bot-1")]), T0)
+    bot.receive({"type": "player_joined", "v": 1, "seq": 2, "player": summary("p2", "Ada")}, T0)
+    bot.receive({"type": "player_joined", "v": 1, "seq": 3, "player": summary("p3", "bot-2")}, T0)
+    assert bot.next_message() is None  # three players, but bot-3 is not in yet
+    bot.receive({"type": "player_joined", "v": 1, "seq": 4, "player": summary("p4", "bot-3")}, T0)
+    assert bot.next_message() == {"type": "start", "v": 1, "time_limit_s": 120}

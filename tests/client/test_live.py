@@ -240,7 +240,12 @@ async def halfmoon(*args: str) -> tuple[int, str, str]:
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=ROOT, env={**os.environ, "LANG": "C"},
     )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        if process.returncode is None:  # timed out: leave no command running behind the test
+            process.kill()
+            await process.wait()
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
 
@@ -288,6 +293,19 @@ async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url
         "Time",
     ]
     assert len(lines) == 5 and all(line.split()[0] in "123" for line in lines[2:])
+
+
+async def test_bots_in_a_room_nobody_hosts_start_once_they_are_all_in(server_url: str) -> None:
+    """``halfmoon bot --room R --players 3`` on a room made with POST /api/rooms: the first bot
+    to join is the host, and it starts the race once its two team-mates have joined."""
+    created = await create_room(server_url)
+    status, out, err = await halfmoon(
+        "bot", "--server", server_url, "--room", created.room, "--players", "3", "--think", "0"
+    )
+    assert status == 0, err
+    lines = out.strip().split("\n")
+    assert lines[0].startswith(f"Results — room {created.room}") and len(lines) == 5
+    assert all(line.split()[1].startswith("bot-") for line in lines[2:])
 
 
 async def test_after_a_server_restart_the_racer_reconnects_and_plays_on_in_the_same_race(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from halfmoon.game import Game
-from halfmoon.positions import position_name
+from halfmoon.positions import parse_position, position_name
 from halfmoon_client.racer import Racer
 from tests.client.support import CODE, T0, moved, started, summary, welcome
 
@@ -44,7 +46,31 @@ def test_an_illegal_move_is_not_sent_and_explained_only_with_move_errors_on() ->
     racer.command("e")
     assert racer.message == "Move errors: on"
     racer.command(" ".join(bad))
-    assert racer.message == f"✗ {' '.join(bad)}: The sum must equal 11"
+    cards = ", ".join(game.card_at(parse_position(p)).symbol() for p in bad)  # type: ignore[union-attr]
+    assert racer.message == f"✗ {' '.join(bad)} ({cards}): The sum must equal 11"
+
+
+def test_every_refusal_is_in_the_racers_language_with_card_symbols() -> None:
+    """``--lang it``: no English from the engine, no machine card names ("KH", "4D")."""
+    racer, game = racing("it", move_errors=True)
+    faces = [position_name(p) for p, c in game.playable().items() if c.is_face]
+    numbers = [position_name(p) for p, c in game.playable().items() if not c.is_face]
+    said = []
+    for line in ("1", "zz 1", "1 1", " ".join(a_bad_pair(game)), f"{faces[0]} {numbers[0]}", "1 2 3 4"):
+        assert racer.command(line) == []
+        said.append(racer.message)
+    assert said[0] == "✗ 1: una mossa nomina 2 posizioni (una coppia) o 3 (un terzetto)"
+    assert said[1] == "✗ «zz» non è una posizione: le pile vanno da 1 a 12, la riserva da R1 a R8"
+    assert said[2] == "✗ 1 1: la posizione 1 è nominata due volte"
+    assert said[3].endswith("): La somma deve essere uguale a 11")
+    assert said[4].endswith("): Servono un Fante, una Donna e un Re")
+    english = re.compile(r"\b(move|not|pair|triple|position|reserve|slot|named|twice|is|and|the|no such)\b")
+    raw_card = re.compile(r"(?<![\w-])(?:10|[2-9AJQK])[SHDC](?!\w)")
+    for line in said:
+        assert not english.search(line) and not raw_card.search(line), line
+    refused = {"type": "error", "v": 1, "code": "illegal_move", "reason": "not_playable", "message": "pile 1 is empty"}
+    racer.receive({**refused, "id": 9}, T0)
+    assert "empty" not in racer.message
 
 
 def test_move_errors_speak_the_seeds_italian() -> None:

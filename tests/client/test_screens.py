@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+import re
+
+from halfmoon import text
 from halfmoon.cards import Card
+from halfmoon.cli import build_parser
 from halfmoon.diagram import render
 from halfmoon.game import Game
 from halfmoon.view import BoardView
+from halfmoon_client import words
 from halfmoon_client.racer import Racer
 from halfmoon_client.screens import compact_board, progress_bar, race_screen, results_table, watch_pages, watch_screen
 from halfmoon_client.session import Board, Session
@@ -136,7 +142,26 @@ def test_spectator_sees_every_board_compactly_and_cycles_pages() -> None:
 
 def test_a_hidden_top_is_drawn_as_question_marks_with_its_count() -> None:
     board = Board([Card.parse("5S"), None, *([None] * 18)], [8, 7, *([0] * 18)], hidden={1})
-    assert compact_board(board)[0].startswith(" piles  5♠8  ??7  --0")
+    assert compact_board(board)[0].startswith(" piles  5♠·8  ??·7  --·0")
+
+
+def test_the_spectator_in_italian_reads_no_english() -> None:
+    session = Session()
+    session.receive(welcome(1, you=None, token=None, players=SEVEN_RIVALS), T0)
+    session.receive(started(2, None, {f"p{i}": Game.from_code(CODE) for i in range(1, 9)}), T0)
+    screen = watch_screen(session, local_ms=T0, lang="it")
+    fits(screen)
+    english = re.compile(r"\b(running|pts|mv|left|piles|res|playing|page|spectators)\b")
+    assert not english.search(screen), english.search(screen)
+    assert "in corso" in screen and " pile " in screen and " ris. " in screen and "punti" in screen
+
+
+def test_the_spectator_keeps_each_card_apart_from_its_count() -> None:
+    """«8♦8» and «10♦8» ran card and count together: a dot parts them, as in the seed's diagram."""
+    tops = [Card.parse("8D"), Card.parse("10D"), *([Card.parse("KS")] * 10), *([None] * 8)]
+    board = Board(tops, [8, 8, *([7] * 10), *([0] * 8)])
+    piles = compact_board(board, "it")[0]
+    assert piles.split()[1:4] == ["8♦·8", "10♦·8", "R♠·7"] and len(piles) <= 78
 
 
 def test_racer_screen_shows_its_message_line() -> None:
@@ -144,7 +169,7 @@ def test_racer_screen_shows_its_message_line() -> None:
     racer.session.receive(welcome(1), T0)
     racer.session.receive(started(2, Game.from_code(CODE)), T0)
     racer.command("1 99")
-    assert "✗ no such position: '99'" in racer.screen(T0)
+    assert "✗ '99' is not a position: piles are 1 to 12, the reserve R1 to R8" in racer.screen(T0)
 
 
 def test_a_rival_who_lost_the_connection_is_marked() -> None:
@@ -167,3 +192,45 @@ def test_the_help_line_fits_in_both_languages() -> None:
         session, _ = running([summary("p1", "Ada")])
         help_line = race_screen(session, local_ms=T0, lang=lang, move_errors=True).split("\n")[-1]
         assert len(help_line) <= 80 and "…" not in help_line and "u " in help_line
+
+
+#: What the seed forbids the app to say: whether a deal can, or could, be won.
+WINNABILITY = re.compile(
+    r"winnab|solvab|solver|can be won|could (?:have )?be(?:en)? won|vincibil|risolut|si pu[oò] vincere|"
+    r"si poteva vincere|vittoria era (?:ancora )?possibile",
+    re.IGNORECASE,
+)
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, tuple | list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def test_no_terminal_screen_says_whether_a_deal_can_be_won() -> None:
+    """The seed: «l'app non indica se una smazzata si può vincere». Every phrase of halfmoon play
+    and the terminal client, every player command's help (``solve`` is the operator's tool), and
+    the racer's end screens even when an older server still sends ``game_over.analysis``."""
+    said = _strings(text.WORDS) + _strings(words.WORDS) + _strings(words.STATUS_WORDS)
+    for command in ("play", "race", "join", "watch", "bot"):
+        parser = build_parser(command)
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        said.append(subparsers.choices[command].format_help())
+    racer = Racer(lang="it")
+    racer.receive(welcome(1, players=[summary("p1", "Ada")]), T0)
+    racer.receive(started(2, Game.from_code(CODE)), T0)
+    analysis = {"winnable": True, "winnable_after": 3, "lost_at": 3}
+    over = {"type": "game_over", "v": 1, "seq": 3, "outcome": "gave_up", "score": 0, "moves": 0, "time_ms": 1000}
+    racer.receive({**over, "analysis": analysis, "code": CODE, "game": "g1", "ranked": True}, T0)
+    said.append(racer.screen(T0))
+    results = [{"rank": 1, "player": "p1", "name": "Ada", "outcome": "gave_up", "score": 0, "moves": 0}]
+    racer.receive({"type": "race_over", "v": 1, "seq": 4, "results": results, "code": CODE, "sealed": False}, T0)
+    said.append(racer.screen(T0))
+    assert "Risultati" in said[-1]
+    for phrase in said:
+        assert not WINNABILITY.search(phrase), phrase

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,7 +16,8 @@ import pytest
 
 from halfmoon import Game, parse_code
 from halfmoon.cli import main
-from halfmoon.cli.play import play
+from halfmoon.cli.play import play, ticking_lines
+from halfmoon.cli.screen import CLEAR, AnsiScreen
 from tests.conftest import VECTORS
 
 GOLDEN = {deal["code"]: deal for deal in json.loads((VECTORS / "deals.json").read_text(encoding="utf-8"))["deals"]}
@@ -273,7 +275,7 @@ def test_play_shows_the_bar_and_the_board() -> None:
     assert len(shown) == 2
     assert shown[0].startswith("Time 0:00  ·  Score 0  ·  Moves 0  ·  Code HM1-N-AAAAAAB\n")
     assert "[10♥]" in shown[0] and "Move: the positions" in shown[0]
-    assert shown[1].startswith("Time 0:01  ·  Score 10  ·  Moves 1  ·  Code HM1-N-AAAAAAB\n")
+    assert shown[1].startswith("Time 0:00  ·  Score 10  ·  Moves 1  ·  Code HM1-N-AAAAAAB\n")  # from the move on
     assert "[ 4♠]" in shown[1] and "R4·0" in shown[1]
     assert game.score == 10
 
@@ -288,20 +290,20 @@ def test_play_undo() -> None:
 def test_play_bad_input_changes_nothing_and_says_why() -> None:
     game, shown = run_play(["1 2", "zz 1", "1", "1 1"])
     assert shown[1].rstrip().endswith("✗ 1 2")  # «Errori di mossa» off: no explanation of the sum
-    assert shown[2].rstrip().endswith("✗ no such position: 'zz' (piles are '1'…'12', reserve slots 'R1'…'R8')")
-    assert "✗ a move names 2 positions (a pair) or 3 (a triple), not 1" in shown[3]
-    assert "✗ move 1 1: the same position is named twice" in shown[4]
+    assert shown[2].rstrip().endswith("✗ 'zz' is not a position: piles are 1 to 12, the reserve R1 to R8")
+    assert "✗ 1: a move names 2 positions (a pair) or 3 (a triple)" in shown[3]
+    assert "✗ 1 1: position 1 is named twice" in shown[4]
     assert game.snapshot() == Game.from_code("HM1-N-AAAAAAB").snapshot()
 
 
 def test_play_move_errors_explain_in_the_seeds_words() -> None:
     _, shown = run_play(["e", "1 2", "8 1", "8 12 1"], lang="it")
     assert shown[1].rstrip().endswith("Errori di mossa: attivati")
-    assert "✗ La somma deve essere uguale a 11 (move 1 2: 10H and 3S are not a pair" in shown[2]
-    assert "✗ Servono un Fante, una Donna e un Re (move 8 1: KS and 10H" in shown[3]
-    assert "✗ Servono un Fante, una Donna e un Re (move 8 12 1:" in shown[4]
+    assert shown[2].rstrip().endswith("✗ 1 2 (10♥, 3♠): La somma deve essere uguale a 11")
+    assert shown[3].rstrip().endswith("✗ 8 1 (R♠, 10♥): Servono un Fante, una Donna e un Re")
+    assert shown[4].rstrip().endswith("✗ 8 12 1 (R♠, V♣, 10♥): Servono un Fante, una Donna e un Re")
     _, shown = run_play(["1 2"], move_errors=True)
-    assert "✗ The sum must equal 11" in shown[1]
+    assert shown[1].rstrip().endswith("✗ 1 2 (10♥, 3♠): The sum must equal 11")
 
 
 def test_play_announces_a_stall() -> None:
@@ -323,9 +325,137 @@ def test_play_announces_a_win() -> None:
     record = WON[1]
     game, shown = run_play([" ".join(move) for move in record["moves"]], code=record["code"], lang="it")
     assert game.is_won
-    assert shown[-1].startswith("Tempo 0:48  ·  Punti 520  ·  Mosse 48")
-    won = "Vittoria! Tutte le 104 carte sono state rimosse: 520 punti in 48 mosse, tempo 0:48."
-    assert shown[-1].rstrip().endswith(won)
+    assert shown[-1].startswith("Tempo 0:47  ·  Punti 520  ·  Mosse 48")  # from the first move to the last
+    won = "Vittoria! Tutte le 104 carte sono state rimosse: 520 punti in 48 mosse, tempo 0:47."
+    assert " ".join(shown[-1].split()).endswith(won)  # wrapped to 80 columns
+
+
+#: A card in the engine's machine notation ("KH", "4D", "10S"): never shown to a player.
+RAW_CARD = re.compile(r"(?<![\w-])(?:10|[2-9AJQK])[SHDC](?!\w)")
+
+
+def test_play_in_italian_says_every_refusal_in_italian_with_card_symbols() -> None:
+    lines = ["1 2", "8 1", "zz 1", "1", "1 1", "1 2 3 4", "e", "1 2", "8 1", "8 12 1", "r9 1", "1 1"]
+    _, shown = run_play(lines, lang="it")
+    said = [screen.rstrip().rsplit("\n", 1)[-1] for screen in shown[1:]]
+    assert said[2] == "✗ «zz» non è una posizione: le pile vanno da 1 a 12, la riserva da R1 a R8"
+    assert said[3] == "✗ 1: una mossa nomina 2 posizioni (una coppia) o 3 (un terzetto)"
+    assert said[4] == "✗ 1 1: la posizione 1 è nominata due volte"
+    assert said[8] == "✗ 8 1 (R♠, 10♥): Servono un Fante, una Donna e un Re"
+    english = re.compile(r"\b(move|moves|not|pair|triple|position|reserve|slot|named|twice|is|and|the)\b")
+    for line in said:
+        assert not english.search(line), line
+        assert not RAW_CARD.search(line), line
+
+
+def test_play_empty_pile_is_said_in_the_players_language() -> None:
+    _, shown = run_play(["1 R4", "R4 1"], lang="it")
+    assert shown[2].rstrip().endswith("✗ R4 1: la casella di riserva R4 è vuota")
+    _, shown = run_play(["1 R4", "R4 1"])
+    assert shown[2].rstrip().endswith("✗ R4 1: reserve slot R4 is empty")
+
+
+def test_play_redraws_in_place_and_its_clock_ticks_while_nobody_types() -> None:
+    """On a terminal the screen is drawn once, then only the lines that change: each tick of
+    the input (None) moves the clock without a keystroke; a command redraws in place."""
+    out = io.StringIO()
+    clock = Clock()
+
+    def lines() -> Iterator[str | None]:
+        yield None  # no move yet: the clock has not started
+        clock.now += 1
+        yield "1 R4"
+        for _ in range(3):
+            clock.now += 1
+            yield None
+
+    play(Game.from_code("HM1-N-AAAAAAB"), lines(), AnsiScreen(out), clock=clock)
+    text = out.getvalue()
+    assert text.count(CLEAR) == 2  # the first screen and the move: drawn in place, never appended
+    assert text.index(CLEAR) == 0
+    ticks = text.rsplit(CLEAR, 1)[1].split("\n> ", 1)[1]
+    assert ticks == "".join(
+        f"\x1b7\x1b[1;1H\x1b[2KTime 0:0{s}  ·  Score 10  ·  Moves 1  ·  Code HM1-N-AAAAAAB\x1b8" for s in (1, 2, 3)
+    )
+
+
+class Bars:
+    """A screen that keeps the bar of every screen drawn."""
+
+    def __init__(self) -> None:
+        self.bars: list[str] = []
+
+    def draw(self, text: str, *, full: bool = False) -> None:
+        self.bars.append(text.split("\n", 1)[0].split("  ·  ")[0])
+
+
+def test_play_clock_stands_still_while_stalled_and_after_a_win() -> None:
+    game = Game.from_code("HM1-N-AAAAAAH")
+    moves = []
+    while legal := list(game.legal_moves()):
+        game.push(legal[0])
+        moves.append(str(legal[0]))
+    clock = Clock()
+
+    def lines() -> Iterator[str | None]:
+        for move in moves:
+            clock.now += 1
+            yield move
+        for _ in range(5):  # stalled: the clock stands still
+            clock.now += 10
+            yield None
+        clock.now += 1
+        yield "u"  # it goes on after an undo
+        clock.now += 2
+        yield None
+
+    screen = Bars()
+    play(Game.from_code("HM1-N-AAAAAAH"), lines(), screen, clock=clock)
+    stalled_at = len(moves) - 1  # seconds from the first move to the stall
+    assert screen.bars[-7:] == [f"Time 0:{s:02d}" for s in [stalled_at] * 6 + [stalled_at + 2]]
+
+    record = WON[1]
+    clock = Clock()
+
+    def winning() -> Iterator[str | None]:
+        for move in record["moves"]:
+            clock.now += 1
+            yield " ".join(move)
+        for _ in range(3):
+            clock.now += 60
+            yield None
+
+    screen = Bars()
+    won = play(Game.from_code(record["code"]), winning(), screen, clock=clock)
+    assert won.is_won and screen.bars[-4:] == ["Time 0:47"] * 4
+
+
+def test_play_fits_80_columns_in_both_languages() -> None:
+    """A line longer than the terminal would wrap and shift the rows the in-place redraw rewrites."""
+    game = Game.from_code("HM1-N-AAAAAAH")
+    moves = []
+    while legal := list(game.legal_moves()):
+        game.push(legal[0])
+        moves.append(str(legal[0]))
+    for lang in ("it", "en"):
+        _, shown = run_play(["", "e", "8 12 1", "zz 1", *moves], code="HM1-N-AAAAAAH", lang=lang, move_errors=True)
+        _, won = run_play([" ".join(move) for move in WON[1]["moves"]], code=WON[1]["code"], lang=lang)
+        for text in [*shown, *won]:
+            assert all(len(line) <= 80 for line in text.split("\n")), text
+
+
+def test_ticking_lines_gives_a_tick_while_nothing_is_typed() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd, encoding="utf-8") as stream:
+        lines = ticking_lines(stream, 0.02)
+        assert next(lines) is None  # nothing typed yet
+        os.write(write_fd, b"1 8\n")
+        got = next(lines)
+        while got is None:
+            got = next(lines)
+        assert got == "1 8"
+        os.close(write_fd)
+        assert [line for line in lines if line is not None] == []
 
 
 def test_play_new_game_and_quit() -> None:
