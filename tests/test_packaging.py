@@ -103,8 +103,9 @@ def wheel_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
     python = home / "bin" / "python"
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(_wheel(dist))],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--ignore-installed",
+         str(_wheel(dist))],
+        capture_output=True, text=True, timeout=300, env=_clean_env(),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     return home
@@ -170,7 +171,7 @@ def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) ->
     result = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(home / "bin" / "python"), "install", "-q", "--no-deps",
          str(_wheel(dist))],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=_clean_env(),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     base_only = tmp_path / "base"
