@@ -38,6 +38,8 @@ export function slotLabel(lang, position, top, count) {
 export function createBoard(container, { onTap = null, small = false } = {}) {
   const root = el("div", small ? "board small" : "board");
   root.setAttribute("role", "group");
+  // a read-only board in an aria-hidden wrapper is a picture: no Tab stops in it
+  const decorative = !onTap && Boolean(container.closest('[aria-hidden="true"]'));
   const slots = CELLS.map(([row, col], position) => {
     const button = el("button", "slot");
     button.type = "button";
@@ -55,11 +57,13 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
     button.append(face, label);
     if (onTap) button.addEventListener("click", () => onTap(position));
     else button.setAttribute("aria-disabled", "true");
+    if (decorative) button.tabIndex = -1;
     root.append(button);
     return { button, face, corner, pip, label, shown: undefined };
   });
   root.addEventListener("keydown", (event) => moveFocus(event, slots));
   container.append(root);
+  if (decorative) root.inert = true;
 
   function update(board, { selection = [], dimmed = new Set(), lang = "en", label = "" } = {}) {
     if (label) root.setAttribute("aria-label", label);
