@@ -262,12 +262,26 @@ async function createRace(code) {
 
 // -- rules ---------------------------------------------------------------------------------
 
+/** The English rendering's opening sentence speaks of the seed's files, not to a player. */
+const SOURCE_NOTE = "The Italian file beside this one is the original and wins any disagreement.";
+
 function rules() {
+  const w = words();
   const text = RULES[lang()];
   const section = h("article", { class: "panel rules", lang: lang() });
   let list = null;
   for (const block of text.split("\n")) {
-    const line = block.replaceAll("`", "");
+    let line = block.replaceAll("`", "");
+    // the rendering's heading names its source file: the page's own title instead
+    if (line.startsWith("# ")) {
+      section.append(h("h1", {}, w.rulesTitle));
+      continue;
+    }
+    if (line.startsWith(SOURCE_NOTE)) {
+      section.append(h("p", { class: "muted original-note" }, w.rulesOriginal, " ",
+        h("a", { href: "/rules", lang: "it", onclick: (e) => { e.preventDefault(); setLanguage("it"); } }, `${w.rulesOtherLanguage} →`)));
+      line = line.slice(SOURCE_NOTE.length).trim();
+    }
     if (line.startsWith("- ")) {
       if (!list) section.append((list = h("ul")));
       list.append(h("li", {}, line.slice(2)));
@@ -275,7 +289,6 @@ function rules() {
     }
     list = null;
     if (line.startsWith("## ")) section.append(h("h2", {}, line.slice(3)));
-    else if (line.startsWith("# ")) section.append(h("h1", {}, line.slice(2)));
     else if (line.trim()) section.append(h("p", {}, line));
     // «gli schemi di questo sito»: the layout drawn as the seed describes it, under its words
     if (/schemi di questo sito|site's diagrams/.test(line)) section.append(diagram());
@@ -328,20 +341,22 @@ function examples() {
   const text = h("p", { class: "step", role: "status" });
   const wrap = h("div", { class: "board-wrap" });
   const board = createBoard(wrap, {});
-  const counter = h("span", { class: "muted" });
+  const counter = h("span", { class: "muted counter", "aria-live": "polite" });
+  const prev = h("button", { type: "button", dataset: { step: "prev" }, onclick: () => go(index - 1) }, "◀ ", w.prev);
+  const next = h("button", { type: "button", dataset: { step: "next" }, onclick: () => go(index + 1) }, w.next, " ▶");
   const go = (i) => {
     index = Math.max(0, Math.min(steps.length - 1, i));
     const [shown, ring, say] = steps[index];
     board.update(shown, { lang: lang(), label: w.examples, selection: ring.map(at) });
     text.textContent = say;
     counter.textContent = `${index + 1} / ${steps.length}`;
+    prev.disabled = index === 0;
+    next.disabled = index === steps.length - 1;
   };
   main.append(h("section", { class: "replay examples" },
-    h("h1", { class: "sr-only" }, w.examples),
+    h("h1", { class: "center" }, w.examples),
     text, wrap,
-    h("div", { class: "actions replay-controls" },
-      h("button", { type: "button", dataset: { step: "prev" }, onclick: () => go(index - 1) }, "◀ ", w.prev), counter,
-      h("button", { type: "button", dataset: { step: "next" }, onclick: () => go(index + 1) }, w.next, " ▶")),
+    h("div", { class: "actions replay-controls row" }, prev, counter, next),
     h("p", { class: "center" }, w.ex.whole, " ", h("a", { href: "/rules", "data-link": true }, w.rules))));
   go(0);
 }
@@ -369,7 +384,8 @@ async function getJson(url) {
   return data;
 }
 
-function entriesTable(entries) {
+/** ``replayable``: false for a daily leaderboard whose games cannot be replayed yet. */
+function entriesTable(entries, replayable = true) {
   const w = words();
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
@@ -378,7 +394,7 @@ function entriesTable(entries) {
     h("td", {}, w.statuses[r.outcome] || r.outcome),
     h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
     h("td", {}, formatTime(r.time_ms)),
-    h("td", {}, r.game != null ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay) : ""));
+    h("td", {}, r.game != null && replayable ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay) : ""));
   const body = h("tbody", {});
   for (const r of entries) {
     const others = (r.others || []).map((o) => row(o, true));
@@ -412,8 +428,11 @@ function leaderboard(kind, arg) {
   let url = null;
   let title = "";
   let subject = "";
+  // a day's games open once all its attempts ended: none before the day (UTC) is over
+  let replayable = true;
   if (kind === "daily") {
     url = `/api/daily/${encodeURIComponent(arg || dateInput.value)}/leaderboard`;
+    replayable = (arg || dateInput.value) < new Date().toISOString().slice(0, 10);
     [title, subject] = [w.dailyBoard, arg || dateInput.value];
   } else if (kind) {
     url = `/api/leaderboard/${encodeURIComponent(kind)}`;
@@ -423,8 +442,9 @@ function leaderboard(kind, arg) {
   out.append(h("p", { class: "muted" }, w.loading));
   getJson(url).then(
     (data) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
-      h("div", { class: "scroll-x" }, entriesTable(data.entries))),
-    (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, `${w.errorPrefix}: ${error.message}`))),
+      h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable)),
+      !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, w.dailyReplayLater) : null),
+    (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, lang() === "en" ? `${w.errorPrefix}: ${error.message}` : w.boardUnavailable))),
   );
 }
 
@@ -473,7 +493,17 @@ function replay(id) {
         : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${p < 12 ? w.pile : w.slot} ${POSITION_NAMES[p]})`).join(" + ")}`;
     }
     go(0);
-  }).catch((error) => box.replaceChildren(h("p", { role: "alert" }, `${w.errorPrefix}: ${error.message}`)));
+  }).catch((error) => {
+    // the player's words for the code, never the server's English reason
+    const said = errorText(lang(), error.code, null, "");
+    const text = said && said !== error.code ? said : w.gameUnavailable;
+    document.title = `${w.replay} · Half Moon`;
+    box.replaceWith(h("section", { class: "panel replay-error", dataset: { error: error.code || "failed" } },
+      h("h1", {}, w.replay),
+      h("p", { role: "alert" }, text),
+      h("p", {}, h("a", { href: "/", "data-link": true, class: "button primary" }, "☾ ", w.home), " · ",
+        h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
+  });
 }
 
 function stat(name, label) {

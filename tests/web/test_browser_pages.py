@@ -1,0 +1,106 @@
+"""Pages a player reaches outside a game: a replay that cannot open says why in the player's
+language (never the server's English reason) inside a panel with a way home; the English rules
+speak to players, not about the repository's files; the Examples page's buttons stop at the ends."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.conftest import PHONE, Pages, screenshot
+
+
+@pytest.mark.parametrize(
+    ("locale", "text", "home"),
+    [("it-IT", "Questa partita non esiste.", "Inizio"), ("en-US", "There is no such game.", "Home")],
+)
+def test_a_replay_of_an_unknown_game_says_so_in_a_panel_with_a_way_home(
+    pages: Pages, locale: str, text: str, home: str
+) -> None:
+    page = pages.new("/replay/PS-nosuchgame", locale=locale, viewport=PHONE)
+    panel = page.locator("section.panel.replay-error")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_role("alert")).to_have_text(text)
+    expect(panel).not_to_contain_text("there is no game")  # the server's English reason
+    expect(panel).not_to_contain_text("Errore:")
+    link = panel.get_by_role("link", name=home)
+    expect(link).to_have_attribute("href", "/")
+    screenshot(page, f"replay-unknown-{locale}")
+    link.click()
+    expect(page.locator("#new-solo")).to_be_visible()
+
+
+def test_a_daily_game_before_the_reveal_is_not_linked_and_its_replay_says_when_it_opens(pages: Pages) -> None:
+    # the server's answers are stood in for: a real daily attempt here would take one of the
+    # address's three ranked attempts of the day, which the daily tests count on
+    hidden = {
+        "error": {
+            "code": "daily_hidden",
+            "message": "game 'PS-daily1' is a daily-challenge game; its record opens when every attempt "
+            "of today has ended",
+        }
+    }
+    entry = {"rank": 1, "name": "Ugo", "score": 0, "moves": 0, "time_ms": 2000, "outcome": "gave_up"}
+    entry["game"] = "PS-daily1"
+    page = pages.new("/", viewport=PHONE, settings={"lang": "it", "name": "Ugo"})
+    page.route("**/api/games/PS-daily1", lambda route: route.fulfill(status=403, json=hidden))
+    page.route("**/api/daily/*/leaderboard", lambda route: route.fulfill(json={"entries": [{**entry, "others": []}]}))
+    today = page.request.get("/api/daily").json()["date"]
+    # the day's leaderboard offers no «Rivedi» yet, and says when the games open
+    page.goto(f"/leaderboard/daily/{today}")
+    expect(page.locator("table.results")).to_contain_text("Ugo")
+    assert page.locator('main a[href^="/replay/"]').count() == 0
+    expect(page.locator("main")).to_contain_text("quando saranno finiti tutti i tentativi del giorno")
+    # a past day's games are linked
+    page.goto("/leaderboard/daily/2026-01-05")
+    expect(page.locator('main a[href="/replay/PS-daily1"]')).to_have_text("Rivedi")
+    # a link kept from elsewhere (the end box's) opens a page that says when, in Italian, with a way home
+    page.goto("/replay/PS-daily1")
+    panel = page.locator("section.panel.replay-error")
+    expect(panel.get_by_role("alert")).to_have_text(
+        "La partita si potrà rivedere quando saranno finiti tutti i tentativi del giorno."
+    )
+    expect(panel).not_to_contain_text("daily-challenge")
+    expect(panel.get_by_role("link", name="Inizio")).to_have_attribute("href", "/")
+    screenshot(page, "replay-daily-hidden-it")
+
+
+def test_the_english_rules_speak_to_players(pages: Pages) -> None:
+    page = pages.new("/rules", locale="en-US")
+    rules = page.locator(".rules")
+    expect(page.locator("h1")).to_have_text("The rules of Half Moon")
+    expect(rules).to_contain_text("The Italian text is the original")
+    expect(rules).to_contain_text("Two 52-card decks shuffled together")
+    body = rules.inner_text()
+    assert "000_c026" not in body and "beside this one" not in body and "English rendering" not in body
+    # the note switches to the Italian original
+    rules.get_by_role("link", name="Read it in Italian").click()
+    expect(page.locator("h1")).to_have_text("Le regole di Half Moon")
+    expect(rules).to_contain_text("La somma deve essere uguale a 11")
+
+
+@pytest.mark.parametrize("locale", ["it-IT", "en-US"])
+def test_the_examples_buttons_stop_at_the_ends(pages: Pages, locale: str) -> None:
+    page = pages.new("/examples", locale=locale, viewport=PHONE)
+    heading = page.locator(".examples h1")
+    expect(heading).to_have_text("Esempi" if locale == "it-IT" else "Examples")
+    box = heading.bounding_box()
+    assert box is not None and box["width"] > 20 and box["height"] > 10, "the title is visible"
+    prev, next_ = page.locator('[data-step="prev"]'), page.locator('[data-step="next"]')
+    counter = page.locator(".replay-controls .counter")
+    expect(counter).to_have_text("1 / 9")
+    expect(prev).to_be_disabled()
+    expect(next_).to_be_enabled()
+    # the counter sits between the two buttons
+    order = page.eval_on_selector(
+        ".examples .replay-controls", "el => [...el.children].map(c => c.dataset.step || 'counter')"
+    )
+    assert order == ["prev", "counter", "next"]
+    for _ in range(8):
+        next_.click()
+    expect(counter).to_have_text("9 / 9")
+    expect(next_).to_be_disabled()
+    expect(prev).to_be_enabled()
+    prev.click()
+    expect(counter).to_have_text("8 / 9")
+    expect(next_).to_be_enabled()
