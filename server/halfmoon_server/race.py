@@ -31,6 +31,7 @@ from halfmoon.positions import PILE_COUNT, PILES, POSITIONS
 from halfmoon.protocol import (
     ACTIVE,
     FINISHED,
+    Json,
     Mode,
     Phase,
     PlayerStatus,
@@ -40,6 +41,7 @@ from halfmoon.protocol import (
     commitment_of,
     ranking_key,
 )
+from halfmoon.protocol import GameOver as WireGameOver
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_server.clock import day_start_ms
@@ -259,11 +261,12 @@ class Race:
         boards = None
         if watcher and self.phase is not Phase.LOBBY and self.started_at is not None:
             boards = self.spectator_boards()
+        code = self.code_for(racer, now)
         return RoomSnapshot(
             self.id,
             self.mode,
             self.phase,
-            self.code_for(racer, now),
+            code,
             self.host,
             now,
             self.starts_at,
@@ -277,7 +280,16 @@ class Race:
             self.results,
             self.sealed,
             self.commitment,
+            None if racer is None else self._game_over_json(racer, now),
+            self.salt if self.sealed and code is not None else None,
         )
+
+    def _game_over_json(self, racer: Racer, now: int) -> Json | None:
+        over = self.game_over(racer, now)
+        if over is None:
+            return None
+        fields = (over.outcome, over.score, over.moves, over.time_ms, over.code, over.game, over.ranked, over.salt)
+        return WireGameOver(*fields).to_json()
 
     # -- membership ---------------------------------------------------------------------------------
 
@@ -578,21 +590,29 @@ class Race:
         racer = self._racer(player_id)
         self.unrecorded.discard(player_id)
         racer.game_id = game_id
+        over = self.game_over(racer, now)
+        assert over is not None
+        return [over, *self._race_over()]
+
+    def game_over(self, racer: Racer, now: int) -> GameOver | None:
+        """``racer``'s :class:`GameOver` as it stands at ``now`` (the code and salt once they
+        may know them); None while their game is not over and recorded. A resume after the
+        end carries it in the snapshot, so the end box comes back with the board."""
         game = racer.game
-        assert game is not None and racer.time_ms is not None
+        if game is None or racer.time_ms is None or not racer.finished or racer.id in self.unrecorded:
+            return None
         code = self.code_for(racer, now)
-        over = GameOver(
+        return GameOver(
             racer.id,
             racer.status,
             game.score,
             game.move_count,
             racer.time_ms,
             code,
-            game_id,
+            racer.game_id,
             racer.ranked,
             self.salt if code is not None else None,
         )
-        return [over, *self._race_over()]
 
     def _race_over(self) -> list[Event]:
         if self.phase is not Phase.FINISHED or self.unrecorded or self.results is not None:

@@ -426,9 +426,11 @@ class RoomSnapshot:
     results: tuple[Result, ...] | None
     sealed: bool = False
     commitment: str | None = None
+    game_over: Json | None = None  # the viewer's own game_over body, once their game is recorded
+    salt: str | None = None  # a sealed race's salt, once its code is out (docs/protocol.md, "Sealed races")
 
     def to_json(self) -> Json:
-        return {
+        out: Json = {
             "room": self.room,
             "mode": str(self.mode),
             "phase": str(self.phase),
@@ -447,6 +449,11 @@ class RoomSnapshot:
             "can_undo": self.can_undo,
             "results": None if self.results is None else [r.to_json() for r in self.results],
         }
+        if self.game_over is not None:  # a resume after the end: the end box comes back with the board
+            out["game_over"] = self.game_over
+        if self.salt is not None:  # a reload after a sealed race can check its code again
+            out["salt"] = self.salt
+        return out
 
 
 @dataclass(slots=True)

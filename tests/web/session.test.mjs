@@ -348,3 +348,16 @@ test("a sealed race: the commitment from the start, the code and salt at the end
   assert.equal(s.verified, false);
   assert.equal(session.toVerify(s), null, "checked once");
 });
+
+test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {
+  const room = { ...lobbyRoom(), phase: "finished", code: "HM1-N-AAAAAAA", commitment: "c0ffee", sealed: true };
+  const over = { outcome: "gave_up", score: 40, moves: 3, time_ms: 9000, code: "HM1-N-AAAAAAA", salt: "5a17", game: "G1", ranked: true };
+  const fresh = session.initialState({ kind: "race", room: room.room }, { room: room.room, token: "t" });
+  const back = session.reduce(fresh, { type: "welcome", v: 1, role: "player", you: "p2", token: "t", room: { ...room, game_over: over, salt: "5a17" }, seq: 9 }, 0);
+  assert.deepEqual(back.gameOver, over);
+  assert.deepEqual(session.toVerify(back), { text: "HM1-N-AAAAAAA:5a17", commitment: "c0ffee" });
+  // a game still on: no end box, and no salt to check
+  const playing = session.reduce(fresh, { type: "welcome", v: 1, role: "player", you: "p2", token: "t", room: { ...room, phase: "running", code: null }, seq: 9 }, 0);
+  assert.equal(playing.gameOver, null);
+  assert.equal(session.toVerify(playing), null);
+});

@@ -256,19 +256,29 @@ export function openLive(app, intent) {
     const hostBox = h("div", { class: "host-box" }, h("label", { for: "time-limit" }, w.timeLimit, " "), minutes, " ", startButton);
     const waiting = h("p", { class: "muted" }, w.waitingHost);
     ui.countdown = h("p", { class: "countdown", role: "timer" });
+    const watching = s.role === "spectator";
     app.main.append(h("section", { class: "panel lobby" },
-      h("h1", {}, `${w.lobby} ${s.room}`),
+      h("h1", {}, `${w.lobby} ${s.room}`, watching ? h("span", { class: "tag" }, `${w.spectating} · ${w.readOnly}`) : null),
       h("p", {}, w.share, ": ", h("a", { href: link, class: "share" }, link), " ",
         h("button", { type: "button", onclick: () => copyText(link).then(() => app.toast(w.copied)) }, w.copy)),
       h("h2", {}, w.players), list, hostBox, waiting, ui.countdown,
-      h("p", {}, h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
+      h("p", {}, watching ? h("a", { href: "/", "data-link": true }, w.home)
+        : h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
     ui.update = () => {
       list.replaceChildren(...session.playerList(s).map(playerRow));
       const isHost = session.isHost(s);
       hostBox.hidden = !isHost || s.phase !== "lobby";
       waiting.hidden = isHost || s.phase !== "lobby";
+      waiting.textContent = watching ? w.notStarted : w.waitingHost;
       ui.countdown.hidden = s.phase !== "countdown";
     };
+  }
+
+  /** The bar's code: the deal code (✓/✗ once a sealed race's is checked), «sigillato» while sealed, a daily's reveal at the day's end. */
+  function codeText(st, w) {
+    if (st.code) return `${st.code}${st.verified ? " ✓" : st.verified === false ? " ✗" : ""}`;
+    if (st.commitment) return w.sealed;
+    return st.mode === "daily" ? w.dailyCodeHidden : "—";
   }
 
   function statBox(name, label) {
@@ -316,7 +326,7 @@ export function openLive(app, intent) {
       const stats = session.shownStats(s);
       score.textContent = String(stats.score);
       moves.textContent = String(stats.moves);
-      code.textContent = s.code ? `${s.code}${s.verified ? " ✓" : s.verified === false ? " ✗" : ""}` : s.commitment ? w.sealed : "—";
+      code.textContent = codeText(s, w);
       code.dataset.verified = String(s.verified);
       copyButton.hidden = !s.code;
       const playing = session.canPlay(s);
@@ -331,7 +341,7 @@ export function openLive(app, intent) {
         ui.nextDaily = [next];
         dailyLine.dataset.ranked = String(s.ranked !== false);
         dailyLine.replaceChildren(h("strong", {}, `${w.daily} ${localDate(utcDay(Date.now() + s.offset), app.lang())}`), " · ",
-          s.ranked === false ? w.unranked : w.ranked, " · ", w.nextDaily, " ", next);
+          s.gameOver ? w.attemptOver : s.ranked === false ? w.unranked : w.ranked, " · ", w.nextDaily, " ", next);
       }
       const ended = endContent(stats);
       if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");
@@ -369,12 +379,13 @@ export function openLive(app, intent) {
           h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, String(g.score)),
           h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, String(g.moves)),
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
-        daily ? h("p", {}, g.ranked ? w.ranked : w.unranked, " · ", w.nextDaily, " ", next) : null,
+        daily ? h("p", {}, g.ranked ? w.rankedDone : w.unranked, " · ", w.nextDaily, " ", next) : null,
+        daily && !g.code ? h("p", { class: "muted" }, w.dailyCodeLater) : null,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "share", onclick: () => share(g) }, w.shareResult),
           g.code ? h("button", { type: "button", class: "race-this", onclick: () => app.createRace(g.code) }, w.raceThisDeal) : null,
           daily ? h("a", { href: `/leaderboard/daily/${day}`, "data-link": true }, w.dailyBoard) : null,
-          g.game != null ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
+          g.game != null && !(daily && !g.code) ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
           s.mode === "race"
             ? h("a", { href: "/", "data-link": true }, w.home)
             : daily ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
@@ -439,7 +450,7 @@ export function openLive(app, intent) {
     ui.update = () => {
       head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
         s.notice ? h("p", { role: "status" }, w[s.notice]) : null,
-        h("p", { class: "muted" }, `${w.code}: ${s.code || "—"} · ${w.spectators}: ${s.spectators}`),
+        h("p", { class: "muted" }, `${w.code}: ${codeText(s, w)} · ${w.spectators}: ${s.spectators}`),
         session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
       for (const p of session.playerList(s)) {
         if (!cards.has(p.id)) {
