@@ -57,6 +57,14 @@ KINDS = frozenset(
 )
 
 
+def _move_of(entry: Mapping[str, Any]) -> Move:
+    """A logged move's positions as a :class:`Move`; a bad one is the refusal ``illegal_move``."""
+    try:
+        return Move.from_names(entry["m"])
+    except HalfMoonError as exc:
+        raise Refusal("illegal_move", str(exc), reason=exc.code) from None
+
+
 def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
     """Run one log entry on ``race`` and return its events. Raises :class:`Refusal` when the
     race refuses it (nothing changes), exactly as when it was first given."""
@@ -65,11 +73,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
     player: str | None = entry.get("p")
     match kind:
         case "move":
-            try:
-                move = Move.from_names(entry["m"])
-            except HalfMoonError as exc:
-                raise Refusal("illegal_move", str(exc), reason=exc.code) from None
-            return race.move(player, move, now)
+            return race.move(player, _move_of(entry), now)
         case "undo":
             return race.undo(player, now)
         case "tick":
@@ -113,11 +117,7 @@ def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
     player: str | None = entry.get("p")
     match kind:
         case "move":
-            try:
-                move = Move.from_names(entry["m"])
-            except HalfMoonError as exc:
-                raise Refusal("illegal_move", str(exc), reason=exc.code) from None
-            race.check_move(player, move, entry.get("t", 0))
+            race.check_move(player, _move_of(entry), entry.get("t", 0))
         case "undo":
             race.check_undo(player)
         case "give_up":

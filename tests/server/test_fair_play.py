@@ -72,8 +72,11 @@ async def rest(http: aiohttp.ClientSession, server: Any, party: Party, *paths: s
 
 
 async def play_moves(client: WsClient, game: Game, count: int) -> None:
+    """Up to ``count`` moves (fewer when the deal stalls: a sealed race's deal is drawn at random)."""
     for _ in range(count):
-        move = next(game.legal_moves())
+        move = next(iter(game.legal_moves()), None)
+        if move is None:
+            return
         game.push(move)
         await client.send("move", positions=move.names())
         while True:
