@@ -92,6 +92,9 @@ async def test_a_sealed_race_gives_its_salt_on_resume_only_once_the_race_is_over
     assert during["game_over"] == _body(ada_over) and during["game_over"]["code"] is None
     assert during["code"] is None and "salt" not in during and "salt" not in during["game_over"]
     assert code not in str(during)
+    async with aiohttp.ClientSession() as http:
+        mid = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
+    assert "salt" not in mid and mid["code"] is None
     await bob.send("give_up")
     await bob.next("game_over")
     await bob.next("race_over")
@@ -99,5 +102,8 @@ async def test_a_sealed_race_gives_its_salt_on_resume_only_once_the_race_is_over
     assert after["code"] == code == after["game_over"]["code"]
     assert commitment_of(code, after["salt"]) == created["commitment"] == after["commitment"]
     assert after["game_over"]["salt"] == after["salt"]
+    async with aiohttp.ClientSession() as http:  # a REST reader: the same salt once the race is over, no game_over
+        public = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
+    assert public["salt"] == after["salt"] and "game_over" not in public
     await ada.session.close()
     await bob.close()
