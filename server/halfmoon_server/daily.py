@@ -1,9 +1,16 @@
 """The daily challenge: which deal each UTC day gets. Choosing it runs the solver, which is
-CPU-bound: it runs in the app's small executor, never on the loop.
+CPU-bound: it runs in the app's solver worker (:class:`~halfmoon_server.solver_pool.SolverPool`),
+never on the loop.
 
 The day's code is ``halfmoon.solver.first_winnable_daily(day, secret)`` (a deal the solver
 proves winnable) when ``daily_requires_winnable`` is on, else ``halfmoon.codes.daily_code(day,
 secret)``. Once chosen, a day's code is stored and never recomputed.
+
+Midnight never waits on the solver: a background task (:meth:`DailyService.run_ahead`) keeps
+today's and tomorrow's codes chosen and stored, a day ahead. Tomorrow's code stays secret like
+today's: every door asks for today (the ``daily`` message, ``GET /api/daily``) or for a day
+whose attempts have all ended (:meth:`DailyService.revealed`). Should the worker be broken or
+hung when a day has no code yet, the day's code is chosen in a thread instead, with a warning.
 """
 
 from __future__ import annotations
@@ -11,17 +18,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from concurrent.futures import Executor
-from datetime import date
+from concurrent.futures import BrokenExecutor, Executor
+from datetime import date, timedelta
 
 from halfmoon.codes import daily_code
-from halfmoon.solver import NoWinnableDealError, first_winnable_daily, solve
+from halfmoon.solver import NoWinnableDealError, first_winnable_daily
 from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
+from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import Storage
 
 log = logging.getLogger("halfmoon_server.daily")
 
 DAY_MS = 86_400_000
+#: How long a day's choice waits for the solver's worker before choosing in a thread instead
+#: (the search takes milliseconds; a worker this late is hung or far behind).
+SOLVER_WAIT_S = 60.0
+#: How often :meth:`DailyService.run_ahead` makes sure today's and tomorrow's codes are stored.
+AHEAD_EVERY_S = 600.0
 
 
 def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node_budget: int) -> str:
@@ -35,11 +48,6 @@ def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node
             # 50 candidates, each proved winnable ~95 % of the time: practically never happens
             log.warning("no daily candidate for %s was proved winnable; using the first one", day_iso)
     return str(daily_code(day, secret))
-
-
-def warm_up() -> bool:
-    """Touch the solver in a worker so the first real job does not pay for starting it."""
-    return solve is not None
 
 
 class DailyService:
@@ -56,6 +64,8 @@ class DailyService:
         node_budget: int,
         time_limit_s: int = 1800,
     ) -> None:
+        """``executor`` runs the solver's jobs (the app's
+        :class:`~halfmoon_server.solver_pool.SolverPool`; None: a thread)."""
         self.storage = storage
         self.clock = clock
         self.secret = secret
@@ -83,7 +93,9 @@ class DailyService:
         return hashlib.sha256(self.secret + b"|" + address.encode()).hexdigest()[:32]
 
     async def code_for(self, day: date) -> str:
-        """The day's deal code, chosen once (solver in the executor) and stored.
+        """The day's deal code, chosen once (solver in the executor) and stored. Players are
+        dealt today's only; tomorrow's is asked for by :meth:`prepare_ahead` alone, and like
+        every day's it is shown nowhere until :meth:`revealed`.
 
         Raises :class:`StorageError` when the database fails.
         """
@@ -98,15 +110,7 @@ class DailyService:
         try:
             stored = await self.storage.daily_code(day)
             if stored is None:
-                loop = asyncio.get_running_loop()
-                chosen = await loop.run_in_executor(
-                    self.executor,
-                    choose_daily_code,
-                    day.isoformat(),
-                    self.secret,
-                    self.requires_winnable,
-                    self.node_budget,
-                )
+                chosen = await self._choose(day)
                 stored = await self.storage.save_daily_code(day, chosen, utc_datetime(self.clock.now_ms()))
             self._codes[day] = stored
             future.set_result(stored)
@@ -117,3 +121,52 @@ class DailyService:
             raise
         finally:
             del self._pending[day]
+
+    async def _choose(self, day: date) -> str:
+        """Run :func:`choose_daily_code` in the solver's worker; in a thread when the worker is
+        broken (it died twice in a row) or does not answer within ``SOLVER_WAIT_S``."""
+        args = (day.isoformat(), self.secret, self.requires_winnable, self.node_budget)
+        if not self.requires_winnable:
+            return choose_daily_code(*args)  # a keyed hash: no solver, nothing to wait for
+        if self.executor is not None:
+            try:
+                async with asyncio.timeout(SOLVER_WAIT_S):
+                    return await asyncio.get_running_loop().run_in_executor(self.executor, choose_daily_code, *args)
+            except BrokenExecutor:
+                log.warning(
+                    "the solver worker cannot choose the daily deal of %s (it keeps dying); choosing it in a thread",
+                    day,
+                )
+            except TimeoutError:
+                log.warning(
+                    "the solver worker did not choose the daily deal of %s within %g s; choosing it in a thread",
+                    day,
+                    SOLVER_WAIT_S,
+                )
+        return await asyncio.to_thread(choose_daily_code, *args)
+
+    async def prepare_ahead(self) -> None:
+        """Make sure today's and tomorrow's codes are chosen and stored, so no player waits on the
+        solver at midnight. Idempotent: a chosen day is kept in memory, so a later call costs
+        nothing until the date changes (days before yesterday are forgotten then).
+
+        Raises :class:`StorageError` when the database fails.
+        """
+        today = self.today()
+        for day in (today, today + timedelta(days=1)):
+            await self.code_for(day)
+        for day in [d for d in self._codes if d < today - timedelta(days=1)]:
+            del self._codes[day]
+
+    async def run_ahead(self, every_s: float = AHEAD_EVERY_S) -> None:
+        """The background task: :meth:`prepare_ahead` now and every ``every_s`` seconds until
+        cancelled (so tomorrow's code is stored within ``every_s`` of each midnight, a day
+        ahead). A failure is logged, and tried again at the next round."""
+        while True:
+            try:
+                await self.prepare_ahead()
+            except StorageError as exc:
+                log.warning("the daily deals could not be stored ahead (%s); trying again in %.0f s", exc, every_s)
+            except Exception:
+                log.exception("the daily deals could not be chosen ahead; trying again in %.0f s", every_s)
+            await asyncio.sleep(every_s)
