@@ -2,7 +2,7 @@
 
     ServerError (Exception)
     ├── Refusal           a command the server refuses; carries the wire error code
-    ├── StorageError      the database failed or holds something unexpected
+    ├── StorageError      the database failed, did not answer in time, or holds something unexpected
     ├── LogUnavailable    a room's log (the journal, Redis) cannot take or give entries now
     └── SettingsError     a bad setting (flag or environment variable)
 
@@ -30,7 +30,8 @@ class Refusal(ServerError):
 
 
 class StorageError(ServerError):
-    """The database failed or answered something unexpected."""
+    """The database failed, did not answer within the ``db_timeout_s`` setting, or answered
+    something unexpected. The REST API answers it with 503 ``unavailable``."""
 
 
 class SettingsError(ServerError):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 
 from halfmoon.protocol import ranking_key
-from halfmoon_server.ports import DailyDay, FinishedGame, StoredGame
+from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 
 def _rank(game: StoredGame) -> tuple[int, int, int]:
@@ -52,6 +52,15 @@ class MemoryStorage:
 
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return self._ranking(lambda g: g.room == room, limit)
+
+    async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
+        mine = (g for g in self.games.values() if g.player == player)
+        games = sorted(mine, key=lambda g: g.finished_at, reverse=True)
+        return [
+            PlayerGame(g.id, g.nickname, g.code, g.mode, g.room, g.score, g.moves, g.time_ms, g.outcome,
+                       g.daily_date, g.finished_at, g.salt, g.undos)
+            for g in games[:limit]
+        ]
 
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import time
 from collections import Counter as Tally
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from datetime import date, datetime
 from typing import ParamSpec, TypeVar
@@ -31,7 +31,7 @@ from prometheus_client.registry import Collector
 from halfmoon.protocol import Mode, Phase
 from halfmoon_server import keys
 from halfmoon_server.errors import StorageError
-from halfmoon_server.ports import DailyDay, FinishedGame, Storage, StoredGame
+from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -86,6 +86,9 @@ class Metrics:
             ["job"],
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
             registry=r,
+        )
+        self.solver_restarts = Counter(
+            "halfmoon_solver_restarts", "Solver workers that died and were replaced (SolverPool)", registry=r
         )
         ProcessCollector(registry=r)
         self._app: web.Application | None = None
@@ -231,6 +234,16 @@ class TimedStorage:
         async with self._write("save_game"):
             await self.inner.save_game(game, game_id)
 
+    async def save_games(self, games: Sequence[tuple[FinishedGame, str]]) -> None:
+        """Many games in one write when the storage can (:class:`~halfmoon_server.results.BatchStorage`)."""
+        save_games = getattr(self.inner, "save_games", None)
+        async with self._write("save_games"):
+            if save_games is not None:
+                await save_games(games)
+            else:
+                for game, game_id in games:
+                    await self.inner.save_game(game, game_id)
+
     async def get_game(self, game_id: str) -> StoredGame | None:
         return await self.inner.get_game(game_id)
 
@@ -245,6 +258,9 @@ class TimedStorage:
 
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
         return await self.inner.games_of_room(room, limit)
+
+    async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
+        return await self.inner.games_of_player(player, limit)
 
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0

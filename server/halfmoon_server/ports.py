@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from halfmoon.record import UNDO
 from halfmoon_server.clock import Clock
 
 if TYPE_CHECKING:
     from halfmoon_server.room import Room
 
-__all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "RoomLog", "Storage", "StoredGame"]
+__all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "PlayerGame", "RoomLog", "Storage", "StoredGame"]
 
 
 class Outbox(Protocol):
@@ -67,6 +68,14 @@ class FinishedGame:
     finished_at: datetime
     #: a sealed race's salt (None: an open race, a solo game, a daily attempt)
     salt: str | None = None
+    #: the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`; None: none given)
+    player: str | None = None
+
+    @property
+    def undos(self) -> int:
+        """How many undos its record holds (a clean win has none); stored beside it, so a
+        player's history is read without the records."""
+        return sum(1 for step in self.record.get("moves", ()) if step == UNDO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,25 @@ class StoredGame(FinishedGame):
     """A finished game as stored: the same fields and its id."""
 
     id: str = field(kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerGame:
+    """One game of a player's history: a stored game without its record (and with its undo count)."""
+
+    id: str
+    nickname: str
+    code: str
+    mode: str
+    room: str
+    score: int
+    moves: int
+    time_ms: int
+    outcome: str
+    daily_date: date | None
+    finished_at: datetime
+    salt: str | None
+    undos: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +125,9 @@ class Storage(Protocol):
     async def daily_players(self, day: date) -> int:
         """How many players have a ranked attempt on ``day`` (a COUNT, not a capped list)."""
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]: ...
+    async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
+        """The newest ``limit`` games stored under a player key's hash, newest first."""
+        ...
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
     ) -> bool:
@@ -155,5 +186,10 @@ class RoomLog(Protocol):
     def alive(self, instance: str) -> bool:
         """Whether an instance is still running (its players are still connected to it)."""
         ...
+
+    async def ping(self) -> None:
+        """Return once the log answers a trivial request (``/readyz``); raise
+        :class:`~halfmoon_server.errors.LogUnavailable` when it cannot. Bounded by the log's own
+        timeouts; callers bound it further as they need."""
 
     async def close(self) -> None: ...

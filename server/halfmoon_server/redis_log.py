@@ -135,6 +135,13 @@ class RedisLog:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
 
+    async def ping(self) -> None:
+        """PING Redis (every call has a connect and a read timeout: a blackholed Redis fails it)."""
+        try:
+            await self.redis.ping()
+        except (RedisError, OSError) as exc:
+            raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
+
     # -- rooms --------------------------------------------------------------------------------------
 
     async def create(self, header: Entry) -> bool:

@@ -1,0 +1,300 @@
+"""Database and Redis faults lose nothing, against the real services: a TCP proxy in front of
+PostgreSQL (or Redis) that the test cuts — a reset (the server went down) or a blackhole (it froze,
+or a firewall drops packets) — and restores; and the embedded SQLite file made read-only
+(``chattr +i``: the tests run as root, and root ignores file modes but not the immutable flag).
+
+What must hold: players get ``game_over`` on time during the cut; ``/healthz`` and ``/readyz``
+answer 503 within their budget, naming what is down; once the database is back every game that
+ended during the cut reaches the leaderboard, each once; connections opened while the SQLite file
+was read-only do not stay read-only; ``/readyz`` names a blackholed Redis, and a solver pool
+that says it is broken or does not answer. The bounds on time below are correctness bounds on the
+timeouts (generous: a budget of 1.5 s checked against 3 s), not speed figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from sqlalchemy.engine import make_url
+
+from halfmoon.game import Game
+from halfmoon_server import keys, rest
+from halfmoon_server import room as room_module
+from halfmoon_server.memory_storage import MemoryStorage
+from halfmoon_server.settings import Settings
+from tests.conftest import ROOT, require_service
+from tests.server.conftest import StartServer
+from tests.server.instances import RedisServer
+from tests.server.support import WsClient, won_record
+
+sys.path.insert(0, str(ROOT / "bench"))
+from tcp_proxy import TcpProxy
+
+CODE = str(won_record().code)
+#: What a health answer may take at most here: the budget is 1.5 s (rest.HEALTH_BUDGET_S).
+HEALTH_BOUND_S = 3.0
+#: How long the results of a cut may take to reach the leaderboard once the database is back
+#: (the outbox retries every 0.5 s at most in these tests).
+SETTLE_S = 15.0
+
+
+@pytest.fixture(autouse=True)
+def fast_outbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retry a failed write of a finished game every 0.1-0.5 s (0.5-30 s in production)."""
+    monkeypatch.setattr(room_module, "STORE_RETRY_FIRST_S", 0.1)
+    monkeypatch.setattr(room_module, "STORE_RETRY_MAX_S", 0.5)
+
+
+@pytest.fixture
+def pg_proxy(pg_database: str) -> Iterator[tuple[TcpProxy, str]]:
+    """A TCP proxy in front of PostgreSQL, and the fresh database's URL through it."""
+    url = make_url(pg_database)
+    with TcpProxy(url.port or 5432, url.host or "127.0.0.1") as proxy:
+        yield proxy, url.set(port=proxy.port).render_as_string(hide_password=False)
+
+
+async def play_to_the_end(server: TestServer, name: str, moves: int) -> dict[str, Any]:
+    """A solo game on :data:`CODE`: ``moves`` moves, then give up; its ``game_over``, which must
+    come within 5 s (it never waits for the database longer than room.RECORD_WAIT_S)."""
+    client = await WsClient.connect(server, name)
+    try:
+        await client.send("solo", name=name, code=CODE)
+        await client.next("welcome")
+        game = Game.from_code(CODE)
+        for _ in range(moves):
+            move = next(iter(game.legal_moves()))
+            game.push(move)
+            await client.send("move", positions=move.names())
+            await client.next("moved")
+        await client.send("give_up")
+        over = await client.next("game_over", timeout=5.0)
+    finally:
+        await client.close()
+    return over
+
+
+async def timed_get(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, Any], float]:
+    started = time.perf_counter()
+    async with http.get(url) as response:
+        body = await response.json()
+        return response.status, body, time.perf_counter() - started
+
+
+async def leaderboard_games(http: aiohttp.ClientSession, server: TestServer) -> list[str] | None:
+    """Every game id on :data:`CODE`'s leaderboard (best entries and their others), or None
+    while the database does not answer."""
+    async with http.get(server.make_url(f"/api/leaderboard/{CODE}")) as response:
+        if response.status != 200:
+            return None
+        board = await response.json()
+    return [g["game"] for e in board["entries"] for g in (e, *e["others"])]
+
+
+async def wait_for_games(http: aiohttp.ClientSession, server: TestServer, expected: set[str]) -> list[str]:
+    """Poll the leaderboard until it holds every expected game; the ids it lists then."""
+    async with asyncio.timeout(SETTLE_S):
+        while True:
+            games = await leaderboard_games(http, server)
+            if games is not None and expected <= set(games):
+                return games
+            await asyncio.sleep(0.1)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("mode", ["reset", "blackhole"])
+async def test_games_that_end_while_postgresql_is_cut_all_reach_the_leaderboard_once(
+    start_server: StartServer, pg_proxy: tuple[TcpProxy, str], mode: str
+) -> None:
+    proxy, db_url = pg_proxy
+    server = await start_server(db_url=db_url)
+    async with aiohttp.ClientSession() as http:
+        before = await play_to_the_end(server, "Before", 2)
+        assert (await timed_get(http, str(server.make_url("/readyz"))))[:2] == (
+            200,
+            {"status": "ready", "checks": {"database": "ok", "journal": "ok", "solver": "off"}},
+        )
+
+        proxy.cut(mode)  # type: ignore[arg-type]
+        during = await asyncio.gather(*(play_to_the_end(server, f"Cut{k}", k + 1) for k in range(4)))
+        assert all(over["game"] for over in during), "each game_over names its game id, fixed up front"
+        health, ready = await asyncio.gather(
+            timed_get(http, str(server.make_url("/healthz"))), timed_get(http, str(server.make_url("/readyz")))
+        )
+        assert health[0] == 503 and health[1] == {"status": "unavailable", "error": "the database does not answer"}
+        assert health[2] < HEALTH_BOUND_S, f"/healthz took {health[2]:.2f} s"
+        assert ready[0] == 503 and ready[1]["status"] == "unavailable", ready
+        assert ready[1]["checks"]["database"].startswith("down: "), ready
+        assert ready[1]["checks"]["journal"] == "ok", "the room log is not the database"
+        assert ready[2] < HEALTH_BOUND_S, f"/readyz took {ready[2]:.2f} s"
+        board = await timed_get(http, str(server.make_url(f"/api/leaderboard/{CODE}")))
+        assert board[0] == 503 and board[1]["error"]["code"] == "unavailable"
+        assert board[2] < HEALTH_BOUND_S + 1, f"the leaderboard took {board[2]:.2f} s to say 503"
+
+        proxy.restore()
+        games = await wait_for_games(http, server, {before["game"], *(over["game"] for over in during)})
+        assert len(games) == len(set(games)) == 5, f"each game once: {games}"
+        assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200
+        assert (await timed_get(http, str(server.make_url("/readyz"))))[0] == 200
+        after = await play_to_the_end(server, "After", 1)  # the pool works again at once
+        games = await wait_for_games(http, server, {after["game"]})
+        assert len(games) == len(set(games)) == 6
+
+
+def _immutable(path: Path, on: bool) -> subprocess.CompletedProcess[str]:
+    """Set or clear the immutable flag of a SQLite database: the file, and its write-ahead log
+    when it has one (in WAL mode a commit writes only the log). Not the shared-memory index:
+    SQLite maps it in memory, and a write to a mapped immutable file kills the process (SIGBUS)."""
+    wal = path.with_name(f"{path.name}-wal")
+    files = [str(f) for f in (path, wal) if f.exists()]
+    return subprocess.run(["chattr", "+i" if on else "-i", *files], capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def read_only_file(tmp_path: Path) -> Iterator[Path]:
+    """The embedded database's path; the test makes it read-only with ``chattr +i`` (which root
+    cannot bypass, unlike file modes) and the fixture always takes the flag off again."""
+    chattr = shutil.which("chattr")
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    works = chattr is not None and _immutable(probe, True).returncode == 0
+    if works:
+        _immutable(probe, False)
+    require_service("chattr +i", works, "no chattr, or the file system has no immutable flag")
+    path = tmp_path / "data" / "halfmoon.db"
+    try:
+        yield path
+    finally:
+        _immutable(path, False)
+
+
+async def test_a_read_only_sqlite_file_loses_nothing_and_leaves_no_read_only_connection(
+    start_server: StartServer, read_only_file: Path
+) -> None:
+    server = await start_server(db_timeout_s=1.0)
+    async with aiohttp.ClientSession() as http:
+        before = await play_to_the_end(server, "Before", 2)
+        assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200
+
+        assert _immutable(read_only_file, True).returncode == 0
+        during = await asyncio.gather(*(play_to_the_end(server, f"RO{k}", k + 1) for k in range(3)))
+        # several reads at once open fresh connections now — connections SQLite opens read-only,
+        # and that stay so unless recycled (the reads answer, or 503 once a failed write left a
+        # journal SQLite cannot roll back on a read-only file)
+        boards = await asyncio.gather(*(timed_get(http, str(server.make_url("/api/daily"))) for _ in range(6)))
+        assert {status for status, _, _ in boards} <= {200, 503}, boards
+        health = await timed_get(http, str(server.make_url("/healthz")))
+        assert health[0] == 503, "a database file that cannot be written is not healthy"
+        ready = await timed_get(http, str(server.make_url("/readyz")))
+        assert ready[0] == 503 and ready[1]["checks"]["database"].startswith("down: ")
+        await asyncio.sleep(0.3)  # the outbox retries (and fails) meanwhile
+
+        assert _immutable(read_only_file, False).returncode == 0
+        # writes at once, before the outbox's next retry: no connection may still be read-only
+        daily = await asyncio.gather(*(_start_daily(server, f"Day{k}") for k in range(6)))
+        assert all(kind == "welcome" for kind in daily), daily
+        async with http.get(server.make_url("/api/daily")) as response:
+            assert response.status == 200, await response.text()
+        games = await wait_for_games(http, server, {before["game"], *(over["game"] for over in during)})
+        assert len(games) == len(set(games)) == 4, f"each game once: {games}"
+        assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200
+
+
+async def _start_daily(server: TestServer, name: str) -> str:
+    """Start a daily attempt (a write: the attempt is claimed); what the server answers first."""
+    client = await WsClient.connect(server, name)
+    try:
+        await client.send("daily", name=name)
+        message = await client.next("welcome", "error")
+    finally:
+        await client.close()
+    return message["type"] if message["type"] == "welcome" else f"error {message['code']}: {message['message']}"
+
+
+@pytest.fixture
+async def redis_proxy(tmp_path: Path) -> AsyncIterator[TcpProxy]:
+    """A ``redis-server`` of the test's own, behind a TCP proxy."""
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    redis = await RedisServer(tmp_path / "redis").start()
+    try:
+        with TcpProxy(redis.port) as proxy:
+            yield proxy
+    finally:
+        redis.kill()
+
+
+@pytest.mark.redis
+async def test_readyz_names_a_blackholed_redis_within_its_budget(
+    start_server: StartServer, redis_proxy: TcpProxy
+) -> None:
+    server = await start_server(db_url="memory://", redis_url=f"redis://127.0.0.1:{redis_proxy.port}/0")
+    url = str(server.make_url("/readyz"))
+    async with aiohttp.ClientSession() as http:
+        status, body, _ = await timed_get(http, url)
+        assert status == 200, body
+        assert body == {"status": "ready", "checks": {"database": "ok", "redis": "ok", "solver": "off"}}
+
+        redis_proxy.cut("blackhole")
+        status, body, took = await timed_get(http, url)
+        assert status == 503 and body["status"] == "unavailable", body
+        assert body["checks"] == {"database": "ok", "redis": "down: did not answer in 1.5 s", "solver": "off"}
+        assert took < HEALTH_BOUND_S, f"/readyz took {took:.2f} s"
+        assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200, "liveness is the database's"
+
+        redis_proxy.restore()
+        async with asyncio.timeout(10):
+            while (await timed_get(http, url))[0] != 200:
+                await asyncio.sleep(0.1)
+
+
+class SolverPool:
+    """What ``/readyz`` asks of the solver's worker pool: ``async check()``, None when healthy."""
+
+    def __init__(self, answer: str | None, *, hang: bool = False) -> None:
+        self.answer = answer
+        self.hang = hang
+        self.asked = 0
+
+    async def check(self) -> str | None:
+        self.asked += 1
+        if self.hang:
+            await asyncio.sleep(60)
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("pool", "expected"),
+    [
+        (SolverPool(None), (200, "ok")),
+        (SolverPool("the worker died; restarting it"), (503, "down: the worker died; restarting it")),
+        (SolverPool(None, hang=True), (503, "down: did not answer in 1.5 s")),
+        (None, (200, "off")),
+    ],
+)
+async def test_readyz_asks_the_solver_pool_within_its_budget(
+    aiohttp_client: Any, tmp_path: Path, pool: SolverPool | None, expected: tuple[int, str]
+) -> None:
+    app = web.Application(middlewares=[rest.api_errors])
+    app[keys.SETTINGS] = Settings(db_url="memory://", data_dir=tmp_path)
+    app[keys.STORAGE] = MemoryStorage()
+    app[keys.EXECUTOR] = pool  # type: ignore[assignment]
+    app.router.add_get("/readyz", rest.readyz)
+    client = await aiohttp_client(app)
+    started = time.perf_counter()
+    response = await client.get("/readyz")
+    took = time.perf_counter() - started
+    body = await response.json()
+    assert (response.status, body["checks"]["solver"]) == expected, body
+    assert body["checks"]["database"] == "ok" and body["status"] == ("ready" if expected[0] == 200 else "unavailable")
+    assert took < HEALTH_BOUND_S, f"/readyz took {took:.2f} s"
+    assert pool is None or pool.asked == 1

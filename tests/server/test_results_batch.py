@@ -1,0 +1,159 @@
+"""Finished games are stored in batches by one writer (:class:`halfmoon_server.results.Recorder`),
+through ``save_games`` (one transaction, idempotent on each id), on SQLite in WAL mode."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from halfmoon_server.errors import StorageError
+from halfmoon_server.memory_storage import MemoryStorage
+from halfmoon_server.ports import FinishedGame
+from halfmoon_server.results import BatchStorage, Recorder
+from halfmoon_server.storage import SqlStorage, open_storage
+
+NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+
+
+def _game(name: str, score: int) -> FinishedGame:
+    return FinishedGame(
+        nickname=name, code="HM1-N-AAAAAAA", mode="race", room="ABCDEF", score=score, moves=score // 10,
+        time_ms=1000 + score, outcome="won" if score == 520 else "gave_up", record={"code": "HM1-N-AAAAAAA"},
+        ranked=True, daily_date=None, finished_at=NOW,
+    )  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def sql_storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStorage]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
+    else:
+        url = request.getfixturevalue("pg_database")
+    storage = await open_storage(url)
+    assert isinstance(storage, SqlStorage)
+    yield storage
+    await storage.close()
+
+
+async def test_save_games_stores_each_game_once(sql_storage: SqlStorage) -> None:
+    games = [(_game(f"p{k}", 10 * k), f"game{k:08d}") for k in range(20)]
+    await sql_storage.save_games(games[:12])
+    await sql_storage.save_games(games[8:])  # four of them again: each id is stored once
+    for game, game_id in games:
+        stored = await sql_storage.get_game(game_id)
+        assert stored is not None and (stored.nickname, stored.score) == (game.nickname, game.score)
+    assert len(await sql_storage.games_of_room("ABCDEF", 100)) == 20
+    await sql_storage.save_game(games[0][0], games[0][1])  # the single write agrees: nothing changes
+    assert len(await sql_storage.games_of_room("ABCDEF", 100)) == 20
+
+
+async def test_the_sqlite_database_writes_ahead(tmp_path: Path) -> None:
+    storage = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}")
+    assert isinstance(storage, SqlStorage)
+    try:
+        async with storage.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar_one() == "wal"
+            assert (await conn.execute(text("PRAGMA synchronous"))).scalar_one() == 1  # NORMAL
+    finally:
+        await storage.close()
+
+
+class _CountingStorage(MemoryStorage):
+    """A storage that counts its writes, each a batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.fail = False
+
+    async def save_games(self, games: Sequence[tuple[FinishedGame, str]]) -> None:
+        await asyncio.sleep(0.01)  # a write takes a while: the games handed over meanwhile wait
+        if self.fail:
+            raise StorageError("the database is down")
+        self.batches.append(len(games))
+        for game, game_id in games:
+            await self.save_game(game, game_id)
+
+
+async def test_the_recorder_stores_games_handed_over_together_in_one_write() -> None:
+    storage = _CountingStorage()
+    assert isinstance(storage, BatchStorage)
+    recorder = Recorder(storage)
+    await recorder.store(_game("first", 10), "first000")  # alone: one save_game
+    await asyncio.gather(*(recorder.store(_game(f"p{k}", k), f"game{k:04d}") for k in range(50)))
+    assert sum(storage.batches) == 50 and len(storage.batches) <= 2, storage.batches
+    assert None not in [await storage.get_game(f"game{k:04d}") for k in range(50)]
+
+
+async def test_a_failed_batch_fails_every_game_in_it_and_the_next_one_is_written() -> None:
+    storage = _CountingStorage()
+    recorder = Recorder(storage)
+    storage.fail = True
+    outcomes = await asyncio.gather(
+        *(recorder.store(_game(f"p{k}", k), f"game{k:04d}") for k in range(5)), return_exceptions=True
+    )
+    assert all(isinstance(outcome, StorageError) for outcome in outcomes), outcomes
+    storage.fail = False
+    await recorder.store(_game("p0", 0), "game0000")  # the room tries again: it is stored
+    assert await storage.get_game("game0000") is not None and await storage.get_game("game0001") is None
+
+
+class _Outage(MemoryStorage):
+    """Memory storage that fails every call while ``down``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        if self.down:
+            raise StorageError("the database is down")
+        await super().save_game(game, game_id)
+
+    async def ping(self) -> None:
+        if self.down:
+            raise StorageError("the database is down")
+        await super().ping()
+
+
+async def test_a_retry_waiting_out_its_backoff_wakes_as_soon_as_the_database_is_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A room whose backoff has grown to 30 s does not wait it out: the recorder probes the
+    database while writes fail and wakes every waiting retry when it answers again."""
+    monkeypatch.setattr("halfmoon_server.results.PROBE_EVERY_S", 0.05)
+    storage = _Outage()
+    recorder = Recorder(storage)
+    storage.down = True
+    with pytest.raises(StorageError):
+        await recorder.store(_game("ada", 520), "game00000001")
+    waiting = asyncio.create_task(recorder.wait_to_retry(30.0))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()  # still down: the retry keeps waiting
+    storage.down = False
+    await asyncio.wait_for(waiting, 2.0)  # woken within a probe, not after 30 s
+    await recorder.store(_game("ada", 520), "game00000001")
+    assert (await storage.get_game("game00000001")) is not None
+    # a later outage starts afresh: a new wait sleeps again until the next return
+    storage.down = True
+    with pytest.raises(StorageError):
+        await recorder.store(_game("bob", 10), "game00000002")
+    again = asyncio.create_task(recorder.wait_to_retry(30.0))
+    await asyncio.sleep(0.3)
+    assert not again.done()
+    storage.down = False
+    await asyncio.wait_for(again, 2.0)
+    await recorder.close()
+
+
+async def test_a_retry_waits_its_whole_delay_while_the_database_stays_up() -> None:
+    recorder = Recorder(MemoryStorage())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await recorder.wait_to_retry(0.2)
+    assert loop.time() - started >= 0.19
