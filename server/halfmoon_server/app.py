@@ -11,16 +11,15 @@ import asyncio
 import contextlib
 import gc
 import logging
-import multiprocessing
 from collections.abc import AsyncIterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
-from halfmoon_server.connection import Connection
-from halfmoon_server.daily import DailyService, warm_up
+from halfmoon_server.connection import Connection, open_files_ctx
+from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.limits import AddressCount
@@ -30,6 +29,7 @@ from halfmoon_server.ports import RoomLog
 from halfmoon_server.results import Recorder
 from halfmoon_server.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
+from halfmoon_server.solver_pool import SolverPool, warm_up
 from halfmoon_server.storage import MEMORY_URL, open_storage
 from halfmoon_server.ws import websocket_handler
 
@@ -48,7 +48,7 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     url = settings.database_url()
     try:
-        storage = await open_storage(url)
+        storage = await open_storage(url, timeout_s=settings.db_timeout_s)
     except StorageError as exc:  # said at start-up, with the URL (no password): the operator's first clue
         raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     if url == MEMORY_URL:
@@ -62,18 +62,17 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
+    metrics = app[keys.METRICS]
+    solver: SolverPool | None = None
     executor: Executor | None = None
     if settings.solver_workers > 0:
-        executor = CountedExecutor(
-            ProcessPoolExecutor(max_workers=settings.solver_workers, mp_context=multiprocessing.get_context("spawn")),
-            app[keys.METRICS],
-        )
-    if executor is not None:
-        # start the worker now (importing the engine and the solver), not on a player's game_over
+        solver = SolverPool(settings.solver_workers, on_restart=metrics.solver_restarts.inc)
+        executor = CountedExecutor(solver, metrics)  # the jobs go through here, counted
+        # start the worker now (importing the engine and the solver), not on the first daily
         warm = asyncio.get_running_loop().run_in_executor(executor, warm_up)
         warm.add_done_callback(lambda f: f.cancelled() or f.exception())
-    app[keys.EXECUTOR] = executor
-    app[keys.DAILY] = DailyService(
+    app[keys.EXECUTOR] = solver  # the pool itself, for /readyz's check()
+    daily = DailyService(
         storage=app[keys.STORAGE],
         clock=settings.clock,
         secret=load_secret(settings),
@@ -82,10 +81,16 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
         node_budget=settings.solver_node_budget,
         time_limit_s=settings.daily_time_limit_s,
     )
+    app[keys.DAILY] = daily
     app[keys.RECORDER] = Recorder(app[keys.STORAGE])
+    ahead = asyncio.get_running_loop().create_task(daily.run_ahead())  # today's and tomorrow's deals
     yield
-    if executor is not None:
-        executor.shutdown(wait=False, cancel_futures=True)
+    ahead.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ahead
+    if solver is not None:
+        await solver.close()
+    await app[keys.RECORDER].close()
 
 
 async def preflight(settings: Settings) -> None:
@@ -94,7 +99,7 @@ async def preflight(settings: Settings) -> None:
     naming what failed (passwords hidden)."""
     url = settings.database_url()
     try:
-        storage = await open_storage(url)
+        storage = await open_storage(url, timeout_s=settings.db_timeout_s)
     except StorageError as exc:
         raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     await storage.close()
@@ -102,7 +107,8 @@ async def preflight(settings: Settings) -> None:
         from redis.asyncio import Redis
         from redis.exceptions import RedisError
 
-        redis = Redis.from_url(settings.redis_url, socket_timeout=settings.redis_timeout_s)
+        timeout = settings.redis_timeout_s
+        redis = Redis.from_url(settings.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
         try:
             await redis.ping()
         except (RedisError, OSError) as exc:
@@ -171,9 +177,38 @@ async def _drain(app: web.Application) -> None:
     )
 
 
-async def _freeze_gc(app: web.Application) -> None:
+async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
+    """Keep the garbage collector off the long-lived heap: once everything is open, and then
+    every ``gc_freeze_s``, what survived is frozen (``gc.freeze()``, O(1)): out of every later
+    collection's sight, freed as usual when its reference count drops. Without it the oldest
+    generation's collections walk every room, frame and connection — at 10,000 players 0.4-1 s
+    stalls every few seconds. Every ``gc_collect_s`` the heap is unfrozen and collected whole,
+    once, for the reference cycles that became garbage after they were frozen."""
+    settings = app[keys.SETTINGS]
     gc.collect()
     gc.freeze()
+    task = None
+    if settings.gc_freeze_s > 0:
+        task = asyncio.get_running_loop().create_task(_keep_frozen(settings.gc_freeze_s, settings.gc_collect_s))
+    yield
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _keep_frozen(every_s: float, collect_every_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    next_collect = loop.time() + collect_every_s
+    while True:
+        await asyncio.sleep(every_s)
+        if collect_every_s > 0 and loop.time() >= next_collect:
+            next_collect = loop.time() + collect_every_s
+            gc.unfreeze()
+            started = loop.time()
+            found = gc.collect()
+            log.info("gc: full collection, %d unreachable objects, %.0f ms", found, 1000 * (loop.time() - started))
+        gc.freeze()
 
 
 def create_app(settings: Settings | None = None) -> web.Application:
@@ -185,11 +220,12 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.CONNECTIONS] = connections
     app[keys.METRICS] = Metrics()
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
+    app.cleanup_ctx.append(open_files_ctx)
     app.cleanup_ctx.append(lag_probe_ctx)
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
-    app.on_startup.append(_freeze_gc)
+    app.cleanup_ctx.append(_freeze_gc)  # last: freezes what the others opened
     app.on_shutdown.append(_drain)
     app.router.add_get("/ws", websocket_handler)
     app.router.add_get("/metrics", metrics_handler)

@@ -155,7 +155,12 @@ class Lobby:
         if loaded is None:
             return None
         header, entries = loaded
-        room = Room(header, self.services)
+        try:
+            room = Room(header, self.services)
+        except Exception as exc:  # a header this version cannot read: a newer server's, or damaged
+            log.error("room %s cannot be rebuilt from its log: %r", room_id, exc)
+            message = f"room {room_id} cannot be rebuilt on this server; the games already over in it are kept"
+            raise Refusal("unavailable", message) from None
         if hold:
             self._hold(room)  # follow first: entries appended while it replays are caught up
         room.rebuild(entries, live=hold)
@@ -163,10 +168,15 @@ class Lobby:
 
     async def restore(self) -> int:
         """At start-up: rebuild every room the log holds (the embedded server after a restart);
-        their players resume with their tokens. Returns how many."""
+        their players resume with their tokens. A room that cannot be rebuilt is logged and left
+        out — one damaged room does not keep the server from starting — and answers
+        ``unavailable`` when asked for (never ``finished``). Returns how many were rebuilt."""
         for room_id in await self.log.room_ids():
             if room_id not in self.rooms:
-                await self.find(room_id)
+                try:
+                    await self.find(room_id)
+                except Refusal as refusal:
+                    log.warning("room %s is left out at start-up: %s", room_id, refusal.message)
         return len(self.rooms)
 
     # -- making rooms --------------------------------------------------------------------------------
@@ -194,24 +204,36 @@ class Lobby:
             return await self._new_room(Mode.RACE, race_code(None), sealed=True)
         return await self._new_room(Mode.RACE, code)
 
-    async def solo(self, outbox: Outbox, name: str, code: DealCode, client: str) -> tuple[Room, str]:
-        """A solo game on ``code``, started at once: the room and the player's id.
+    async def solo(
+        self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None
+    ) -> tuple[Room, str]:
+        """A solo game on ``code``, started at once: the room and the player's id. ``player``:
+        the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`), kept with the game.
         Raises :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
         room = await self._new_room(Mode.SOLO, code)
-        return room, await self._start_single(room, outbox, name, ranked=True)
+        return room, await self._start_single(room, outbox, name, ranked=True, player=player)
 
     async def _start_single(
-        self, room: Room, outbox: Outbox, name: str, *, ranked: bool, time_limit_s: int | None = None
+        self,
+        room: Room,
+        outbox: Outbox,
+        name: str,
+        *,
+        ranked: bool,
+        time_limit_s: int | None = None,
+        player: str | None = None,
     ) -> str:
         entry: dict[str, object] = {"k": "single", "n": name, "tok": new_token(), "r": ranked}
         if time_limit_s is not None:
             entry["lim"] = time_limit_s
+        if player is not None:
+            entry["pk"] = player
         events = await room.submit(entry, outbox)
         return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
-    async def daily(self, outbox: Outbox, name: str, client: str) -> tuple[Room, str]:
+    async def daily(self, outbox: Outbox, name: str, client: str, *, player: str | None = None) -> tuple[Room, str]:
         """Today's daily challenge for ``name``, started at once: ranked if it is their first
         attempt of the day. The room is made before the attempt is claimed, so a room that
         cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
@@ -239,7 +261,9 @@ class Lobby:
         # end by the time the day's code is published
         left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
         limit_s = max(1, min(self.daily_limit_s, left_s))
-        return room, await self._start_single(room, outbox, name, ranked=ranked, time_limit_s=limit_s)
+        return room, await self._start_single(
+            room, outbox, name, ranked=ranked, time_limit_s=limit_s, player=player
+        )
 
     # -- housekeeping ----------------------------------------------------------------------------------
 
@@ -278,7 +302,7 @@ class Lobby:
         room.forget_orphans(now)
         race = room.race
         for player_id, holder in list(room.holders.items()):
-            racer = race.players.get(player_id)
+            racer = race.players.get(player_id) or race.seated.get(player_id)  # (seated: not in this race)
             if racer is None:
                 continue
             if racer.connected and player_id not in room.outboxes and not self.log.alive(_instance(holder)):

@@ -19,9 +19,13 @@ from typing import Any, Protocol
 import orjson
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_exceptions import HttpProcessingError
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: Attributes a record may carry (``extra=``) that the JSON line includes.
+#: Loggers that would print a statement's values (a deal code, a salt) at DEBUG (SQLAlchemy's,
+#: which also logs every statement at INFO, stays at WARNING).
+QUIET_LOGGERS = ("aiosqlite", "asyncpg")
 FIELDS = ("room", "player", "peer", "method", "path", "status", "bytes", "duration_ms", "user_agent")
 
 
@@ -71,11 +75,65 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(line, default=str).decode("utf-8")
 
 
+class MalformedRequestFilter(logging.Filter):
+    """aiohttp logs a request its parser rejects (a bad request line, header or chunk: the client
+    gets a 400) at ERROR with a traceback, though nothing failed on the server's side. This makes
+    it one INFO line naming the client's mistake, without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            reason = " ".join(str(exc.message).split())[:200]
+            record.msg = "malformed request refused (%d): %s"
+            record.args = (exc.code, reason)
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+class LostCancelFilter(logging.Filter):
+    """A database call abandoned at its timeout (:class:`~halfmoon_server.storage.SqlStorage`)
+    makes asyncpg open a side connection to cancel the statement; when PostgreSQL is down that one
+    is lost too, and asyncpg fails a future nobody awaits (MagicStack/asyncpg#1310): asyncio then
+    logs ``Future exception was never retrieved`` at ERROR, once per abandoned call, for an outage
+    the storage already reports as warnings. This makes it one INFO line; any other unretrieved
+    future stays an ERROR."""
+
+    LOST = "unexpected connection_lost() call"  # asyncpg.connect_utils.TLSUpgradeProto's own words
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if (
+            type(exc) is ConnectionError
+            and str(exc) == self.LOST
+            and str(record.msg).startswith("Future exception was never retrieved")
+        ):
+            record.msg = "a database connection was lost while cancelling an abandoned call (%s)"
+            record.args = (self.LOST,)
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def configure(level: str = "INFO", fmt: str = "text") -> None:
     """Send every log to stderr, readable (``text``) or as JSON lines (``json``)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     handler.addFilter(_ContextFilter())
+    # Database drivers log statements with their values at DEBUG (aiosqlite: every query and its
+    # parameters, a stored daily code among them): never below INFO, even with --log-level DEBUG.
+    floor = logging.getLevelName(level.upper())
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, floor))
+    logging.getLogger("sqlalchemy").setLevel(max(logging.WARNING, floor))  # SQLAlchemy's own default
+    server_log = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, MalformedRequestFilter) for f in server_log.filters):
+        server_log.addFilter(MalformedRequestFilter())
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, LostCancelFilter) for f in asyncio_log.filters):
+        asyncio_log.addFilter(LostCancelFilter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

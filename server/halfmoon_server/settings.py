@@ -75,6 +75,34 @@ OPTIONS: tuple[Option, ...] = (
         "solver_node_budget", "HALFMOON_SOLVER_NODE_BUDGET", int, "--solver-node-budget", "the solver's nodes per deal"
     ),
     Option("redis_timeout_s", "HALFMOON_REDIS_TIMEOUT_S", float, "--redis-timeout", "seconds a Redis call may take"),
+    Option(
+        "daily_ranked_per_address", "HALFMOON_DAILY_RANKED_PER_ADDRESS", int, "--daily-ranked-per-address",
+        "ranked daily attempts one client address may start a day (0: no limit)",
+    ),
+    Option(
+        "daily_time_limit_s", "HALFMOON_DAILY_TIME_LIMIT_S", int, "--daily-time-limit",
+        "a daily attempt's time limit (s); the day's code opens this long after the day",
+    ),
+    Option(
+        "gc_freeze_s", "HALFMOON_GC_FREEZE_S", float, "--gc-freeze",
+        "seconds between moves of the surviving heap out of the garbage collector's sight (0: at start only)",
+    ),
+    Option(
+        "gc_collect_s", "HALFMOON_GC_COLLECT_S", float, "--gc-collect",
+        "seconds between full collections of the whole heap, frozen part included (0: never)",
+    ),
+    Option(
+        "db_timeout_s", "HALFMOON_DB_TIMEOUT_S", float, "--db-timeout",
+        "seconds a database call may take before it fails (the API answers 503)",
+    ),
+    Option(
+        "body_timeout_s", "HALFMOON_BODY_TIMEOUT_S", float, "--body-timeout",
+        "seconds a client may take to send a request's body (then 408)",
+    ),
+    Option(
+        "join_timeout_s", "HALFMOON_JOIN_TIMEOUT_S", float, "--join-timeout",
+        "seconds a WebSocket may stay outside every room before it is closed (4002)",
+    ),
 )
 
 #: Settings whose value may come from a file instead (``HALFMOON_SECRET_FILE``, ``--secret-file``):
@@ -166,11 +194,28 @@ class Settings:
     redis_url: str | None = None
     #: How long a Redis call may take before it counts as failed (the move is refused).
     redis_timeout_s: float = 2.0
+    #: How long a database call (connecting included) may take before it counts as failed: the
+    #: API answers 503 and a finished game's write is retried from the room's log.
+    db_timeout_s: float = 3.0
+    #: How long a client may take to send a request's whole body (``POST /api/rooms``): a slower
+    #: one is answered 408 and its connection closed, so a declared but unsent body holds nothing.
+    body_timeout_s: float = 10.0
+    #: How long a WebSocket may stay outside every room (it never sent join, watch, resume, solo
+    #: or daily, or it left): then it is closed with 4002, so idle sockets cannot pile up.
+    join_timeout_s: float = 60.0
     #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
     #: ``full`` (survives a power cut too, at a higher cost per commit).
     journal_sync: str = "normal"
     #: Open WebSockets one client address may hold (0: no limit); one more is refused with 429.
     max_connections_per_address: int = 256
+    #: The garbage collector: every ``gc_freeze_s`` the objects that survived are frozen
+    #: (``gc.freeze()``: out of every collection's sight; freed as usual when their count drops),
+    #: so no collection walks the whole heap of rooms and connections — at 10,000 players such a
+    #: walk stalled every room for up to a second every few seconds. Every ``gc_collect_s`` the
+    #: whole heap is unfrozen and collected once, freeing reference cycles that became garbage
+    #: after they were frozen (one pause; 0: never). ``gc_freeze_s`` 0: frozen once, at start.
+    gc_freeze_s: float = 2.0
+    gc_collect_s: float = 900.0
     #: Logging: the level, and ``text`` (readable lines) or ``json`` (one object a line).
     log_level: str = "INFO"
     log_format: str = "text"
@@ -280,10 +325,15 @@ class Settings:
                 raise SettingsError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.max_players < 2:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
-        for name in ("rate_burst", "rate_per_s", "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s"):
+        timings = (
+            "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s", "db_timeout_s",
+            "body_timeout_s", "join_timeout_s",
+        )
+        for name in ("rate_burst", "rate_per_s", *timings):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")
-        for name in ("max_connections_per_address", "solver_workers", "solver_node_budget"):
+        never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
+        for name in (*never_negative, "daily_ranked_per_address", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import socket
 
 from aiohttp import WSMsgType, web
 from yarl import URL
 
+from halfmoon.codes import random_code
 from halfmoon.errors import BadMessageError
 from halfmoon.protocol import (
+    Accept,
     ClientMessage,
     Daily,
     Error,
@@ -29,6 +32,7 @@ from halfmoon.protocol import (
     Phase,
     Ping,
     Pong,
+    Rematch,
     Resume,
     Solo,
     Start,
@@ -37,6 +41,7 @@ from halfmoon.protocol import (
     encode,
     normalise_room,
     parse_message,
+    player_key_hash,
 )
 from halfmoon_server import keys, logs
 from halfmoon_server.connection import Connection, client_address
@@ -52,6 +57,9 @@ log = logging.getLogger("halfmoon_server.ws")
 CLOSE_TOO_BIG = 1009
 CLOSE_POLICY = 1008
 CLOSE_TRY_LATER = 1013
+#: A connection that stayed outside every room for ``join_timeout_s`` (docs/protocol.md): final,
+#: the clients do not reconnect on it (there is nothing to come back to).
+CLOSE_NO_ROOM = 4002
 
 
 def origin_allowed(request: web.Request, settings: Settings) -> bool:
@@ -111,6 +119,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app[keys.CONNECTIONS].add(conn)
     logs.bind(conn)
     limit = settings.max_msg_size
+    watchdog = loop.create_task(close_when_roomless(app, conn, settings.join_timeout_s))
     try:
         async for msg in ws:
             if msg.type is WSMsgType.ERROR:
@@ -135,6 +144,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 continue
             await dispatch(app, conn, data)
     finally:
+        watchdog.cancel()
         try:
             await leave_room(app, conn, closed=True)
         except Refusal as refusal:  # the log is down: the player stays marked as connected
@@ -144,6 +154,32 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         app[keys.CONNECTIONS].discard(conn)
         app[keys.ADDRESSES].release(peer)
     return ws
+
+
+def in_room(app: web.Application, conn: Connection) -> bool:
+    """Whether the connection is a member of a room held here: a player's current connection, or
+    a spectator (a room that ended and was dropped, or a seat resumed elsewhere, no longer counts)."""
+    room = app[keys.LOBBY].rooms.get(conn.room) if conn.room is not None else None
+    return room is not None and room.holds(conn.player_id, conn)
+
+
+async def close_when_roomless(app: web.Application, conn: Connection, timeout_s: float) -> None:
+    """Close the connection (:data:`CLOSE_NO_ROOM`) once it has been seen outside every room at two
+    looks ``timeout_s`` apart, the first look being its opening: one that never joins, watches,
+    resumes or starts a game goes after ``timeout_s``; one that left its room (or whose room
+    ended and was dropped) after ``timeout_s`` to ``2 * timeout_s``. Idle sockets cannot pile up."""
+    roomless = True  # since it opened
+    while not conn.closed:
+        await asyncio.sleep(timeout_s)
+        if in_room(app, conn):
+            roomless = False
+        elif roomless:
+            log.debug("closing a connection from %s that joined no room in %g s", conn.peer, timeout_s)
+            app[keys.METRICS].refused("no_room_joined")
+            await conn.flush_and_close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
+            return
+        else:
+            roomless = True
 
 
 async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
@@ -226,14 +262,27 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Leave():
             _room_of(app, conn)
             await leave_room(app, conn, closed=False)
-        case Start(time_limit_s=limit):
-            await _room_of(app, conn).submit({"k": "start", "p": conn.player_id, "lim": limit})
-        case Join(room=room_id, name=name):
+        case Start(time_limit_s=limit, series=series):
+            start: dict[str, object] = {"k": "start", "p": conn.player_id, "lim": limit}
+            if series is not None:
+                start["ser"] = series
+            await _room_of(app, conn).submit(start)
+        case Rematch():
+            # the next deal is drawn here, and logged with its salt: every instance replays the same
+            code = str(random_code(secrets.SystemRandom()))
+            rematch = {"k": "rematch", "p": conn.player_id, "c": code, "salt": secrets.token_hex(16)}
+            await _room_of(app, conn).submit(rematch)
+        case Accept():
+            await _room_of(app, conn).submit({"k": "accept", "p": conn.player_id})
+        case Join(room=room_id, name=name, player_key=key):
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
+                entry: dict[str, object] = {"k": "join", "n": name, "tok": new_token()}
+                if key is not None:
+                    entry["pk"] = player_key_hash(key)  # only the hash is logged and stored
                 try:
-                    await room.submit({"k": "join", "n": name, "tok": new_token()}, conn)
+                    await room.submit(entry, conn)
                     return  # the room seats the connection (conn.room, conn.player_id) and welcomes it
                 except Refusal as refusal:
                     if refusal.code != "race_started":  # it started meanwhile: watch instead
@@ -249,9 +298,13 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
             await seated.submit({"k": "connect", "p": player_id, "since": since}, conn)
-        case Solo(name=name, code=text):
+        case Solo(name=name, code=text, player_key=key):
             _not_in_room(app, conn)
-            await lobby.solo(conn, name, race_code(text), conn.peer)
-        case Daily(name=name):
+            await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key))
+        case Daily(name=name, player_key=key):
             _not_in_room(app, conn)
-            await lobby.daily(conn, name, conn.peer)
+            await lobby.daily(conn, name, conn.peer, player=_hash_of(key))
+
+
+def _hash_of(player_key: str | None) -> str | None:
+    return None if player_key is None else player_key_hash(player_key)

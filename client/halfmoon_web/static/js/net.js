@@ -3,13 +3,19 @@
 // event version are the session's (session.js).
 
 export const PROTOCOL_VERSION = 1;
+/** Close codes after which the socket stays closed (docs/protocol.md, "Connection closes"). */
+const CLOSE_RESUMED_ELSEWHERE = 4001;
+const CLOSE_NO_ROOM = 4002;
 
 export class Connection {
   /**
    * onMessage(msg) gets every server message; onState(state) gets "connecting" | "open" |
    * "reconnecting" | "taken" (the seat was resumed on another connection — another tab: no
    * reconnecting, or the two tabs would take it from each other for ever; open() again to take
-   * it back); hello() returns the message to send when a socket opens (null: none).
+   * it back) | "idle" (closed 4002: this socket was in no room for a while — a page whose entry
+   * was refused, or whose room ended and was dropped; reconnecting would only be closed again,
+   * so it stays closed: open() again when there is something to send); hello() returns the
+   * message to send when a socket opens (null: none).
    */
   constructor(url, { onMessage, onState, hello }) {
     this.url = url;
@@ -44,8 +50,12 @@ export class Connection {
     ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
       this.ws = null;
-      if (event.code === 4001) {
+      if (event.code === CLOSE_RESUMED_ELSEWHERE) {
         this.onState("taken");
+        return;
+      }
+      if (event.code === CLOSE_NO_ROOM) {
+        this.onState("idle");
         return;
       }
       this.attempt += 1;

@@ -1,0 +1,74 @@
+"""The server's log: a request aiohttp's parser rejects is one INFO line, not a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from halfmoon_server import logs
+from tests.server.instances import Instance
+
+MALFORMED = (
+    b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+    b"Content-Type: application/json\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"
+)
+
+
+async def send_raw(port: int, data: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+
+
+async def test_a_malformed_chunk_is_a_400_and_one_log_line_without_traceback(tmp_path: Path) -> None:
+    server = await Instance(tmp_path / "data").start()
+    try:
+        answer = await send_raw(server.port, MALFORMED)
+        garbage = await send_raw(server.port, b"\x16\x03\x01 not http at all\r\n\r\n")
+        healthy = await send_raw(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    finally:
+        server.stop()
+    assert answer.startswith(b"HTTP/1.") and b" 400 " in answer.split(b"\r\n", 1)[0]
+    assert garbage.startswith(b"HTTP/1.") and b" 400 " in garbage.split(b"\r\n", 1)[0]
+    assert b" 200 " in healthy.split(b"\r\n", 1)[0]
+    text = server.log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    assert "ERROR" not in text, text[-3000:]
+    assert "sqlalchemy.engine" not in text, text[-3000:]  # no statement logged at INFO
+    assert text.count("malformed request refused (400): Invalid character in chunk size") == 1, text[-3000:]
+
+
+def test_the_filter_leaves_other_aiohttp_errors_alone() -> None:
+    record = logging.LogRecord("aiohttp.server", logging.ERROR, __file__, 1, "Error handling request", None, None)
+    try:
+        raise RuntimeError("a real bug")
+    except RuntimeError:
+        import sys
+
+        record.exc_info = sys.exc_info()
+    assert logs.MalformedRequestFilter().filter(record)
+    assert record.levelno == logging.ERROR and record.exc_info is not None
+
+
+def test_debug_logging_never_prints_a_database_statement_s_values() -> None:
+    """aiosqlite logs each statement and its parameters (a stored daily code among them) at DEBUG."""
+    root = logging.getLogger()
+    quiet = (*logs.QUIET_LOGGERS, "sqlalchemy")
+    saved = (list(root.handlers), root.level, {n: logging.getLogger(n).level for n in quiet})
+    try:
+        logs.configure("DEBUG", "text")
+        assert root.isEnabledFor(logging.DEBUG)
+        for name in logs.QUIET_LOGGERS:
+            assert not logging.getLogger(name).isEnabledFor(logging.DEBUG), name
+        assert not logging.getLogger("sqlalchemy.engine.Engine").isEnabledFor(logging.INFO)
+    finally:
+        handlers, level, levels = saved
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for name, value in levels.items():
+            logging.getLogger(name).setLevel(value)
