@@ -1,33 +1,49 @@
-"""The REST API (docs/openapi.yaml): rooms, leaderboards, the daily challenge, finished games and
-``/healthz``. Lower-layer errors are translated here: a missing row is a 404, a bad deal code a
-400, a database failure a 503 — always as ``{"error": {"code", "message"}}``.
+"""The REST API (docs/openapi.yaml): rooms, leaderboards, the daily challenge, finished games,
+``/healthz`` (liveness) and ``/readyz`` (readiness). Lower-layer errors are translated here: a
+missing row is a 404, a bad deal code a 400, a database failure a 503 — always as
+``{"error": {"code", "message"}}``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import re
-from datetime import date, timedelta
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime, timedelta
+from typing import Any, Final, Protocol, runtime_checkable
 
 import orjson
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from halfmoon.codes import DealCode
 from halfmoon.deal import Deal
 from halfmoon.errors import BadMessageError, InvalidCodeError
-from halfmoon.protocol import PlayerStatus, Result, commitment_of, normalise_room
+from halfmoon.protocol import (
+    TIME_LIMIT_MAX,
+    PlayerStatus,
+    Result,
+    check_player_key,
+    commitment_of,
+    normalise_room,
+    player_key_hash,
+)
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import client_address
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.lobby import race_code
-from halfmoon_server.ports import StoredGame
+from halfmoon_server.ports import PlayerGame, StoredGame
+from halfmoon_server.room import Room
+from halfmoon_server.storage import MEMORY_URL
 
 log = logging.getLogger("halfmoon_server.rest")
 
 MAX_BODY = 4096
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_INTEGER_RE = re.compile(r"-?[0-9]+")
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
@@ -38,14 +54,72 @@ def json_error(status: int, code: str, message: str) -> web.Response:
     return json_response({"error": {"code": code, "message": message}}, status)
 
 
-class ApiError(Exception):
-    """An API refusal: becomes a JSON error response with ``status``."""
+class ClosingResponse(web.Response):
+    """A response after which its connection is closed at once: what is left of the request (a
+    body that stalled, or that cannot be decoded) is never read. Without it aiohttp, answering
+    with ``Connection: close``, would still linger up to 10 s reading that rest first (and log a
+    traceback when the rest fails to decode)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, request: web.BaseRequest, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.connection = request.protocol
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        await super().write_eof(data)
+        self.connection.force_close()  # the transport sends what it holds, then closes
+
+
+class ApiError(Exception):
+    """An API refusal: becomes a JSON error response with ``status``; ``close``: the connection
+    is closed after it (what is left of the request cannot be trusted to arrive)."""
+
+    def __init__(self, status: int, code: str, message: str, *, close: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.close = close
+
+
+async def read_body(request: web.Request, limit: int = MAX_BODY) -> bytes:
+    """The request's whole body, at most ``limit`` bytes, received within the ``body_timeout_s``
+    setting. Every handler that reads a body reads it here, so none waits on a slow client for
+    ever, and none turns a client that went away into a 500.
+
+    Raises :class:`ApiError`: 413 ``too_large`` (aiohttp then reads and drops the rest for up to
+    10 s, so a client still sending gets the answer rather than a reset); and, each closing the
+    connection after its answer, 408 ``timeout`` (the body came too slowly — or never completes:
+    a broken chunk arriving after the headers leaves the body waiting, aiohttp says nothing), 400
+    ``bad_body`` (a body aiohttp could not decode, such as a bad ``Content-Encoding``), 400
+    ``incomplete_body`` (the client closed the connection before sending all of it: nobody reads
+    that answer, and it is logged as one info line, never a traceback). With
+    ``handler_cancellation`` on, the client going away cancels the handler instead
+    (:class:`asyncio.CancelledError` goes through: nothing was created)."""
+    if request.content_length is not None and request.content_length > limit:
+        raise ApiError(413, "too_large", f"the body is larger than {limit} bytes")
+    timeout_s = request.app[keys.SETTINGS].body_timeout_s
+    # read(n) answers what has arrived so far: a body sent in pieces needs reading to its end
+    raw = b""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while len(raw) <= limit:
+                piece = await request.content.read(limit + 1 - len(raw))
+                if not piece:
+                    break
+                raw += piece
+    except TimeoutError:
+        log.info("%s %s: the body did not arrive within %g s (408)", request.method, request.path, timeout_s)
+        raise ApiError(408, "timeout", f"the request body did not arrive within {timeout_s:g} s", close=True) from None
+    except ConnectionError:  # aiohttp's "Connection lost" (ConnectionResetError), on the peer's close
+        log.info("%s %s: the client closed the connection before sending its body", request.method, request.path)
+        raise ApiError(400, "incomplete_body", "the connection closed before the body was sent", close=True) from None
+    except (web.RequestPayloadError, HttpProcessingError) as exc:
+        log.info("%s %s: the body could not be read: %s", request.method, request.path, exc)
+        message = "the request body could not be read (a broken chunk or encoding)"
+        raise ApiError(400, "bad_body", message, close=True) from None  # aiohttp would read on, and fail again
+    if len(raw) > limit:
+        raise ApiError(413, "too_large", f"the body is larger than {limit} bytes")
+    return raw
 
 
 def base_url(request: web.Request) -> str:
@@ -89,12 +163,13 @@ def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
 
 def _limit(request: web.Request) -> int:
     raw = request.query.get("limit", "100")
-    try:
-        limit = int(raw)
-    except ValueError:
-        raise ApiError(400, "bad_request", f"limit must be an integer, not {raw[:20]!r}") from None
+    # int() alone also takes " 10", "1_0" and "１０" (and raises past 4,300 digits): the API
+    # writes an integer one way only
+    if not _INTEGER_RE.fullmatch(raw):
+        raise ApiError(400, "bad_request", f"limit must be an integer, not {raw[:20]!r}")
+    limit = int(raw) if len(raw.lstrip("-0")) <= 4 else 0  # more digits are out of range anyway
     if not 1 <= limit <= 1000:
-        raise ApiError(400, "bad_request", f"limit must be 1-1000, not {limit}")
+        raise ApiError(400, "bad_request", f"limit must be 1-1000, not {raw[:20]}")
     return limit
 
 
@@ -112,17 +187,7 @@ async def create_room(request: web.Request) -> web.Response:
     if request.content_type != "application/json":
         # a cross-site form (text/plain, form-encoded) cannot send JSON without a preflight
         raise ApiError(415, "bad_content_type", "send the body as application/json (an empty object is fine: {})")
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
-    # read(n) answers what has arrived so far: a body sent in pieces needs reading to its end
-    raw = b""
-    while len(raw) <= MAX_BODY:
-        piece = await request.content.read(MAX_BODY + 1 - len(raw))
-        if not piece:
-            break
-        raw += piece
-    if len(raw) > MAX_BODY:
-        raise ApiError(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
+    raw = await read_body(request)
     text: Any = None
     if raw.strip():
         try:
@@ -246,7 +311,8 @@ async def daily(request: web.Request) -> web.Response:
 async def get_game(request: web.Request) -> web.Response:
     """A finished game's record and deal — once nobody can still use them: a daily game once
     every attempt of its day has ended, a race's game once nobody racing that room is still
-    playing (the deal is the same for all)."""
+    playing (the deal is the same for all; a game of an earlier race of the room, before a
+    rematch, is on a deal already out)."""
     game_id = request.match_info["game"]
     game = await request.app[keys.STORAGE].get_game(game_id) if len(game_id) <= 32 else None
     if game is None:
@@ -263,7 +329,7 @@ async def get_game(request: web.Request) -> web.Response:
         room = await request.app[keys.LOBBY].find(game.room, hold=False)
     except Refusal as exc:
         raise ApiError(503, exc.code, exc.message) from None
-    if room is not None and any(racer.playing for racer in room.race.players.values()):
+    if _on_a_deal_in_play(_running_since(room), game.finished_at):
         raise ApiError(
             403,
             "game_hidden",
@@ -288,13 +354,217 @@ async def get_game(request: web.Request) -> web.Response:
     return json_response(body)
 
 
-async def healthz(request: web.Request) -> web.Response:
+#: The most of a player's games ``GET /api/me/history`` reads (newest first); its counts, best
+#: times and streak are over these.
+HISTORY_ROWS = 2000
+
+
+def _player_of(request: web.Request) -> str:
+    """The hash of the player key in ``Authorization: Bearer <key>`` (a key never travels in a
+    URL: URLs land in logs). Raises :class:`ApiError` 401 ``no_player_key`` / ``bad_player_key``."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        raise ApiError(401, "no_player_key", "send your player key as 'Authorization: Bearer <key>'")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ApiError(401, "bad_player_key", "the Authorization header must be 'Bearer <key>'")
     try:
-        await request.app[keys.STORAGE].ping()
-    except StorageError as exc:
-        log.warning("health check failed: %s", exc)
+        return player_key_hash(check_player_key(key.strip()))
+    except BadMessageError:
+        raise ApiError(401, "bad_player_key", "a player key is 22-64 URL-safe base64 characters") from None
+
+
+def _running_since(room: Room | None) -> int | None:
+    """When the race someone in ``room`` still plays started (ms); None: nobody plays there."""
+    if room is None or not any(racer.playing for racer in room.race.players.values()):
+        return None
+    return int(room.race.started_at or 0)
+
+
+def _on_a_deal_in_play(running_since: int | None, finished_at: datetime) -> bool:
+    """Whether a game of a room whose race has been running since ``running_since`` is on the deal
+    still in play: yes unless it ended before that race started — a game of an earlier race of
+    the room (before a rematch), whose code its ``race_over`` already gave out."""
+    return running_since is not None and round(finished_at.timestamp() * 1000) >= running_since
+
+
+class _Entitlement:
+    """Whether the reader may see a stored game's deal code now, by the rules of
+    :func:`get_game` and :meth:`halfmoon_server.race.Race.code_for`: a daily game's once every
+    attempt of its day has ended; a sealed race's once nobody in its room is still playing; any
+    other's always (a solo game shows it from the start, an open race's host chose it). Rooms are
+    looked up once each, and only for sealed games that finished within the longest time limit:
+    a race lasts at most that from its start, so one finished earlier is over for everyone."""
+
+    def __init__(self, request: web.Request) -> None:
+        self.request = request
+        self.now_ms = request.app[keys.SETTINGS].clock.now_ms()
+        self._running_since: dict[str, int | None] = {}
+
+    async def code_shown(self, game: PlayerGame) -> bool:
+        if game.daily_date is not None:
+            return bool(self.request.app[keys.DAILY].revealed(game.daily_date))
+        if game.salt is None:
+            return True
+        if self.now_ms - int(game.finished_at.timestamp() * 1000) > TIME_LIMIT_MAX * 1000:
+            return True
+        if game.room not in self._running_since:
+            try:
+                room = await self.request.app[keys.LOBBY].find(game.room, hold=False)
+            except Refusal as exc:
+                raise ApiError(503, exc.code, exc.message) from None
+            self._running_since[game.room] = _running_since(room)
+        return not _on_a_deal_in_play(self._running_since[game.room], game.finished_at)
+
+
+def _streak(days: set[date], today: date) -> int:
+    """Consecutive UTC days with a finished daily attempt, ending today (or yesterday: today's
+    may be still to play)."""
+    day = today if today in days else today - timedelta(days=1)
+    streak = 0
+    while day in days:
+        streak += 1
+        day -= timedelta(days=1)
+    return streak
+
+
+async def my_history(request: web.Request) -> web.Response:
+    """The games kept under the reader's player key: counts, the daily streak, the best time of
+    each deal won, and the newest ``limit`` games — no deal code the reader is not yet entitled
+    to (:class:`_Entitlement`), no record, nothing of anyone else."""
+    player = _player_of(request)
+    limit = _limit(request)
+    games = await request.app[keys.STORAGE].games_of_player(player, HISTORY_ROWS)
+    entitled = _Entitlement(request)
+    lines: list[dict[str, Any]] = []
+    best: dict[str, dict[str, Any]] = {}
+    wins = clean_wins = 0
+    for g in games:  # newest first
+        undos = g.undos
+        won = g.outcome == PlayerStatus.WON
+        clean = won and undos == 0
+        wins += won
+        clean_wins += clean
+        code = g.code if await entitled.code_shown(g) else None
+        line = {
+            "game": g.id,
+            "mode": g.mode,
+            "room": g.room,
+            "code": code,
+            "daily_date": None if g.daily_date is None else g.daily_date.isoformat(),
+            "name": g.nickname,
+            "score": g.score,
+            "moves": g.moves,
+            "time_ms": g.time_ms,
+            "outcome": g.outcome,
+            "undos": undos,
+            "clean": clean,
+            "finished_at": int(g.finished_at.timestamp() * 1000),
+        }
+        if len(lines) < limit:
+            lines.append(line)
+        if won and code is not None:
+            held = best.get(code)
+            if held is None or g.time_ms <= held["time_ms"]:  # a tie: the earlier game
+                best[code] = line
+    today = request.app[keys.DAILY].today()
+    days = {g.daily_date for g in games if g.daily_date is not None}
+    return json_response(
+        {
+            "name": games[0].nickname if games else None,
+            "games": len(games),
+            "wins": wins,
+            "clean_wins": clean_wins,
+            "streak": _streak(days, today),
+            "daily_today": today in days,
+            "best": sorted(best.values(), key=lambda line: (line["time_ms"], line["finished_at"])),
+            "recent": lines,
+        }
+    )
+
+
+#: How long ``/healthz``, and each check of ``/readyz`` (run side by side), may take: both answer
+#: within 2 s whatever is down.
+HEALTH_BUDGET_S = 1.5
+#: Checks past their budget, being cancelled in the background (nobody waits for them).
+_UNWINDING: set[asyncio.Future[Any]] = set()
+
+
+@runtime_checkable
+class SelfChecking(Protocol):
+    """A part ``/readyz`` can ask about (the solver's worker pool in ``app[keys.EXECUTOR]``):
+    ``check()`` answers None when it is healthy, else what is wrong, in a few words."""
+
+    async def check(self) -> str | None: ...
+
+
+def _abandon(task: asyncio.Future[Any]) -> None:
+    """Cancel a check nobody waits for any more, and keep it until it has unwound."""
+    task.cancel()
+    _UNWINDING.add(task)
+    task.add_done_callback(_unwound)
+
+
+def _unwound(task: asyncio.Future[Any]) -> None:
+    _UNWINDING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: it failed after nobody waited for it any more
+
+
+async def _probe(part: str, check: Callable[[], Awaitable[str | None]]) -> str:
+    """``"ok"``, or ``"down: <why>"`` — within :data:`HEALTH_BUDGET_S`: a check past it is
+    cancelled and left to unwind in the background, never awaited. Failures are logged with their
+    detail; the answer names none (no host, port or SQL leaves the server)."""
+    task = asyncio.ensure_future(check())
+    try:
+        done, _ = await asyncio.wait({task}, timeout=HEALTH_BUDGET_S)
+    except asyncio.CancelledError:  # the client went away (with handler_cancellation on)
+        _abandon(task)
+        raise
+    if not done:
+        _abandon(task)
+        log.warning("readiness: the %s did not answer within %g s", part, HEALTH_BUDGET_S)
+        return f"down: did not answer in {HEALTH_BUDGET_S:g} s"
+    try:
+        reason = task.result()
+    except Exception as exc:
+        log.warning("readiness: the %s failed: %s", part, exc)
+        return "down: it failed (the server's log says why)"
+    return "ok" if reason is None else f"down: {reason}"
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Liveness: the process answers and so does the database, within :data:`HEALTH_BUDGET_S`."""
+    answer = await _probe("database", request.app[keys.STORAGE].ping)
+    if answer != "ok":
         return json_response({"status": "unavailable", "error": "the database does not answer"}, 503)
     return json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """Readiness: the database, the room log (Redis in a cluster, else the local journal) and the
+    solver's worker pool, checked side by side, each within :data:`HEALTH_BUDGET_S`; 503 names
+    each part that is down."""
+    app = request.app
+    settings = app[keys.SETTINGS]
+    probes: dict[str, Callable[[], Awaitable[str | None]]] = {"database": app[keys.STORAGE].ping}
+    lobby = app.get(keys.LOBBY)
+    if lobby is not None and settings.redis_url:
+        probes["redis"] = lobby.log.ping
+    elif lobby is not None and settings.database_url() != MEMORY_URL:
+        probes["journal"] = lobby.log.ping
+    checks: dict[str, str] = {}
+    executor = app.get(keys.EXECUTOR)
+    if executor is None:
+        checks["solver"] = "off"  # solver_workers=0: daily deals are chosen without proof
+    elif isinstance(executor, SelfChecking) and inspect.iscoroutinefunction(executor.check):
+        probes["solver"] = executor.check
+    else:
+        checks["solver"] = "unchecked"  # a plain executor cannot say whether its workers live
+    answers = await asyncio.gather(*(_probe(part, check) for part, check in probes.items()))
+    checks.update(zip(probes, answers, strict=True))
+    ready = not any(state.startswith("down") for state in checks.values())
+    return json_response({"status": "ready" if ready else "unavailable", "checks": checks}, 200 if ready else 503)
 
 
 #: What every answer says about itself: pages run only the origin's own scripts and styles, may
@@ -327,14 +597,24 @@ async def security_headers(request: web.Request, handler: Any) -> web.StreamResp
 @web.middleware
 async def api_errors(request: web.Request, handler: Any) -> web.StreamResponse:
     """JSON errors for the API (and plain ones elsewhere); no traceback ever leaves the server."""
-    is_api = request.path.startswith("/api/") or request.path == "/healthz"
+    is_api = request.path.startswith("/api/") or request.path in ("/healthz", "/readyz")
     try:
         response: web.StreamResponse = await handler(request)
         return response
     except ApiError as exc:
-        return json_error(exc.status, exc.code, exc.message)
-    except StorageError:
-        log.exception("storage failure on %s", request.path)
+        if exc.close:
+            error = {"error": {"code": exc.code, "message": exc.message}}
+            closing = ClosingResponse(
+                request, body=orjson.dumps(error), status=exc.status, content_type="application/json"
+            )
+            closing.force_close()  # says Connection: close
+            return closing
+        refused = json_error(exc.status, exc.code, exc.message)
+        if exc.status == 401:
+            refused.headers["WWW-Authenticate"] = "Bearer"  # RFC 7235: a 401 names its scheme
+        return refused
+    except StorageError as exc:  # an outage is expected, and answered: one line each, no traceback
+        log.warning("storage failure on %s: %s", request.path, exc)
         return json_error(503, "unavailable", "the database is unavailable; try again")
     except web.HTTPException as exc:
         if not is_api or exc.status < 400:
@@ -360,4 +640,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/daily", daily)
     app.router.add_get("/api/daily/{date}/leaderboard", daily_leaderboard)
     app.router.add_get("/api/games/{game}", get_game)
+    app.router.add_get("/api/me/history", my_history)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)

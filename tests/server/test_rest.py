@@ -33,7 +33,9 @@ def test_openapi_document_is_valid_and_names_every_route() -> None:
         "/api/daily",
         "/api/daily/{date}/leaderboard",
         "/api/games/{game}",
+        "/api/me/history",
         "/healthz",
+        "/readyz",
     }
 
 
