@@ -1,11 +1,14 @@
 """Who gets what: each domain event of the race core as the wire frame of each audience — the
 mover, the other players, the spectators (docs/protocol.md, "Who sees what").
 
-Players see their own board only; the other players' moves reach them as summaries. Spectators
-see every board, but a pile card only once every racer still playing has seen it
-(:meth:`halfmoon_server.race.Race.spectator_tops`): :class:`Audience` remembers what they were
-last shown, hides what they may not see yet in a move's ``changes`` and tells them, in
-``reveals``, every top that came into sight since. That work is done only while someone watches.
+Players see their own board only; the other players' moves reach them as summaries (no
+positions: a move's positions tell the cards it removed). Spectators see every board, but a pile
+card only once every racer still playing has seen it, and a player's move only once every card
+it removed is public (:meth:`halfmoon_server.race.Race.spectator_view`): :class:`Audience`
+remembers what they were last shown, sends a move's ``positions`` and ``changes`` only when the
+move is on their copy of the board, and tells them, in ``reveals``, every position whose shown
+card or count changed since (a top that came into sight, a held-back move let through). That
+work is done only while someone watches.
 """
 
 from __future__ import annotations
@@ -16,6 +19,14 @@ from halfmoon import protocol as wire
 from halfmoon.positions import POSITION_NAMES
 from halfmoon_server import events
 from halfmoon_server.race import Race
+
+
+def right_sized(frame: bytes) -> bytes:
+    """A copy of ``frame`` that holds its own length and no more. ``orjson.dumps`` returns bytes
+    that keep the whole buffer they were written in (about 4 KiB of memory for a 200-byte
+    frame): harmless for a frame sent and dropped, but a room's event log keeps hundreds, and
+    a server thousands of rooms."""
+    return bytes(memoryview(frame))
 
 
 @dataclass(slots=True)
@@ -38,12 +49,12 @@ class Audience:
 
     def __init__(self, race: Race) -> None:
         self.race = race
-        #: each board's tops as spectators were last told
-        self.shown: dict[str, list[str | None]] = {}
+        #: each board's ``(top, count)`` per position as spectators were last told
+        self.shown: dict[str, list[tuple[str | None, int]]] = {}
 
     def start_watching(self) -> None:
         """The first spectator comes in: nobody was kept up to date, their snapshot is the start."""
-        self.shown = self.race.spectator_tops()
+        self.shown = self.race.spectator_view()
 
     def frames(self, event: events.Event, seq: int, *, watched: bool, msg_id: int | None = None) -> Frames | None:
         """The frames of ``event`` as event number ``seq`` (None for an event nobody is sent).
@@ -64,7 +75,7 @@ class Audience:
                     event.ranked,
                     event.salt,
                 )
-                return Frames(seq, None, None, {event.player: wire.encode_event(body, seq)})
+                return Frames(seq, None, None, {event.player: right_sized(wire.encode_event(body, seq))})
             case events.GameEnded():
                 return None
             case events.PlayerJoined():
@@ -78,22 +89,30 @@ class Audience:
             case events.CountdownStarted():
                 return self._to_all(wire.Countdown(event.starts_at, event.now, event.time_limit_s), seq, watched)
             case events.RaceOver():
-                return self._to_all(wire.RaceOver(event.results, event.code, event.salt, event.sealed), seq, watched)
+                over = wire.RaceOver(event.results, event.code, event.salt, event.sealed, event.round, event.series)
+                return self._to_all(over, seq, watched)
+            case events.Rematched():
+                fields = (event.round, event.host, event.players, event.seated, event.code, event.sealed)
+                return self._to_all(wire.RematchProposed(*fields, event.commitment, event.series), seq, watched)
 
     def _to_all(self, message: wire.RoomEvent, seq: int, watched: bool) -> Frames:
-        frame = wire.encode_event(message, seq)
+        frame = right_sized(wire.encode_event(message, seq))
         reveals = self._reveals() if watched and self.race.started_at is not None else []
         return Frames(seq, frame, wire.encode_event(message, seq, reveals) if reveals else frame, {})
 
     def _started(self, event: events.RaceStarted, seq: int) -> Frames:
-        self.shown = self.race.spectator_tops()  # the same deal for all: everything in sight is shown
+        self.shown = self.race.spectator_view()  # the same deal for all: everything in sight is shown
         overrides: dict[str, bytes | None] = {
-            pid: wire.encode_event(
-                wire.Started(event.code, event.started_at, board=board.to_json(), commitment=event.commitment), seq
+            pid: right_sized(
+                wire.encode_event(
+                    wire.Started(event.code, event.started_at, board=board.to_json(), commitment=event.commitment), seq
+                )
             )
             for pid, board in event.boards.items()
         }
-        players = wire.encode_event(wire.Started(event.code, event.started_at, commitment=event.commitment), seq)
+        players = right_sized(
+            wire.encode_event(wire.Started(event.code, event.started_at, commitment=event.commitment), seq)
+        )
         spectators = wire.encode_event(
             wire.Started(
                 event.code, event.started_at, boards=self.race.spectator_boards(), commitment=event.commitment
@@ -103,56 +122,60 @@ class Audience:
         return Frames(seq, players, spectators, overrides)
 
     def _moved(self, event: events.Moved, seq: int, watched: bool, msg_id: int | None) -> Frames:
-        # the hot path: every move of every player. The summary is built once as a dict and
-        # extended for the mover and the spectators (no intermediate message objects).
-        common = wire.moved_summary(
-            event.player,
-            event.action,
-            event.move.names(),
-            event.score,
-            event.moves,
-            event.cards_left,
-            event.status,
-            event.elapsed_ms,
-        )
+        # the hot path: every move of every player. The bodies are built as dicts directly (no
+        # intermediate message objects). The other players get the summary only: the positions
+        # would tell them the cards the move removed (a pile card paired with a reserve card
+        # has a known rank), which lie in the same piles of their own deal.
+        fields = (event.score, event.moves, event.cards_left, event.status, event.elapsed_ms)
+        common = wire.moved_summary(event.player, event.action, None, *fields)
+        names = event.move.names()
         changes = [
             {"pos": POSITION_NAMES[position], "card": None if card is None else card.name, "count": count}
             for position, card, count in event.changes
         ]
-        mine = {**common, "changes": changes, "can_undo": event.can_undo}
+        mine = {**wire.moved_summary(event.player, event.action, names, *fields), "changes": changes}
+        mine["can_undo"] = event.can_undo
         if msg_id is not None:
             mine["id"] = msg_id
         spectators = None
         if watched:
-            now = self.race.spectator_tops()
-            tops = now[event.player]
-            masked = [dict(change, card=tops[c[0]]) for c, change in zip(event.changes, changes, strict=True)]
-            reveals = self._reveals(event, now)
-            spectators = wire.encode_body("moved", {**common, "changes": masked}, seq, reveals)
+            now = self.race.spectator_view()
+            covered: frozenset[int] = frozenset()
+            body = common
+            if self.race.is_shown(event.player):  # the move is on the spectators' board now
+                covered = frozenset(event.move.positions)
+                shown = now[event.player]
+                body = wire.moved_summary(event.player, event.action, names, *fields)
+                body["changes"] = [
+                    {"pos": POSITION_NAMES[p], "card": shown[p][0], "count": shown[p][1]} for p in event.move.positions
+                ]
+            reveals = self._reveals(now, event.player, covered)
+            spectators = wire.encode_body("moved", body, seq, reveals)
         return Frames(
             seq,
-            wire.encode_body("moved", common, seq),
+            right_sized(wire.encode_body("moved", common, seq)),
             spectators,
-            {event.player: wire.encode_body("moved", mine, seq)},
+            {event.player: right_sized(wire.encode_body("moved", mine, seq))},
         )
 
     def _reveals(
-        self, moved: events.Moved | None = None, now: dict[str, list[str | None]] | None = None
+        self,
+        now: dict[str, list[tuple[str | None, int]]] | None = None,
+        mover: str | None = None,
+        covered: frozenset[int] = frozenset(),
     ) -> list[wire.Change]:
-        """Every top whose shown card changed since spectators were last told (the mover's moved
-        positions are in the move's own ``changes``); remembers the new tops."""
-        now = self.race.spectator_tops() if now is None else now
+        """Every position whose shown card or count changed since spectators were last told
+        (but the ``covered`` positions of the ``mover``, which are in the move's own
+        ``changes``); remembers the new view."""
+        now = self.race.spectator_view() if now is None else now
         before = self.shown
         self.shown = now
-        covered = {position for position, _, _ in moved.changes} if moved is not None else set()
         reveals: list[wire.Change] = []
         for pid, shown in now.items():
             old = before.get(pid)
-            game = self.race.players[pid].game
-            assert game is not None
-            for position, card in enumerate(shown):
-                if moved is not None and pid == moved.player and position in covered:
+            for position, (card, count) in enumerate(shown):
+                if pid == mover and position in covered:
                     continue
-                if old is None or old[position] != card:
-                    reveals.append(wire.Change(POSITION_NAMES[position], card, game.count_at(position), player=pid))
+                if old is None or old[position] != (card, count):
+                    reveals.append(wire.Change(POSITION_NAMES[position], card, count, player=pid))
         return reveals

@@ -1,0 +1,805 @@
+"""Load benchmark, run by hand: ``python bench/load.py --matrix`` (``--quick``: a few seconds, for CI).
+
+A load client that speaks the real protocol. It starts ``halfmoon serve`` (the embedded default:
+SQLite database and journal in a temporary data directory, no solver, no rate limit: every limit
+lifted through its ``HALFMOON_*`` variable) pinned to CPU 0, and drives it from this process,
+pinned to CPU 1, through real WebSockets:
+
+- players sit at *tables* of 4; each race is a new room (``POST /api/rooms``) on a winnable deal
+  (proved by the solver once, at start-up), the 4 join, the first starts, each plays the deal's
+  48-move winning line to the end, waits for its ``game_over``, and once the race is over all
+  ``leave`` and the table opens its next room; one spectator watches every 10th table;
+- *closed loop* (``--loop closed``): each player sends its next move once the last was
+  acknowledged (its own ``moved``): the server's saturated throughput;
+- *open loop* (``--loop open --rate R``): moves are due on a schedule (R moves/s in all, each
+  player at R/N a second, random phases) whether or not the server kept up; a move's latency runs
+  from when it was *due* to its acknowledgement, so a stalled server shows in full (no
+  coordinated omission);
+- the *echo ceiling* (``--echo``): the same connections against a bare aiohttp WebSocket echo
+  server, each sending a move-sized frame and waiting for it back: what one core does with
+  aiohttp and nothing else.
+
+Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
+the acknowledgement latency (p50/p99/max), the time from a game's last move to its
+``game_over`` (p50/p99/max, and games stored ``null``: failed stores), the server's RSS over
+time (and per player), and this client's own CPU share (a client near 100 % means the figures
+are the client's limit, not the server's). Results are JSON lines (``--out`` writes them all).
+
+``--compare REV`` runs each configuration on the code of git revision REV (``git archive``) and
+on the working tree, interleaved ``--repeat`` times, and reports the medians and their ratios:
+A/B in one run, so the ratio holds on a machine others use too.
+
+``--chart RESULTS.json SVG`` draws latency and memory against players (docs/load.svg).
+Figures go in docs/benchmarks.md ("Load (issue 15)").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import cpu_seconds, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = 4  # players in a room
+SPECTATOR_EVERY = 10  # one spectator per this many tables
+#: the environment that lifts every limit a load test would hit (each is a server setting)
+LIFTED = {
+    "HALFMOON_RATE_BURST": "1000000",
+    "HALFMOON_RATE_PER_S": "1000000",
+    "HALFMOON_ROOM_BURST": "1000000",
+    "HALFMOON_ROOM_PER_MIN": "1000000",
+    "HALFMOON_MAX_CONNECTIONS_PER_ADDRESS": "0",
+    "HALFMOON_MAX_ROOMS": "1000000",
+    "HALFMOON_MAX_SEND_BUFFER": str(4 * 1024 * 1024),
+    "HALFMOON_COUNTDOWN_S": "0",
+    "HALFMOON_SOLVER_WORKERS": "0",
+    "HALFMOON_DAILY_REQUIRES_WINNABLE": "0",
+    "HALFMOON_SECRET": "load-benchmark-secret-load-benchmark-secret",
+    "HALFMOON_LOG_LEVEL": "WARNING",
+}
+
+
+def winnable_deals(count: int) -> dict[str, list[list[str]]]:
+    """``count`` deal codes the solver proves winnable, each with its winning line (position names)."""
+    from halfmoon.game import Game
+    from halfmoon.solver import Verdict, solve
+
+    deals: dict[str, list[list[str]]] = {}
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    for a in letters:
+        for b in letters:
+            code = f"HM1-N-AAAAA{a}{b}"
+            result = solve(Game.from_code(code), node_budget=200_000)
+            if result.verdict == Verdict.WINNABLE and result.moves:
+                deals[code] = [move.names() for move in result.moves]
+                if len(deals) == count:
+                    return deals
+    raise RuntimeError("not enough winnable deals found")
+
+
+# -- the servers -------------------------------------------------------------------------------------
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def pin(cpu: int) -> list[str]:
+    """A command prefix pinning a child to ``cpu`` (when the machine has two cores or more)."""
+    taskset = shutil.which("taskset")
+    return [taskset, "-c", str(cpu)] if taskset and (os.cpu_count() or 1) > 1 else []
+
+
+def source_path(tree: Path) -> str:
+    return os.pathsep.join(str(tree / part) for part in ("shared", "server", "client", ""))
+
+
+@contextlib.contextmanager
+def game_server(tree: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``halfmoon serve`` from the source ``tree`` with every limit lifted; yields its base URL,
+    its process and its log file."""
+    with tempfile.TemporaryDirectory(prefix="halfmoon-load-") as data:
+        port = free_port()
+        command = [*pin(0), sys.executable, "-m", "halfmoon", "serve", "--port", str(port), "--data-dir", data]
+        logfile = Path(data) / "server.log"
+        full_env = {**os.environ, **LIFTED, **(env or {}), "PYTHONPATH": source_path(tree)}
+        with logfile.open("wb") as sink:
+            process = subprocess.Popen(command, env=full_env, stdout=sink, stderr=subprocess.STDOUT, cwd=data)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            asyncio.run(wait_up(base, process))
+            yield base, process, logfile
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def echo_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The ceiling: a bare aiohttp WebSocket server that sends every frame back."""
+    port = free_port()
+    command = [*pin(0), sys.executable, __file__, "--echo-serve", str(port)]
+    process = subprocess.Popen(command)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        asyncio.run(wait_up(base, process))
+        yield base, process
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def serve_echo(port: int) -> None:
+    from aiohttp import web
+
+    async def echo(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(compress=False)
+        await ws.prepare(request)
+        async for msg in ws:
+            if msg.type is aiohttp.WSMsgType.TEXT:
+                await ws.send_str(msg.data)
+        return ws
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/ws", echo)
+    app.router.add_get("/healthz", healthz)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+async def wait_up(base: str, process: subprocess.Popen[bytes]) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(600):
+            if process.poll() is not None:
+                raise RuntimeError(f"the server at {base} exited with {process.returncode}")
+            with contextlib.suppress(aiohttp.ClientError):
+                if (await http.get(f"{base}/healthz")).status == 200:
+                    return
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"the server at {base} did not start")
+
+
+# -- the client ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What the client saw: acknowledged moves (per second, and their latencies), finished games."""
+
+    acks: int = 0
+    latencies: list[float] = field(default_factory=list)
+    game_over: list[float] = field(default_factory=list)
+    games: int = 0
+    failed_stores: int = 0
+    races: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    measuring: bool = False
+
+
+class Player:
+    """One connection: a player (or a spectator). A reader task routes the frames it cares about;
+    a room mate's ``moved`` (most of the traffic) is skipped without parsing."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, tally: Tally) -> None:
+        self.ws = ws
+        self.tally = tally
+        self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.due: dict[int, float] = {}  # message id → when the move was due (open loop) or sent
+        self.acked = asyncio.Event()
+        self.reader = asyncio.get_running_loop().create_task(self.read())
+
+    def expect(self, kind: str) -> asyncio.Future[dict[str, Any]]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiting[kind] = future
+        return future
+
+    async def read(self) -> None:
+        tally = self.tally
+        async for msg in self.ws:
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                break
+            text: str = msg.data
+            if '"id":' not in text and text.startswith('{"player"') and '"type":"moved"' in text:
+                continue  # a room mate's move (summary first): nothing to wait for
+            data = orjson.loads(text)
+            kind = data.get("type")
+            if kind == "moved" and "id" in data:
+                sent = self.due.pop(data["id"], None)
+                if sent is not None:
+                    if tally.measuring:
+                        tally.acks += 1
+                        tally.latencies.append(time.perf_counter() - sent)
+                    self.acked.set()
+                continue
+            if kind == "error":
+                code = str(data.get("code"))
+                tally.errors[code] = tally.errors.get(code, 0) + 1
+                for future in self.waiting.values():
+                    if not future.done():
+                        future.set_exception(RuntimeError(f"error from the server: {data}"))
+                self.waiting.clear()
+                self.acked.set()
+                continue
+            future = self.waiting.pop(kind, None)
+            if future is not None and not future.done():
+                future.set_result(data)
+        for future in self.waiting.values():
+            future.cancel()  # the connection closed
+        self.acked.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.ws.send_str(orjson.dumps(message).decode())
+
+    async def play(self, line: list[list[str]], interval: float | None, first_at: float) -> None:
+        """Play the line. Closed loop (``interval`` None): a move once the last is acknowledged;
+        open loop: a move every ``interval`` seconds from ``first_at``, acknowledged or not."""
+        game_over = self.expect("game_over")
+        due = first_at
+        last = len(line) - 1
+        for number, positions in enumerate(line):
+            if interval is not None:
+                due = max(due, time.perf_counter() - 5 * interval)  # a stall does not turn into a burst
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            else:
+                due = time.perf_counter()
+            self.acked.clear()
+            self.due[number + 1] = due
+            await self.ws.send_str(
+                orjson.dumps({"type": "move", "v": 1, "positions": positions, "id": number + 1}).decode()
+            )
+            if number == last:
+                break
+            if interval is None:
+                while number + 1 in self.due and not self.ws.closed:
+                    await self.acked.wait()
+                    self.acked.clear()
+            else:
+                due += interval
+        over = await game_over
+        if self.tally.measuring:
+            self.tally.game_over.append(time.perf_counter() - due)
+            self.tally.games += 1
+            if over.get("game") is None:
+                self.tally.failed_stores += 1
+
+
+class Client:
+    """Tables of players on one server, for closed- or open-loop runs."""
+
+    def __init__(self, base: str, deals: dict[str, list[list[str]]], rate: float | None, players: int) -> None:
+        self.base = base
+        self.deals = list(deals.items())
+        self.tally = Tally()
+        self.rate = rate
+        self.players = players
+        self.stopping = False
+        self.session: aiohttp.ClientSession | None = None
+
+    async def connect(self) -> Player:
+        assert self.session is not None
+        ws = await self.session.ws_connect(self.base.replace("http", "ws", 1) + "/ws", max_msg_size=0, autoping=True)
+        return Player(ws, self.tally)
+
+    async def table(self, number: int, members: list[Player], spectator: Player | None) -> None:
+        assert self.session is not None
+        interval = self.players / self.rate if self.rate else None
+        rng = random.Random(number)
+        race = 0
+        while not self.stopping:
+            code, line = self.deals[(number + race) % len(self.deals)]
+            race += 1
+            async with self.session.post(f"{self.base}/api/rooms", json={"code": code}) as response:
+                room = (await response.json())["room"]
+            for k, player in enumerate(members):
+                welcome = player.expect("welcome")
+                await player.send({"type": "join", "v": 1, "room": room, "name": f"p{number}x{k}"})
+                await welcome
+            if spectator is not None:
+                welcome = spectator.expect("welcome")
+                await spectator.send({"type": "watch", "v": 1, "room": room})
+                await welcome
+            started = [p.expect("started") for p in members]
+            overs = [p.expect("race_over") for p in members]
+            await members[0].send({"type": "start", "v": 1})
+            await asyncio.gather(*started)
+            now = time.perf_counter()
+            phases = [now + (rng.random() * interval if interval else 0.0) for _ in members]
+            await asyncio.gather(*(p.play(line, interval, at) for p, at in zip(members, phases, strict=True)))
+            await asyncio.gather(*overs)
+            if self.tally.measuring:
+                self.tally.races += 1
+            for player in [*members, *([spectator] if spectator else [])]:
+                await player.send({"type": "leave", "v": 1})
+
+    async def run(self, warmup: float, seconds: float, pid: int, samples: list[tuple[float, int]]) -> dict[str, Any]:
+        connector = aiohttp.TCPConnector(limit=0)
+        self.session = aiohttp.ClientSession(connector=connector)
+        rss_before = rss_kib(pid)
+        tables = max(1, self.players // TABLE)
+        semaphore = asyncio.Semaphore(200)
+
+        async def connect_one() -> Player:
+            async with semaphore:
+                return await self.connect()
+
+        members = await asyncio.gather(*(connect_one() for _ in range(tables * TABLE)))
+        spectators = await asyncio.gather(*(connect_one() for _ in range(0, tables, SPECTATOR_EVERY)))
+        rss_connected = rss_kib(pid)
+        tasks = [
+            asyncio.create_task(
+                self.table(
+                    t,
+                    list(members[t * TABLE : (t + 1) * TABLE]),
+                    spectators[t // SPECTATOR_EVERY] if t % SPECTATOR_EVERY == 0 else None,
+                )
+            )
+            for t in range(tables)
+        ]
+        start = time.perf_counter()
+        await asyncio.sleep(warmup)
+        self.tally.measuring = True
+        cpu_before, own_before = cpu_seconds(pid), time.process_time()
+        windows: list[int] = []
+        last = 0
+        began = time.perf_counter()
+        while time.perf_counter() - began < seconds - 0.01:
+            await asyncio.sleep(min(1.0, max(0.0, seconds - (time.perf_counter() - began))))
+            windows.append(self.tally.acks - last)
+            last = self.tally.acks
+            samples.append((time.perf_counter() - start, rss_kib(pid)))
+            failed = [t for t in tasks if t.done() and t.exception() is not None]
+            if failed:
+                raise RuntimeError("a table failed") from failed[0].exception()
+        elapsed = time.perf_counter() - began
+        cpu_used, own_used = cpu_seconds(pid) - cpu_before, time.process_time() - own_before
+        self.tally.measuring = False
+        rss_end = rss_kib(pid)
+        self.stopping = True
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for player in [*members, *spectators]:
+            await player.ws.close()
+            player.reader.cancel()
+        await self.session.close()
+        tally = self.tally
+        moves = max(1, tally.acks)
+        players = tables * TABLE
+        return {
+            "players": players,
+            "spectators": len(spectators),
+            "seconds": round(elapsed, 2),
+            "moves_per_s_median": statistics.median(windows[1:] or windows),
+            "moves_per_s_mean": round(tally.acks / elapsed, 1),
+            "server_cpu_us_per_move": round(1e6 * cpu_used / moves, 1),
+            "server_cpu_share": round(cpu_used / elapsed, 3),
+            "client_cpu_share": round(own_used / elapsed, 3),
+            "ack_ms": percentiles(tally.latencies),
+            "game_over_ms": percentiles(tally.game_over),
+            "games": tally.games,
+            "games_per_s": round(tally.games / elapsed, 1),
+            "failed_stores": tally.failed_stores,
+            "races": tally.races,
+            "errors": tally.errors,
+            "rss_mib_start": round(rss_before / 1024, 1),
+            "rss_mib_connected": round(rss_connected / 1024, 1),
+            "rss_mib_end": round(rss_end / 1024, 1),
+            "rss_kib_per_player": round((rss_end - rss_before) / players, 1),
+        }
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p99": None, "max": None, "n": 0}
+    ordered = sorted(values)
+    return {
+        "p50": round(1000 * ordered[len(ordered) // 2], 2),
+        "p99": round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),
+        "max": round(1000 * ordered[-1], 2),
+        "n": len(ordered),
+    }
+
+
+async def echo_run(base: str, connections: int, seconds: float, pid: int) -> dict[str, Any]:
+    """Closed loop on the echo server: each connection sends a move-sized frame and waits for it."""
+    frame = orjson.dumps({"type": "move", "v": 1, "positions": ["R4", "3"], "id": 1, "pad": "x" * 100}).decode()
+    counts = [0]
+    stop = [False]
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        semaphore = asyncio.Semaphore(200)
+
+        async def connect() -> aiohttp.ClientWebSocketResponse:
+            async with semaphore:
+                return await session.ws_connect(base.replace("http", "ws", 1) + "/ws", max_msg_size=0)
+
+        sockets = await asyncio.gather(*(connect() for _ in range(connections)))
+
+        async def bounce(ws: aiohttp.ClientWebSocketResponse) -> None:
+            while not stop[0]:
+                await ws.send_str(frame)
+                await ws.receive()
+                counts[0] += 1
+
+        tasks = [asyncio.create_task(bounce(ws)) for ws in sockets]
+        await asyncio.sleep(1.0)
+        windows: list[int] = []
+        cpu_before, own_before, began = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        last = counts[0]
+        while time.perf_counter() - began < seconds - 0.01:
+            await asyncio.sleep(1.0)
+            windows.append(counts[0] - last)
+            last = counts[0]
+        elapsed = time.perf_counter() - began
+        cpu_used, own_used = cpu_seconds(pid) - cpu_before, time.process_time() - own_before
+        stop[0] = True
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for ws in sockets:
+            await ws.close()
+    return {
+        "connections": connections,
+        "msgs_per_s_median": statistics.median(windows),
+        "server_cpu_us_per_msg": round(1e6 * cpu_used / max(1, sum(windows)), 1),
+        "client_cpu_share": round(own_used / elapsed, 3),
+    }
+
+
+class _Sink:
+    """An outbox that drops what it is sent (the in-process heap measure)."""
+
+    closed = False
+    room: str | None = None
+    player_id: str | None = None
+
+    def send(self, frame: bytes) -> None:
+        return None
+
+    def close(self, code: int, reason: str) -> None:
+        return None
+
+
+def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
+    """The CPU time of a full garbage collection on the heap of ``rooms`` rooms of 4 (in this
+    process, the room shell and race core without sockets, the log in memory), each player
+    ``moves`` moves into a won line; then the same after ``gc.freeze()`` (what the server does
+    every ``--gc-freeze`` seconds)."""
+    import gc
+
+    from halfmoon.protocol import Mode
+    from halfmoon_server.clock import ManualClock
+    from halfmoon_server.commands import room_header
+    from halfmoon_server.events import PlayerJoined
+    from halfmoon_server.journal import MemoryLog
+    from halfmoon_server.memory_storage import MemoryStorage
+    from halfmoon_server.race import RaceConfig
+    from halfmoon_server.results import Recorder
+    from halfmoon_server.room import BackgroundTasks, Room, RoomServices
+
+    deals = list(winnable_deals(4).items())
+
+    async def build() -> list[Room]:
+        room_log = MemoryLog()
+        services = RoomServices(ManualClock(0), room_log, Recorder(MemoryStorage()), BackgroundTasks())
+        kept = []
+        for number in range(rooms):
+            code, line = deals[number % len(deals)]
+            header = room_header(f"R{number:06d}", Mode.RACE, code, created_at=0, nonce=f"n{number}", daily_day=None)
+            header["config"] = asdict(RaceConfig(countdown_ms=0))
+            await room_log.create(header)
+            room = Room(header, services)
+            room_log.follow(room)
+            ids = []
+            for k in range(TABLE):
+                joined = await room.submit({"k": "join", "n": f"p{k}", "tok": f"t{number}-{k}"}, _Sink())
+                ids.append(next(e.player.id for e in joined if isinstance(e, PlayerJoined)))
+            await room.submit({"k": "start", "p": ids[0]})
+            await room.submit({"k": "tick"})
+            for positions in line[:moves]:
+                for player in ids:
+                    await room.submit({"k": "move", "p": player, "m": positions})
+            room.close_timer()
+            kept.append(room)
+        room_log.entries.clear()  # the embedded journal keeps its entries on disk, not in memory
+        return kept
+
+    kept = asyncio.run(build())
+    gc.collect()
+    tracked = len(gc.get_objects())
+    started = time.process_time()
+    gc.collect()
+    full = time.process_time() - started
+    gc.freeze()
+    started = time.process_time()
+    gc.collect()
+    frozen = time.process_time() - started
+    gc.unfreeze()
+    return {
+        "rooms": len(kept),
+        "players": TABLE * len(kept),
+        "moves_each": moves,
+        "tracked_objects": tracked,
+        "full_collection_ms": round(1000 * full, 1),
+        "after_freeze_ms": round(1000 * frozen, 1),
+    }
+
+
+# -- runs and the matrix -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    players: int
+    loop: str  # "closed" | "open" | "echo"
+    rate: float | None = None
+    seconds: float = 10.0
+    warmup: float = 3.0
+
+
+def matrix(minutes: float) -> list[Config]:
+    return [
+        Config("echo-1k", 1000, "echo", seconds=8),
+        Config("closed-100", 100, "closed"),
+        Config("closed-1k", 1000, "closed"),
+        Config("closed-10k", 10_000, "closed", seconds=15, warmup=8),
+        Config("open-10k-5k", 10_000, "open", rate=5000, seconds=20, warmup=8),
+        Config("open-10k-10k", 10_000, "open", rate=10_000, seconds=20, warmup=8),
+        # a heap that keeps growing (a few thousand rooms): the garbage collector's pauses show
+        Config("open-2k-1k", 2000, "open", rate=1000, seconds=20, warmup=15),
+        # games end fast (10 moves/s a player: a game in 5 s): finished game → game_over, stores
+        Config("games-200", 200, "open", rate=2000, seconds=20),
+        Config("memory-1k", 1000, "open", rate=1000, seconds=60 * minutes, warmup=5),
+    ]
+
+
+QUICK = [
+    Config("echo", 8, "echo", seconds=1.0),
+    Config("closed", 8, "closed", seconds=2.0, warmup=0.5),
+    Config("open", 8, "open", rate=200, seconds=2.0, warmup=0.5),
+]
+
+
+def run_config(
+    config: Config, tree: Path, deals: dict[str, list[list[str]]], env: dict[str, str], label: str = "after"
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"config": asdict(config), "tree": str(tree), "label": label, "env": env}
+    if config.loop == "echo":
+        with echo_server() as (base, process):
+            result.update(asyncio.run(echo_run(base, config.players, config.seconds, process.pid)))
+        return result
+    with game_server(tree, env) as (base, process, logfile):
+        samples: list[tuple[float, int]] = []
+        client = Client(base, deals, config.rate if config.loop == "open" else None, config.players)
+        result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, samples)))
+        result["rss_series"] = [(round(t, 1), round(kib / 1024, 1)) for t, kib in samples]
+        lines = logfile.read_text(encoding="utf-8", errors="replace").splitlines()
+        result["server_log_lines"] = len(lines)
+        result["server_log_sample"] = lines[:5]  # what they were (warnings and errors only)
+    return result
+
+
+def baseline_tree(revision: str, into: Path) -> Path:
+    """The source of ``revision`` (``git archive``) in ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, "shared", "server", "client"], check=True, capture_output=True
+    ).stdout
+    tar_path = into / "tree.tar"
+    tar_path.write_bytes(archive)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def draw_chart(results: list[dict[str, Any]], svg: Path) -> None:
+    """Two panels against players (closed loop, log scale): the acknowledgement p99 (ms, log
+    scale) and the server's RSS growth per player over the run (KiB), before and after; each
+    point the median of its runs. A hand-written SVG (no plotting library)."""
+    import math
+
+    runs = [r for r in results if r.get("config", {}).get("loop") == "closed"]
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for run in runs:
+        grouped.setdefault((run.get("label", "after"), run["players"]), []).append(run)
+
+    def median_of(key: tuple[str, int], read: Any) -> float | None:
+        values = [v for v in (read(r) for r in grouped[key]) if v is not None]
+        return statistics.median(values) if values else None
+
+    panels = [
+        ("acknowledgement p99 (ms, log scale)", lambda r: r["ack_ms"]["p99"], True),
+        ("RSS growth per player over the run (KiB)", lambda r: r["rss_kib_per_player"], False),
+    ]
+    labels = sorted({label for label, _ in grouped}, reverse=True)  # before, after
+    xs = sorted({players for _, players in grouped}) or [1]
+    width, height, left, top, plot_w, plot_h = 720, 310, 70, 40, 250, 200
+    colours = {"before": "#c0392b", "after": "#2471a3"}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
+        ' font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+    ]
+
+    def x_at(players: int) -> float:
+        if len(xs) == 1:
+            return plot_w / 2
+        return (math.log10(players) - math.log10(xs[0])) / (math.log10(xs[-1]) - math.log10(xs[0])) * plot_w
+
+    for index, (title, read, log_scale) in enumerate(panels):
+        series = {
+            label: [(p, v) for p in xs if (label, p) in grouped and (v := median_of((label, p), read)) is not None]
+            for label in labels
+        }
+        values = [max(0.01, v) for points in series.values() for _, v in points] or [1.0]
+        if log_scale:
+            low, high = 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)))
+            high = high if high > low else low * 10
+            ticks = [low * 10**k for k in range(round(math.log10(high / low)) + 1)]
+        else:
+            low, high = 0.0, max(values) * 1.1
+            ticks = [high * k / 4 for k in range(5)]
+
+        def y_at(v: float, low: float = low, high: float = high, log_scale: bool = log_scale) -> float:
+            if log_scale:
+                span = math.log10(high) - math.log10(low)
+                return plot_h - (math.log10(max(v, low)) - math.log10(low)) / span * plot_h
+            return plot_h - (v - low) / (high - low) * plot_h
+
+        ox = left + index * (plot_w + 110)
+        parts.append(f'<g transform="translate({ox},{top})">')
+        parts.append(f'<text x="0" y="-14" font-weight="bold">{title}</text>')
+        parts.append(f'<rect width="{plot_w}" height="{plot_h}" fill="none" stroke="#888"/>')
+        for tick in ticks:
+            y = y_at(tick)
+            parts.append(f'<line x1="-4" x2="{plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+            parts.append(f'<text x="-6" y="{y + 4:.1f}" text-anchor="end">{tick:,.0f}</text>')
+        for players in xs:
+            parts.append(f'<text x="{x_at(players):.1f}" y="{plot_h + 14}" text-anchor="middle">{players:,}</text>')
+        parts.append(f'<text x="{plot_w / 2}" y="{plot_h + 30}" text-anchor="middle">players (closed loop)</text>')
+        for label, points in series.items():
+            colour = colours.get(label, "#555")
+            xy = [(x_at(p), y_at(max(0.01, v))) for p, v in points]
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            for (x, y), (_, v) in zip(xy, points, strict=True):
+                parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
+                parts.append(f'<text x="{x + 5:.1f}" y="{y - 5:.1f}" fill="{colour}">{v:,.0f}</text>')
+        parts.append("</g>")
+    for k, label in enumerate(labels):
+        x = left + 140 * k
+        colour = colours.get(label, "#555")
+        parts.append(f'<rect x="{x}" y="{height - 22}" width="10" height="10" fill="{colour}"/>')
+        name = {"before": "before (issue 15)", "after": "after"}.get(label, label)
+        parts.append(f'<text x="{x + 16}" y="{height - 13}">{name}</text>')
+    parts.append("</svg>")
+    svg.write_text("\n".join(parts) + "\n", encoding="utf-8")
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of the repeated runs of one configuration on one tree."""
+    keys = ("moves_per_s_median", "server_cpu_us_per_move", "msgs_per_s_median", "rss_kib_per_player", "rss_mib_end")
+    summary: dict[str, Any] = {}
+    for key in keys:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        if values:
+            summary[key] = statistics.median(values)
+    for key in ("ack_ms", "game_over_ms"):
+        for stat in ("p50", "p99", "max"):
+            values = [r[key][stat] for r in runs if r.get(key) and r[key][stat] is not None]
+            if values:
+                summary[f"{key}_{stat}"] = statistics.median(values)
+    summary["failed_stores"] = sum(r.get("failed_stores", 0) for r in runs)
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matrix", action="store_true", help="the whole matrix (100/1k/10k, open loop, memory)")
+    parser.add_argument("--quick", action="store_true", help="a few seconds on 8 players (CI: the benchmark runs)")
+    parser.add_argument("--only", nargs="*", help="run only the matrix configurations of these names")
+    parser.add_argument("--players", type=int, nargs="*", help="closed-loop runs on these numbers of players")
+    parser.add_argument("--rate", type=float, help="with --players: open loop at this many moves/s in all")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--memory-minutes", type=float, default=10.0, help="the memory run's length")
+    parser.add_argument(
+        "--compare",
+        metavar="REV|DIR",
+        help="also run git revision REV (or the tree in DIR) first, interleaved (A/B)",
+    )
+    parser.add_argument(
+        "--before-env", nargs="*", default=[], metavar="VAR=VALUE", help="server environment of the --compare runs"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration (and tree)")
+    parser.add_argument("--env", nargs="*", default=[], metavar="VAR=VALUE", help="extra server environment")
+    parser.add_argument("--out", type=Path, help="write every result (JSON) here")
+    parser.add_argument("--chart", nargs=2, type=Path, metavar=("RESULTS", "SVG"), help="draw the chart and stop")
+    parser.add_argument(
+        "--gc-pause", nargs=2, type=int, metavar=("ROOMS", "MOVES"), help="time a full collection of such a heap"
+    )
+    parser.add_argument("--echo-serve", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.echo_serve:
+        serve_echo(args.echo_serve)
+        return 0
+    if args.gc_pause:
+        print(json.dumps(gc_pause(*args.gc_pause)))
+        return 0
+    if args.chart:
+        draw_chart(json.loads(args.chart[0].read_text()), args.chart[1])
+        return 0
+    if args.quick:
+        configs = QUICK
+    elif args.players:
+        loop = "open" if args.rate else "closed"
+        configs = [Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds) for n in args.players]
+    else:
+        configs = matrix(args.memory_minutes)
+        if args.only:
+            configs = [c for c in configs if c.name in args.only]
+    env = dict(item.split("=", 1) for item in args.env)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if len(pin(1)) and not args.quick:
+        os.sched_setaffinity(0, {1})
+    deals = winnable_deals(2 if args.quick else 8)
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="halfmoon-base-") as base_dir:
+        runs: list[tuple[str, Path, dict[str, str]]] = [("after", ROOT, env)]
+        if args.compare:
+            before_tree = Path(args.compare) if Path(args.compare).is_dir() else None
+            before_tree = before_tree or baseline_tree(args.compare, Path(base_dir))
+            before_env = {**env, **dict(item.split("=", 1) for item in args.before_env)}
+            runs.insert(0, ("before", before_tree, before_env))
+        for config in configs:
+            by_label: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in runs}
+            for _ in range(args.repeat):
+                for label, tree, run_env in runs if config.loop != "echo" else runs[-1:]:
+                    result = run_config(config, tree, deals, run_env, label)
+                    results.append(result)
+                    by_label[label].append(result)
+                    print(json.dumps({k: v for k, v in result.items() if k != "rss_series"}), flush=True)
+            if args.compare and config.loop != "echo":
+                before, after = summarise(by_label["before"]), summarise(by_label["after"])
+                ratios = {key: round(after[key] / before[key], 3) for key in after if before.get(key)}
+                summary = {"config": config.name, "before": before, "after": after, "after/before": ratios}
+                results.append({"summary": summary})
+                print(json.dumps(summary), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

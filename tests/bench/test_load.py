@@ -1,0 +1,47 @@
+"""The load benchmark still runs: ``bench/load.py --quick`` drives a real server (and the echo
+server) for a few seconds with whole games on the real protocol, and draws its chart. Figures
+are measured by hand and written in docs/benchmarks.md, never asserted here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_the_quick_load_run_plays_whole_games_and_draws_its_chart(tmp_path: Path) -> None:
+    out, svg = tmp_path / "load.json", tmp_path / "load.svg"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HALFMOON_")}
+    command = [sys.executable, str(ROOT / "bench" / "load.py"), "--quick", "--out", str(out)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(out.read_text())
+    by_loop = {r["config"]["loop"]: r for r in results}
+    assert set(by_loop) == {"echo", "closed", "open"}
+    assert by_loop["echo"]["msgs_per_s_median"] > 0
+    for loop in ("closed", "open"):
+        run = by_loop[loop]
+        assert run["errors"] == {}, run["errors"]  # every move of the winning lines was accepted
+        assert run["ack_ms"]["n"] > 0 and run["moves_per_s_mean"] > 0
+        assert run["games"] > 0 and run["failed_stores"] == 0  # whole games, each game_over with its id
+        assert run["spectators"] == 1 and run["rss_series"]
+    assert by_loop["closed"]["races"] > 0  # races ended and the tables went on to new rooms
+    subprocess.run([sys.executable, str(ROOT / "bench" / "load.py"), "--chart", str(out), str(svg)], check=True)
+    root = ElementTree.parse(svg).getroot()
+    assert root.tag.endswith("svg") and len(list(root.iter("{http://www.w3.org/2000/svg}circle"))) >= 2
+
+
+def test_the_garbage_collection_measure_builds_its_heap_of_rooms() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    measured = load.gc_pause(rooms=2, moves=3)
+    assert (measured["rooms"], measured["players"], measured["moves_each"]) == (2, 8, 3)
+    assert measured["tracked_objects"] > 0 and measured["full_collection_ms"] >= 0
