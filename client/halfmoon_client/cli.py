@@ -1,4 +1,4 @@
-"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race`` and ``bot``.
+"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race``, ``bot`` and ``history``.
 
 Each ``register_X(sub)`` adds its parser and sets ``func(args) -> exit status``; the command
 runs its coroutine with :func:`asyncio.run`. A client error (unreachable server, unknown room,
@@ -18,8 +18,8 @@ from halfmoon.cli import positive_int
 from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room_or_link
 from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
-from halfmoon_client.rest import create_room
-from halfmoon_client.screens import results_table
+from halfmoon_client.rest import create_room, history
+from halfmoon_client.screens import history_lines, results_table
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.strategy import STRATEGIES
 from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, watch_room
@@ -79,6 +79,17 @@ def register_join(sub: Sub) -> None:
         help="race time limit in seconds, if you start it (default 1800)",
     )
     p.add_argument(
+        "--rematch",
+        action="store_true",
+        help="stay in the room after the race: 'r' proposes a rematch, 'a' accepts one, 'q' leaves",
+    )
+    p.add_argument(
+        "--series",
+        type=positive_int,
+        metavar="N",
+        help="if you start the race, make it the first of a series of N (2-10) with a points table",
+    )
+    p.add_argument(
         "--no-resume",
         action="store_true",
         help="do not resume a game kept from an earlier run, nor keep this one "
@@ -108,6 +119,9 @@ def run_join(args: argparse.Namespace) -> int:
             color=color,
             time_limit_s=args.time_limit,
             seats=None if args.no_resume else SeatBook.default(),
+            series=args.series,
+            stay=args.rematch or args.series is not None,
+            player_key=SeatBook.default().player_key(server),
         )
         return 0 if racer.done else 1
 
@@ -115,6 +129,43 @@ def run_join(args: argparse.Namespace) -> int:
     if result is not None:
         print()
     return status if result is None else result
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+def register_history(sub: Sub) -> None:
+    p = sub.add_parser(
+        "history",
+        help="your games on a server",
+        description="Show your games on a server — counts, wins, clean wins (no undo), the best "
+        "time per deal, the daily streak — read with the player key kept in the state directory "
+        "($HALFMOON_STATE_DIR or ~/.local/state/halfmoon) and sent with every 'halfmoon join'.",
+    )
+    _server_arg(p)
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
+    p.add_argument("--limit", type=positive_int, default=20, help="the latest games to list (default 20)")
+    p.set_defaults(func=run_history)
+
+
+def run_history(args: argparse.Namespace) -> int:
+    try:
+        server = normalize_server(args.server)
+    except ClientError as exc:
+        print(f"halfmoon history: {exc}", file=sys.stderr)
+        return 1
+    book = SeatBook.default()
+    key = book.player_key(server, create=False)
+    if key is None:  # no game played from here yet: nothing to read, and no key is made for it
+        print("\n".join(history_lines({"games": 0}, server, args.lang)))
+        return 0
+    status, answer = _run("history", history(server, key, limit=min(args.limit, 1000)))
+    if answer is None:
+        return status
+    print("\n".join(history_lines(answer, server, args.lang)))
+    print()
+    print(say("history_key", args.lang, path=book.path.with_name("player-keys.json")))
+    return 0
 
 
 # -- watch -------------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ WORDS: Final = {
     "giveup": "give_up",
     "s": "start",
     "start": "start",
+    "r": "rematch",
+    "rematch": "rematch",
+    "a": "accept",
+    "accept": "accept",
     "e": "errors",
     "errors": "errors",
     "q": "quit",
@@ -39,7 +43,7 @@ WORDS: Final = {
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """``kind``: move, undo, give_up, start, errors, quit, help, redraw or invalid.
+    """``kind``: move, undo, give_up, start, rematch, accept, errors, quit, help, redraw or invalid.
 
     A move carries its position names, canonical (``r3`` → ``R3``); an invalid line carries
     the reason in ``text``.

@@ -34,9 +34,17 @@ class Racer:
         lang: str = "en",
         move_errors: bool = False,
         time_limit_s: int | None = None,
+        series: int | None = None,
+        stay: bool = False,
     ) -> None:
         self.session = session or Session()
         self.time_limit_s = time_limit_s  # what the host's ``s`` asks for (None: the server's default)
+        #: the host's ``s`` makes the race the first of a series of this many (None: one race)
+        self.series = series
+        #: stay in the room after a race, for rematches (``r`` proposes, ``a`` accepts, ``q`` leaves)
+        self.stay = stay
+        #: no more typed lines will come (a stay ends with the race then)
+        self.input_closed = False
         self.lang = lang
         self.move_errors = move_errors
         self.message = ""
@@ -45,8 +53,8 @@ class Racer:
 
     @property
     def done(self) -> bool:
-        """The racer quit, or the race is over."""
-        return self.quit or self.session.race_over
+        """The racer quit, or the race is over (and the racer does not stay for a rematch)."""
+        return self.quit or (self.session.race_over and (not self.stay or self.input_closed))
 
     # -- typed lines ----------------------------------------------------------------------------
 
@@ -75,7 +83,19 @@ class Racer:
             if not session.is_host:
                 self.message = say("not_host", self.lang)
                 return []
-            return [session.start_message(self.time_limit_s)]
+            under_way = session.series is not None and not session.series.get("over")
+            series = None if under_way else self.series  # a series cannot start inside another
+            return [session.start_message(self.time_limit_s, series)]
+        if cmd.kind == "rematch":
+            if not session.race_over or session.role != "player":
+                self.message = say("no_rematch", self.lang)
+                return []
+            return [session.rematch_message()]
+        if cmd.kind == "accept":
+            if not session.may_accept:
+                self.message = say("no_rematch", self.lang)
+                return []
+            return [session.accept_message()]
         if session.phase in ("lobby", "countdown"):
             self.message = say("not_started", self.lang)
             return []
@@ -145,7 +165,7 @@ class Racer:
             return say("refused", self.lang, text=f"{typed} ({symbols}): {MOVE_ERROR_MESSAGES[reason][self.lang]}")
         if code == "nothing_to_undo":
             return word("nothing_to_undo", self.lang)
-        if code in ("not_host", "not_started", "not_playing"):
+        if code in ("not_host", "not_started", "not_playing", "no_rematch"):
             return say(code, self.lang)
         return say("refused", self.lang, text=text)
 
@@ -159,4 +179,5 @@ class Racer:
             move_errors=self.move_errors,
             message=self.message,
             color=color,
+            stay=self.stay,
         )

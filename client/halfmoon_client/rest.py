@@ -1,4 +1,5 @@
-"""The REST call the client needs: ``POST /api/rooms`` creates a race room.
+"""The REST calls the client needs: ``POST /api/rooms`` creates a race room; ``GET
+/api/me/history`` reads the player's games by their key (in the ``Authorization`` header).
 
 Plain :mod:`urllib` run in a worker thread, so it neither blocks the event loop nor adds a
 dependency.
@@ -35,6 +36,10 @@ def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, Any]:
         headers={"Content-Type": "application/json", "Accept": "application/json"},
         method="POST",
     )
+    return _call(request, timeout)
+
+
+def _call(request: urllib.request.Request, timeout: float) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read() or b"null")
@@ -83,3 +88,36 @@ def create_room_sync(server: str, code: str | None = None, *, timeout: float = 1
 async def create_room(server: str, code: str | None = None, *, timeout: float = 10.0) -> CreatedRoom:
     """:func:`create_room_sync` in a worker thread; raises the same errors."""
     return await asyncio.to_thread(create_room_sync, server, code, timeout=timeout)
+
+
+def history_sync(server: str, player_key: str, *, limit: int = 20, timeout: float = 10.0) -> dict[str, Any]:
+    """The player's history (docs/openapi.yaml, ``History``): their games by ``player_key``.
+
+    Raises :class:`UnreachableError`, :class:`RefusedError` (e.g. ``bad_player_key``) or
+    :class:`ProtocolError`.
+    """
+    base = normalize_server(server)
+    request = urllib.request.Request(
+        f"{base}/api/me/history?limit={limit}",
+        headers={"Authorization": f"Bearer {player_key}", "Accept": "application/json"},
+    )
+    try:
+        status, payload = _call(request, timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UnreachableError(f"cannot reach the server at {base}: {reason}") from None
+    except ValueError:
+        raise ProtocolError(f"{base}/api/me/history did not answer JSON: is it a Half Moon server?") from None
+    if status != 200:
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            raise RefusedError(str(error.get("code", status)), str(error.get("message", error)))
+        raise RefusedError(str(status), f"{base}/api/me/history answered HTTP {status}")
+    if not isinstance(payload, dict) or not isinstance(payload.get("recent"), list):
+        raise ProtocolError(f"{base}/api/me/history answered {payload!r:.120}, not a history")
+    return payload
+
+
+async def history(server: str, player_key: str, *, limit: int = 20, timeout: float = 10.0) -> dict[str, Any]:
+    """:func:`history_sync` in a worker thread; raises the same errors."""
+    return await asyncio.to_thread(history_sync, server, player_key, limit=limit, timeout=timeout)

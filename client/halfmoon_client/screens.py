@@ -8,12 +8,14 @@ draws it in place with :data:`CLEAR` in front.
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Iterable
 from typing import Any, Final
 
 from halfmoon.cards import Card
 from halfmoon.cli.screen import CLEAR as CLEAR  # drawn in front of each full screen
 from halfmoon.diagram import render
+from halfmoon.protocol import SPLIT_MOVES
 from halfmoon.text import format_bar, format_time
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.session import Board, Player, Session
@@ -23,16 +25,20 @@ WIDTH: Final = 80
 HEIGHT: Final = 24
 CARDS: Final = 104
 _BAR_CELLS: Final = 10
+#: a lane's columns besides its track: marks, name, score, moves, the spaces and ``←``
+_LANE_FIGURES: Final = 28
 
 
 def progress_bar(cards_left: int, cells: int = _BAR_CELLS) -> str:
-    """Cards removed out of 104 as a bar of ``cells`` characters.
+    """A racer on the race's track: a marker at the cards removed out of 104, the way behind it
+    drawn. (A won game's 48 moves remove all 104; a card removed is worth 5 points, so the
+    furthest marker is the highest score.)
 
-    >>> progress_bar(52)
-    '█████░░░░░'
+    >>> progress_bar(104), progress_bar(52), progress_bar(0)
+    ('●·········', '━━━━●·····', '━━━━━━━━━●')
     """
-    done = round((CARDS - max(0, min(CARDS, cards_left))) * cells / CARDS)
-    return "█" * done + "░" * (cells - done)
+    done = round((CARDS - max(0, min(CARDS, cards_left))) * (cells - 1) / CARDS)
+    return "━" * done + "●" + "·" * (cells - 1 - done)
 
 
 def _notice(session: Session, lang: str) -> str:
@@ -60,24 +66,38 @@ def _fit(lines: Iterable[str], width: int, height: int) -> str:
     return "\n".join(out[:height])
 
 
-def rival_line(player: Player, session: Session, local_ms: int, lang: str) -> str:
-    """One rival: name, score, moves, and a progress bar while playing (the outcome after)."""
+def rival_line(
+    player: Player,
+    session: Session,
+    local_ms: int,
+    lang: str,
+    leaders: frozenset[str] | set[str] = frozenset(),
+    cells: int = _BAR_CELLS,
+) -> str:
+    """One racer's lane of the track: ``▶`` when they lead, ``⌁`` when away, name, score, moves,
+    and their marker on a track of ``cells`` while they play (the outcome after); ``←`` marks you."""
     state = (
-        progress_bar(player.cards_left)
+        progress_bar(player.cards_left, cells)
         if player.status == "playing"
-        else status_word(player.status, lang)[:_BAR_CELLS].ljust(_BAR_CELLS)
+        else status_word(player.status, lang)[:cells].ljust(cells)
     )
-    away = "" if player.connected else "⌁"
-    return f"{away or ' '}{player.name:<14.14} {player.score:>3} {player.moves:>2} {state}"
+    lead = "▶" if player.id in leaders else " "
+    away = " " if player.connected else "⌁"
+    you = " ←" if player.id == session.you else ""
+    return f"{lead}{away}{player.name:<14.14} {player.score:>3} {player.moves:>2} {state}{you}"
 
 
 def _rivals(session: Session, local_ms: int, lang: str, width: int) -> list[str]:
-    rivals = session.opponents()
-    head = f"{say('rivals', lang)} · {session.room}"
-    if not rivals:
-        return [f"{head}  {say('no_rivals', lang)}"]
-    cells = [rival_line(p, session, local_ms, lang) for p in rivals]
-    per_row = max(1, width // 40)
+    """The race's track: every racer (you too) in the order they joined, the leader marked."""
+    head = f"{say('rivals', lang)} · {session.room} · {say('track_axis', lang)}"
+    if not session.opponents():
+        head += "  " + say("no_rivals", lang)
+    leaders = session.leaders()
+    # up to four racers: a lane per line and a long track (2 cards a cell); more: two per line
+    wide = len(session.players) <= 4
+    per_row = 1 if wide else max(1, width // 40)
+    track = width - _LANE_FIGURES if wide else _BAR_CELLS
+    cells = [rival_line(p, session, local_ms, lang, leaders, track) for p in session.players.values()]
     rows = [head]
     for i in range(0, len(cells), per_row):
         rows.append("  ".join(cell.ljust(38) for cell in cells[i : i + per_row]).rstrip())
@@ -86,13 +106,19 @@ def _rivals(session: Session, local_ms: int, lang: str, width: int) -> list[str]
 
 def lobby_screen(session: Session, *, lang: str = "en", message: str = "", width: int = WIDTH) -> str:
     lines = [say("lobby", lang, room=session.room, count=len(session.players)), ""]
+    if session.round > 1:
+        lines[0] += " · " + say("round", lang, round=session.round)
     for player in session.players.values():
         marks = ("★ " if player.id == session.host else "  ") + player.name
         if player.id == session.you:
             marks += " ←"
         lines.append("  " + marks)
+    if session.seated:
+        lines.append(say("seated", lang, names=", ".join(p.name for p in session.seated.values())))
     lines.append("")
-    if session.is_host:
+    if session.may_accept:
+        lines.append(say("may_accept", lang))
+    elif session.is_host:
         lines.append(say("you_host", lang))
     else:
         host = session.players.get(session.host or "")
@@ -120,12 +146,17 @@ def race_screen(
     message: str = "",
     color: bool = False,
     width: int = WIDTH,
+    stay: bool = False,
 ) -> str:
-    """The racer's screen: the bar, the board, the rivals, a message and the help line."""
+    """The racer's screen: the bar, the board, the rivals, a message and the help line
+    (``stay``: the racer stays after a race, for rematches)."""
     if not session.welcomed:
         return "…"
     if session.race_over:
-        return results_screen(session, lang=lang, width=width)
+        screen = results_screen(session, lang=lang, width=width)
+        if not stay:
+            return screen
+        return "\n".join([screen, *_wrap(" ".join([message, say("help_rematch", lang)]).strip(), width)])
     if session.phase == "lobby":
         return lobby_screen(session, lang=lang, message=message, width=width)
     if session.phase == "countdown":
@@ -175,10 +206,13 @@ def compact_board(board: Board, lang: str = "en") -> list[str]:
 
 
 def player_header(player: Player, session: Session, local_ms: int, lang: str) -> str:
+    """A player as spectators see them: ``▶`` when they lead, their figures, their marker on
+    the race's track and their time."""
     time = format_time(session.elapsed_ms(player, local_ms))
     away = "" if player.connected else " ⌁"
+    lead = "▶" if player.id in session.leaders() else " "
     return (
-        f"{player.name:<14.14} {status_word(player.status, lang):<13} "
+        f"{lead}{player.name:<13.13} {status_word(player.status, lang):<13} "
         f"{say('watch_line', lang, score=player.score, moves=player.moves, left=player.cards_left)} "
         f"{progress_bar(player.cards_left)} {time}{away}"
     )
@@ -250,13 +284,31 @@ def _entry(entry: dict[str, Any], players: dict[str, Player], index: int) -> tup
     )
 
 
-def results_table(results: list[dict[str, Any]], players: dict[str, Player], lang: str = "en") -> list[str]:
-    """The ranked results as aligned text rows, a header first."""
+def _splits(entry: dict[str, Any]) -> tuple[str, ...]:
+    """A result's splits (docs/protocol.md) as times, ``—`` where not reached."""
+    splits = entry.get("splits")
+    if not isinstance(splits, list) or len(splits) != len(SPLIT_MOVES):
+        return ("",) * len(SPLIT_MOVES)
+    return tuple(format_time(ms) if isinstance(ms, int) else "—" for ms in splits)
+
+
+def results_table(
+    results: list[dict[str, Any]], players: dict[str, Player], lang: str = "en", width: int = WIDTH
+) -> list[str]:
+    """The ranked results as aligned text rows, a header first; with a race's splits, a column
+    for each (names are cut short rather than the last split off the screen)."""
     head = columns("results_head", lang)
     rows = [_entry(entry, players, i) for i, entry in enumerate(results)]
     rows = [(r[0], r[1], status_word(r[2], lang), *r[3:]) for r in rows]
+    if any("splits" in entry for entry in results):
+        head = (*head, *(str(n) for n in SPLIT_MOVES))
+        rows = [(*row, *_splits(entry)) for row, entry in zip(rows, results, strict=True)]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
-    right = {0, 3, 4, 5}
+    spare = width - (sum(widths) + 2 * (len(widths) - 1))
+    if spare < 0 and widths[1] + spare >= len(head[1]):
+        widths[1] += spare
+        rows = [(r[0], r[1] if len(r[1]) <= widths[1] else r[1][: widths[1] - 1] + "…", *r[2:]) for r in rows]
+    right = {0, *range(3, len(head))}
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(
@@ -268,12 +320,27 @@ def results_table(results: list[dict[str, Any]], players: dict[str, Player], lan
 
 def results_screen(session: Session, *, lang: str = "en", width: int = WIDTH) -> str:
     lines = [say("results", lang, room=session.room, code=session.code or "—"), ""]
-    lines += results_table(session.results or [], session.players, lang)
+    lines += results_table(session.results or [], session.players, lang, width)
+    if any("splits" in entry for entry in session.results or []):
+        lines.append(say("splits_note", lang))
+    if session.series is not None:
+        lines += ["", *series_table(session.series, lang)]
     if session.outcome is not None:
         lines += ["", *_wrap(_outcome_text(session, lang), width)]
     if session.verified is not None:
         lines += ["", *_wrap(say("verified" if session.verified else "not_verified", lang), width)]
     return _fit(lines, width, HEIGHT - 1)
+
+
+def series_table(series: dict[str, Any], lang: str = "en") -> list[str]:
+    """A series' points table as text: its title (which race of how many, or over), then a
+    row per player, best first, as the server ranks them."""
+    key = "series_over" if series.get("over") else "series_head"
+    lines = [say(key, lang, race=series["race"], races=series["races"])]
+    for rank, line in enumerate(series.get("table") or [], 1):
+        points = say("points", lang, points=line["points"])
+        lines.append(f"{rank:>2}. {str(line['name'])[:20]:<20} {points:>10}  {format_time(int(line['time_ms']))}")
+    return lines
 
 
 def _outcome_text(session: Session, lang: str) -> str:
@@ -286,3 +353,40 @@ def _outcome_text(session: Session, lang: str) -> str:
         )
     except KeyError:
         return outcome.outcome
+
+
+def _aligned(head: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    return [
+        "  ".join(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
+        for row in [head, *rows]
+    ]
+
+
+def history_lines(history: dict[str, Any], server: str, lang: str = "en") -> list[str]:
+    """``halfmoon history``: the player's counts, streak, best time per deal and latest games
+    (``GET /api/me/history``), a code the server still hides shown as hidden."""
+    name = history.get("name") or "—"
+    lines = [say("history_title", lang, name=name, server=server), ""]
+    if not history.get("games"):
+        return [*lines, say("history_none", lang)]
+    today = say("history_today_done" if history.get("daily_today") else "history_today_open", lang)
+    lines += [say("history_counts", lang, **{k: history.get(k, 0) for k in ("games", "wins", "clean_wins")})]
+    lines += [say("history_streak", lang, streak=history.get("streak", 0), today=today), ""]
+    head = columns("history_head", lang)
+
+    def row(game: dict[str, Any]) -> tuple[str, ...]:
+        day = time.strftime("%Y-%m-%d", time.gmtime(int(game.get("finished_at", 0)) / 1000))
+        mode = str(game.get("mode"))
+        kind = say(f"mode_{mode}", lang) if mode in ("race", "solo", "daily") else mode
+        code = str(game["code"]) if game.get("code") else say("history_hidden", lang)
+        outcome = status_word(str(game.get("outcome")), lang)
+        return (day, kind, code, outcome, str(game.get("score")), format_time(int(game.get("time_ms", 0))),
+                "✓" if game.get("clean") else "")
+
+    best = [row(game) for game in history.get("best", [])]
+    if best:
+        fastest = _aligned((head[2], head[5], head[6]), [(r[2], r[5], r[6]) for r in best], {1})
+        lines += [say("history_best", lang), *fastest, ""]
+    lines += [say("history_recent", lang), *_aligned(head, [row(g) for g in history.get("recent", [])], {4, 5})]
+    return lines

@@ -1,5 +1,10 @@
 """Where ``halfmoon join`` keeps its seats: each room's player token, on disk.
 
+The state directory also keeps the player's keys (``player-keys.json``, one per server): a
+random secret of 256 bits made once, sent with ``join``, by which the server keeps the player's
+games for ``halfmoon history`` (docs/protocol.md, "Player keys"). One key per server: a server
+learns only its own.
+
 A token lets a player back into their game (``resume``). The connection keeps it while the
 command runs; the seat book keeps it across runs, so that running ``halfmoon join`` again after
 closing the terminal, a crash or a reboot resumes the same player in the same game instead of
@@ -18,12 +23,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 from pathlib import Path
 from typing import Final
 
 #: seats kept at most; the oldest go first (a token is only worth something while its race runs)
 MAX_SEATS: Final = 50
 FILE_NAME: Final = "seats.json"
+KEYS_FILE: Final = "player-keys.json"
+_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]{22,64}")
 
 
 def default_state_dir() -> Path:
@@ -96,6 +105,33 @@ class SeatBook:
             del seats[next(iter(seats))]
         return self._write(seats)
 
+    def player_key(self, server: str, *, create: bool = True) -> str | None:
+        """This user's player key for ``server``, kept beside the seats (owner-only); made and
+        kept on first use (``create``). None when there is none and it cannot be kept (then the
+        games are played without a history, as an old client's)."""
+        path = self.path.with_name(KEYS_FILE)
+        try:
+            keys = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            keys = {}
+        keys = keys if isinstance(keys, dict) else {}
+        key = keys.get(server)
+        if isinstance(key, str) and _KEY_RE.fullmatch(key):
+            return key
+        if not create:
+            return None
+        keys[server] = key = secrets.token_urlsafe(32)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(KEYS_FILE + ".partial")
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(keys, out, indent=1)
+            os.replace(partial, path)
+        except OSError:
+            return None
+        return key
+
     def drop(self, server: str, room: str) -> None:
         """Forget a room's seat (nothing happens when there is none)."""
         seats = self._read()
@@ -103,4 +139,4 @@ class SeatBook:
             self._write(seats)
 
 
-__all__ = ["FILE_NAME", "MAX_SEATS", "SeatBook", "default_state_dir"]
+__all__ = ["FILE_NAME", "KEYS_FILE", "MAX_SEATS", "SeatBook", "default_state_dir"]

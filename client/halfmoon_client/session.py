@@ -24,7 +24,21 @@ from typing import Any, Final
 from halfmoon.cards import Card
 from halfmoon.errors import HalfMoonError
 from halfmoon.positions import POSITION_COUNT, parse_position
-from halfmoon.protocol import FINISHED, VERSION, GiveUp, Join, Leave, Ping, Resume, Start, Undo, Watch, commitment_of
+from halfmoon.protocol import (
+    FINISHED,
+    VERSION,
+    Accept,
+    GiveUp,
+    Join,
+    Leave,
+    Ping,
+    Rematch,
+    Resume,
+    Start,
+    Undo,
+    Watch,
+    commitment_of,
+)
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.errors import ProtocolError
 
@@ -171,12 +185,19 @@ class Session:
     #: salt revealed at the end match it (None: not revealed yet, or not a sealed race)
     commitment: str | None = None
     verified: bool | None = None
+    #: the room's race number (a rematch makes the next), its series (``race_over.series``) and
+    #: the room's players not in this race (in a rematch's lobby: who may still accept)
+    round: int = 1
+    series: dict[str, Any] | None = None
+    seated: dict[str, Player] = field(default_factory=dict)
 
     # -- messages to send ---------------------------------------------------------------------
 
     @staticmethod
-    def join_message(room: str, name: str) -> Message:
-        return Join(room, name).to_json()
+    def join_message(room: str, name: str, player_key: str | None = None) -> Message:
+        """``join``; with the player's key (:meth:`halfmoon_client.seats.SeatBook.player_key`)
+        the game joins their history on the server."""
+        return Join(room, name, player_key).to_json()
 
     @staticmethod
     def watch_message(room: str) -> Message:
@@ -193,8 +214,16 @@ class Session:
         return Resume(self.room, self.token, self.seq if self.welcomed else None).to_json()
 
     @staticmethod
-    def start_message(time_limit_s: int | None = None) -> Message:
-        return Start(time_limit_s).to_json()
+    def start_message(time_limit_s: int | None = None, series: int | None = None) -> Message:
+        return Start(time_limit_s, series).to_json()
+
+    @staticmethod
+    def rematch_message() -> Message:
+        return Rematch().to_json()
+
+    @staticmethod
+    def accept_message() -> Message:
+        return Accept().to_json()
 
     def move_message(self, positions: list[str]) -> Message:
         self.last_move_id += 1
@@ -231,6 +260,11 @@ class Session:
         return self.results is not None
 
     @property
+    def may_accept(self) -> bool:
+        """A rematch's lobby that you are seated for (not in it yet): ``accept`` takes your place."""
+        return self.phase == "lobby" and self.you is not None and self.you in self.seated
+
+    @property
     def playing(self) -> bool:
         """A player whose own game is on: moves may be sent."""
         me = self.me
@@ -254,6 +288,17 @@ class Session:
 
     def opponents(self) -> list[Player]:
         return [p for pid, p in self.players.items() if pid != self.you]
+
+    def leaders(self) -> set[str]:
+        """Who leads the race: the highest score — 5 points a card removed, so the furthest on
+        the track — then, as results rank, the shorter time of a finished game. Ties lead
+        together; nobody leads before a card is removed."""
+
+        def key(player: Player) -> tuple[int, float]:
+            return (-player.score, player.elapsed_ms if player.finished else float("inf"))
+
+        best = min((key(p) for p in self.players.values()), default=(0, 0.0))
+        return {pid for pid, p in self.players.items() if best[0] < 0 and key(p) == best}
 
     # -- feeding the machine --------------------------------------------------------------------
 
@@ -319,6 +364,12 @@ class Session:
         boards = snap.get("boards") or {}
         self.boards = {pid: Board.from_json(b) for pid, b in boards.items()}
         self.results = snap.get("results")
+        self.round = int(snap.get("round") or 1)
+        self.series = snap.get("series")
+        self.seated = {}
+        for data in snap.get("seated") or []:
+            self.seated[data["id"]] = Player(str(data["id"]), str(data.get("name") or data["id"]))
+            self.seated[data["id"]].update(data)
         if self.role == "spectator" and self.token is None:
             self.notice = ("watching", {})
 
@@ -330,6 +381,7 @@ class Session:
         return player
 
     def _player_joined(self, m: Message, local_ms: int) -> None:
+        self.seated.pop(m["player"]["id"], None)  # a seated player who accepted the rematch
         player = self._player(m["player"])
         self.host = m.get("host", self.host)
         if self.you != player.id:
@@ -338,6 +390,7 @@ class Session:
     def _player_left(self, m: Message, local_ms: int) -> None:
         data = m["player"]
         self.host = m.get("host", self.host)
+        self.seated.pop(data["id"], None)
         # gone before the start: off the list; after it, kept with the status "left"
         player = self.players.pop(data["id"], None) if self.phase in ("lobby", "countdown") else self._player(data)
         if player is not None:
@@ -409,9 +462,30 @@ class Session:
             raise TypeError("results is not a list")
         self.results = results
         self.phase = "finished"
+        self.series = m.get("series", self.series)
         if m.get("code"):
             self.code = m["code"]
             self._verify(m["code"], m.get("salt"))
+
+    def _rematch(self, m: Message, local_ms: int) -> None:
+        """A rematch: a lobby again, on a new sealed deal; what the last race left is cleared."""
+        self.round = int(m["round"])
+        self.phase = "lobby"
+        self.host = m.get("host")
+        self.code = m.get("code")
+        self.commitment = m.get("commitment")
+        self.series = m.get("series")
+        self.starts_at = self.started_at = None
+        self.board, self.boards = None, {}
+        self.outcome, self.results, self.verified = None, None, None
+        self.players = {}
+        for data in m["players"]:
+            self._player(data)
+        self.seated = {}
+        for data in m.get("seated") or []:
+            self.seated[data["id"]] = Player(str(data["id"]), str(data.get("name") or data["id"]))
+        host = self.players.get(self.host or "")
+        self.notice = ("rematch", {"name": host.name if host else "?"})
 
     def _verify(self, code: Any, salt: Any) -> None:
         """Check a revealed sealed deal against the commitment the race started with."""
@@ -438,6 +512,7 @@ _HANDLERS: Final = {
     "progress": Session._progress,
     "game_over": Session._game_over,
     "race_over": Session._race_over,
+    "rematch": Session._rematch,
     "spectators": Session._spectators,
     "error": Session._error,
     "pong": Session._pong,

@@ -100,13 +100,19 @@ async def play_race(
     backoff: Backoff | None = None,
     time_limit_s: int | None = None,
     seats: SeatBook | None = None,
+    series: int | None = None,
+    stay: bool = False,
+    player_key: str | None = None,
 ) -> Racer:
-    """Race in room ``room`` as ``name`` until the race is over or the racer quits.
+    """Race in room ``room`` as ``name`` until the race is over or the racer quits (``stay``:
+    until the racer quits, or their input ends after a race — the room's rematches are raced
+    too: ``r`` proposes one, ``a`` accepts one). ``series``: the host's ``s`` asks for a series.
 
     With a seat book, a token kept from an earlier run resumes that player (a token the server
     no longer knows is dropped, and the racer joins afresh), the token of this run is kept as
     soon as the server gives it, and the seat is dropped when the race is over or the racer
-    leaves. Raises :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError`
+    leaves. ``player_key``: sent with ``join``, so the game joins the player's history. Raises
+    :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError`
     (with a message naming the room) or :class:`ProtocolError`.
     """
     race = functools.partial(
@@ -124,6 +130,9 @@ async def play_race(
         backoff=backoff,
         time_limit_s=time_limit_s,
         seats=seats,
+        series=series,
+        stay=stay,
+        player_key=player_key,
     )
     kept = seats.token(server, room, name) if seats is not None else None
     if kept is not None:
@@ -150,8 +159,11 @@ async def _race(
     backoff: Backoff | None,
     time_limit_s: int | None,
     seats: SeatBook | None,
+    series: int | None = None,
+    stay: bool = False,
+    player_key: str | None = None,
 ) -> Racer:
-    racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s)
+    racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s, series=series, stay=stay)
     session = racer.session
     if token is not None:  # a seat kept from an earlier run: the first hello resumes it
         session.room = room
@@ -159,7 +171,7 @@ async def _race(
     kept = token
 
     def hello() -> Message:
-        return session.resume_message() if session.token else session.join_message(room, name)
+        return session.resume_message() if session.token else session.join_message(room, name, player_key)
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         racer.message = say(kind, lang, **data)
@@ -178,6 +190,9 @@ async def _race(
         while not racer.done:
             line = await lines.get()
             if line is None:
+                racer.input_closed = True
+                if racer.session.race_over:  # a stay after the race: nothing more will be typed
+                    await link.close()
                 return  # no more input: keep watching until the race is over
             for message in racer.command(line):
                 await link.send(message)

@@ -10,7 +10,8 @@ small JSON object::
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
 given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` ranked), and ``o`` its origin: which instance
+limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length; a ``rematch``'s ``c`` and ``salt``, the
+next race's deal the server drew and its salt), and ``o`` its origin: which instance
 and connection sent it and the message id (so that instance can answer that connection alone).
 
 >>> from halfmoon.codes import DealCode
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
 from halfmoon.game import Move
 from halfmoon.protocol import Mode
@@ -53,6 +55,8 @@ KINDS = frozenset(
         "abandon",
         "recorded",
         "stored",
+        "rematch",
+        "accept",
     }
 )
 
@@ -96,7 +100,11 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "leave":
             return race.leave(_player(player), now)
         case "start":
-            return race.start(player, entry.get("lim"), now)
+            return race.start(player, entry.get("lim"), now, entry.get("ser"))
+        case "rematch":
+            return race.rematch(player, DealCode.parse(entry["c"]), entry["salt"], now)
+        case "accept":
+            return race.accept(player, now)
         case "give_up":
             return race.give_up(player, now)
         case "abandon":
@@ -123,7 +131,11 @@ def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
         case "give_up":
             race.check_give_up(player)
         case "start":
-            race.check_start(player)
+            race.check_start(player, entry.get("ser"))
+        case "rematch":
+            race.check_rematch(player)
+        case "accept":
+            race.check_accept(player)
         case "join":
             race.check_join(entry["n"])
         case "watch":

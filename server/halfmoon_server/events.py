@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from halfmoon.cards import Card
 from halfmoon.game import Move
-from halfmoon.protocol import PlayerStatus, PlayerSummary, Result
+from halfmoon.protocol import Json, PlayerStatus, PlayerSummary, Result
 from halfmoon.view import BoardView
 
 
@@ -117,6 +117,23 @@ class RaceOver:
     code: str | None = None
     salt: str | None = None
     sealed: bool = False
+    round: int = 1
+    series: Json | None = None  # the series as it stands after this race (its points table)
+
+
+@dataclass(slots=True)
+class Rematched:
+    """A rematch: race number ``round`` on a new deal, a lobby again; ``players``: the proposer
+    (its host), ``seated``: the room's other players, who may accept."""
+
+    round: int
+    host: str | None
+    players: tuple[PlayerSummary, ...]
+    seated: tuple[PlayerSummary, ...]
+    code: str | None
+    sealed: bool
+    commitment: str | None
+    series: Json | None
 
 
 Event = (
@@ -130,4 +147,5 @@ Event = (
     | GameEnded
     | GameOver
     | RaceOver
+    | Rematched
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -35,11 +35,17 @@ class GameRow(Base):
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: a sealed race's salt: with the code, it opens the commitment its racers started with
     salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: the SHA-256 (hex) of the player's key, never the key: their history's games (0005)
+    player: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: how many undos the record holds (0005; None: stored before it)
+    undos: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     __table_args__ = (
-        Index("ix_games_code_rank", "code", "score", "time_ms"),
-        Index("ix_games_daily_rank", "daily_date", "ranked", "score", "time_ms"),
+        # the leaderboards' exact order (score DESC, time_ms, finished_at): an index read (0004)
+        Index("ix_games_code_board", "code", text("score DESC"), "time_ms", "finished_at"),
+        Index("ix_games_daily_board", "daily_date", "ranked", text("score DESC"), "time_ms", "finished_at"),
         Index("ix_games_room", "room"),
+        Index("ix_games_player", "player", "finished_at"),
     )
 
 

@@ -4,10 +4,10 @@ A :class:`Race` owns the phases (lobby → countdown → running → finished), 
 the host hand-over, every player's :class:`halfmoon.Game` (moves and undos checked by the
 engine), finishing and the results, the deadlines (countdown, time limit, abandonment) and who
 may see which card. It takes commands with the time passed in — ``join``, ``start``, ``move``,
-``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``, ``recorded`` — and
-returns domain events (:mod:`halfmoon_server.events`); :meth:`Race.next_deadline` says when it
-next needs a ``tick``. It imports no asyncio, no aiohttp, no storage and reads no clock: its
-tests drive whole races in microseconds (tests/server/test_race_core.py).
+``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``, ``recorded``,
+``rematch``, ``accept`` — and returns domain events (:mod:`halfmoon_server.events`);
+:meth:`Race.next_deadline` says when it next needs a ``tick``. It imports no asyncio, no
+aiohttp, no storage and reads no clock: its tests drive whole races in microseconds (tests/server/test_race_core.py).
 
 A refused command raises :class:`~halfmoon_server.errors.Refusal` and changes nothing.
 
@@ -31,6 +31,8 @@ from halfmoon.positions import PILE_COUNT, PILES, POSITIONS
 from halfmoon.protocol import (
     ACTIVE,
     FINISHED,
+    SPLIT_EVERY,
+    SPLIT_MOVES,
     Json,
     Mode,
     Phase,
@@ -57,6 +59,7 @@ from halfmoon_server.events import (
     PlayerLeft,
     RaceOver,
     RaceStarted,
+    Rematched,
     SpectatorsChanged,
 )
 from halfmoon_server.names import name_key
@@ -105,6 +108,14 @@ class Racer:
     #: the lowest height each pile has had in this player's game: every card from there up has
     #: been on top, so this player has seen it (an undo does not unsee it)
     lowest: list[int] | None = None
+    #: this player's board as spectators may know it: the game replayed up to ``public_steps`` of
+    #: ``steps``, the first step held back being a move that removes a card not every racer still
+    #: playing has seen (:meth:`Race.spectator_view`)
+    public: Game | None = None
+    public_steps: int = 0
+    #: the race's splits: this player's time when their game first held 12, 24, 36 and 48 moves
+    #: (an undo does not take a split back; None: not reached)
+    splits: list[int | None] = field(default_factory=lambda: [None] * len(SPLIT_MOVES))
 
     @property
     def playing(self) -> bool:
@@ -116,6 +127,21 @@ class Racer:
 
     def record(self, code: DealCode) -> GameRecord:
         return GameRecord(code, list(self.steps))
+
+
+@dataclass(slots=True)
+class Standing:
+    """A player's line in a series' points table: the sums over the races they ran in it."""
+
+    name: str
+    points: int = 0
+    score: int = 0
+    time_ms: int = 0
+    races: int = 0
+
+
+def _standing_json(standing: Standing) -> Json:
+    return {"points": standing.points, "score": standing.score, "time_ms": standing.time_ms, "races": standing.races}
 
 
 class Race:
@@ -159,6 +185,14 @@ class Race:
         self.watches = 0
         self._next_player = 1
         self._deadline: int | None = None  # see next_deadline
+        #: the room's race number: a rematch (:meth:`rematch`) starts the next on a new deal
+        self.round = 1
+        #: the room's players who have not taken their place in this race (:meth:`accept`)
+        self.seated: dict[str, Racer] = {}
+        #: a series under way (its length, its first race's round) and its points table
+        self.series: int | None = None
+        self.series_first = 1
+        self.table: dict[str, Standing] = {}
 
     # -- what each viewer may see -----------------------------------------------------------------
 
@@ -216,41 +250,74 @@ class Race:
         assert self.daily_day is not None
         return day_start_ms(self.daily_day) + DAY_MS + (self.time_limit_s or 0) * 1000
 
-    def spectator_tops(self) -> dict[str, list[str | None]]:
-        """Each player's tops as spectators may see them (docs/protocol.md, "Who sees what").
+    def spectator_view(self) -> dict[str, list[tuple[str | None, int]]]:
+        """Each player's board as spectators may see it: ``(top, count)`` per position
+        (docs/protocol.md, "Who sees what"; docs/security.md).
 
         Everyone plays the same deal, so a card one racer has uncovered lies under the same
         pile of every other racer's game: shown to spectators (and so to a racer watching from
-        another tab) it would tell a racer still playing what is coming. A pile card is shown
-        only once every racer still playing has seen it, i.e. when the pile is at least as tall
-        as the lowest it has been in each of their games; otherwise it is ``HIDDEN_TOP``. Reserve
-        cards are in sight of everyone from the start; once nobody is playing, all is shown.
+        another tab) it would tell a racer still playing what is coming. A pile card is *public*
+        once every racer still playing has seen it, i.e. when it is at least as high as the lowest
+        its pile has been in each of their games; reserve cards are public from the start, and
+        once nobody is playing, all are. A top that is not public is shown as ``HIDDEN_TOP``.
+
+        A move tells the cards it removes (it pairs them to 11, or they are a J, Q and K: a pile
+        card paired with a reserve card has a known rank), so spectators see a player's board as
+        it was before their first move that removed a card not public yet: that move and every
+        later step of that player wait until its cards are public (see :meth:`_catch_up`). An
+        undo at the head of that queue never waits: it puts back cards its move removed, which
+        were public when that move was shown (cards only ever become public, never the reverse).
         """
         active = [r.lowest for r in self.players.values() if r.playing and r.lowest is not None]
         bar = [max((lowest[pile] for lowest in active), default=0) for pile in PILES]
-        tops: dict[str, list[str | None]] = {}
+        view: dict[str, list[tuple[str | None, int]]] = {}
         for racer in self.players.values():
-            game = racer.game
+            game = self._catch_up(racer, bar)
             if game is None:
                 continue
-            shown: list[str | None] = []
+            shown: list[tuple[str | None, int]] = []
             for position in POSITIONS:
-                card = game.card_at(position)
+                card, count = game.card_at(position), game.count_at(position)
                 if card is None:
-                    shown.append(None)
-                elif position < PILE_COUNT and game.count_at(position) < bar[position]:
-                    shown.append(HIDDEN_TOP)
+                    shown.append((None, count))
+                elif position < PILE_COUNT and count < bar[position]:
+                    shown.append((HIDDEN_TOP, count))
                 else:
-                    shown.append(card.name)
-            tops[racer.id] = shown
-        return tops
+                    shown.append((card.name, count))
+            view[racer.id] = shown
+        return view
+
+    @staticmethod
+    def _catch_up(racer: Racer, bar: list[int]) -> Game | None:
+        """``racer.public`` moved on through every step of theirs that spectators may see now, in
+        order: up to the first move that removes a pile card lower than ``bar`` (not public)."""
+        public = racer.public
+        if public is None:
+            return None
+        steps = racer.steps
+        while racer.public_steps < len(steps):
+            step = steps[racer.public_steps]
+            if step == UNDO:
+                public.undo()
+            else:
+                assert isinstance(step, Move)
+                if any(p < PILE_COUNT and public.count_at(p) < bar[p] for p in step.positions):
+                    break
+                public.push(step)
+            racer.public_steps += 1
+        return public
+
+    def is_shown(self, player_id: str) -> bool:
+        """Whether spectators' copy of the player's board is up to date (no step of theirs held
+        back); as of the last :meth:`spectator_view`."""
+        racer = self.players[player_id]
+        return racer.public_steps == len(racer.steps)
 
     def spectator_boards(self) -> dict[str, dict[str, object]]:
         """Every board as spectators may see it: ``{player id: {"tops", "counts"}}``."""
         return {
-            pid: {"tops": shown, "counts": [game.count_at(p) for p in POSITIONS]}
-            for pid, shown in self.spectator_tops().items()
-            if (game := self.players[pid].game) is not None
+            pid: {"tops": [top for top, _ in shown], "counts": [count for _, count in shown]}
+            for pid, shown in self.spectator_view().items()
         }
 
     def snapshot(self, viewer: str | None, now: int, *, watcher: bool) -> RoomSnapshot:
@@ -282,6 +349,9 @@ class Race:
             self.commitment,
             None if racer is None else self._game_over_json(racer, now),
             self.salt if self.sealed and code is not None else None,
+            self.round,
+            self.series_json(),
+            tuple(self.summary(r, now) for r in self.seated.values()),
         )
 
     def _game_over_json(self, racer: Racer, now: int) -> Json | None:
@@ -301,7 +371,7 @@ class Race:
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
         key = name_key(name)  # look-alikes (Cyrillic А, fullwidth Ａ, 𝐀) are the same name
-        if any(name_key(r.name) == key for r in self.players.values()):
+        if any(name_key(r.name) == key for r in [*self.players.values(), *self.seated.values()]):
             raise Refusal("name_taken", f"the name {name!r} is already used in room {self.id}")
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
@@ -319,6 +389,9 @@ class Race:
 
     def connect(self, player_id: str, now: int) -> list[Event]:
         """A player is back (a resume). Nothing to say when they were still connected elsewhere."""
+        if player_id in self.seated:  # not in this race: nobody needs to hear it
+            self.seated[player_id].connected, self.seated[player_id].away_since = True, None
+            return []
         racer = self._racer(player_id)
         racer.away_since = None
         if racer.connected:
@@ -332,6 +405,9 @@ class Race:
 
     def disconnect(self, player_id: str, now: int) -> list[Event]:
         """The player's connection closed (not a ``leave``): they keep their place, the clock runs."""
+        if player_id in self.seated:
+            self.seated[player_id].connected, self.seated[player_id].away_since = False, now
+            return []
         racer = self._racer(player_id)
         if not racer.connected:
             return []
@@ -346,6 +422,10 @@ class Race:
 
     def leave(self, player_id: str, now: int) -> list[Event]:
         """``leave``: a player in the lobby goes (their seat too); a player still playing is ``left``."""
+        if player_id in self.seated:  # a seat not in this race goes
+            gone = self.seated.pop(player_id)
+            gone.connected, gone.status = False, PlayerStatus.LEFT
+            return [PlayerLeft(self.summary(gone, now), self.host, removed=True)]
         racer = self._racer(player_id)
         if self.phase in (Phase.LOBBY, Phase.COUNTDOWN) and racer.status is PlayerStatus.WAITING:
             del self.players[racer.id]
@@ -396,18 +476,26 @@ class Race:
 
     # -- the race -------------------------------------------------------------------------------------
 
-    def check_start(self, player_id: str | None) -> None:
-        """Raises :class:`Refusal` (``race_started``, ``not_host``)."""
+    def check_start(self, player_id: str | None, series: int | None = None) -> None:
+        """Raises :class:`Refusal` (``race_started``, ``not_host``, ``bad_message`` for a
+        series asked for while one is under way)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
         if player_id is None or player_id != self.host:
             raise Refusal("not_host", "only the host may start the race")
+        if series is not None and self.series is not None:
+            raise Refusal("bad_message", f"a series of {self.series} races is under way in room {self.id}")
 
-    def start(self, player_id: str | None, time_limit_s: int | None, now: int) -> list[Event]:
-        """The host starts the countdown (``begin`` follows at :meth:`next_deadline`).
+    def start(
+        self, player_id: str | None, time_limit_s: int | None, now: int, series: int | None = None
+    ) -> list[Event]:
+        """The host starts the countdown (``begin`` follows at :meth:`next_deadline`); with
+        ``series``, this race is the first of a series of that many.
 
-        Raises :class:`Refusal` (``race_started``, ``not_host``)."""
-        self.check_start(player_id)
+        Raises :class:`Refusal` (see :meth:`check_start`)."""
+        self.check_start(player_id, series)
+        if series is not None:
+            self.series, self.series_first, self.table = series, self.round, {}
         self.phase = Phase.COUNTDOWN
         self.time_limit_s = time_limit_s or self.config.default_time_limit_s
         self.starts_at = self._deadline = now + self.config.countdown_ms
@@ -427,6 +515,7 @@ class Race:
             racer.game = Game(self.deal)
             racer.status = PlayerStatus.PLAYING
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
+            racer.public, racer.public_steps = Game(self.deal), 0
             boards[racer.id] = BoardView.of(racer.game)
         code = None if self.mode is Mode.DAILY or self.sealed else str(self.code)
         events: list[Event] = [RaceStarted(now, code, boards, self.commitment)]
@@ -506,6 +595,9 @@ class Race:
         won = status is _WON
         if won:
             racer.time_ms = self.elapsed(racer, now)
+        count = game.move_count
+        if action == "move" and count % SPLIT_EVERY == 0 and racer.splits[count // SPLIT_EVERY - 1] is None:
+            racer.splits[count // SPLIT_EVERY - 1] = self.elapsed(racer, now)
         moved = Moved(
             racer.id,
             action,
@@ -549,7 +641,7 @@ class Race:
         if self.phase is Phase.FINISHED:
             assert self.finished_at is not None
             return not self.unrecorded and now - self.finished_at > self.config.finished_ttl_ms
-        if self.spectators or any(r.connected for r in self.players.values()):
+        if self.spectators or any(r.connected for r in [*self.players.values(), *self.seated.values()]):
             return False
         away = [r.away_since or self.created_at for r in self.players.values()]
         return now - max(away, default=self.created_at) > self.config.abandon_after_ms
@@ -620,7 +712,7 @@ class Race:
 
         def result(rank: int, r: Racer) -> Result:
             score, moves = (r.game.score, r.game.move_count) if r.game else (0, 0)
-            return Result(rank, r.id, r.name, score, moves, r.time_ms or 0, r.status, r.game_id)
+            return Result(rank, r.id, r.name, score, moves, r.time_ms or 0, r.status, r.game_id, tuple(r.splits))
 
         lines = [result(0, r) for r in self.players.values()]
         finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
@@ -628,5 +720,82 @@ class Race:
         self.results = tuple(replace(line, rank=rank) for rank, line in enumerate(lines, 1))
         if self.mode is not Mode.RACE:
             return [RaceOver(self.results)]
-        return [RaceOver(self.results, str(self.code), self.salt, self.sealed)]
+        if self.series is not None:  # points by placing: of n racers the first gets n - 1, the last 0
+            for line in self.results:
+                standing = self.table.setdefault(line.player or "", Standing(line.name))
+                standing.points += len(self.results) - line.rank
+                standing.score += line.score
+                standing.time_ms += line.time_ms
+                standing.races += 1
+        return [RaceOver(self.results, str(self.code), self.salt, self.sealed, self.round, self.series_json())]
 
+    # -- rematches and series ----------------------------------------------------------------------------
+
+    def series_json(self) -> Json | None:
+        """The series under way (None: none): ``races`` in all, this ``race``'s number in it,
+        whether it is ``over``, and its points ``table``, best first (points, then the summed
+        score, then the summed time)."""
+        if self.series is None:
+            return None
+        race = self.round - self.series_first + 1
+        lines = sorted(self.table.items(), key=lambda item: (-item[1].points, -item[1].score, item[1].time_ms))
+        table = [{"player": pid, "name": s.name, **_standing_json(s)} for pid, s in lines]
+        over = race >= self.series and self.results is not None
+        return {"races": self.series, "race": race, "over": over, "table": table}
+
+    def check_rematch(self, player_id: str | None) -> None:
+        """Raises :class:`Refusal` (``no_rematch`` before a race's results are out or in a room
+        that is not a race, ``not_in_room`` for a spectator)."""
+        if self.mode is not Mode.RACE or self.phase is not Phase.FINISHED or self.results is None:
+            raise Refusal("no_rematch", "a rematch can be proposed once the race is over and its results are out")
+        if player_id is None or (player_id not in self.players and player_id not in self.seated):
+            raise Refusal("not_in_room", "only a player of the room can propose a rematch")
+        if player_id in self.players and self.players[player_id].status is PlayerStatus.LEFT:
+            raise Refusal("not_in_room", "a player who left the room cannot propose its rematch")
+
+    def rematch(self, player_id: str | None, code: DealCode, salt: str, now: int) -> list[Event]:
+        """A rematch: the room's next race, on ``code`` (the server drew it; sealed with
+        ``salt``, like any deal the server draws), is a lobby again. Its proposer is in and hosts
+        it; the room's other players are seated and may :meth:`accept`. A series goes on (one
+        that is over gives way to no series). Raises :class:`Refusal` (see :meth:`check_rematch`)."""
+        self.check_rematch(player_id)
+        assert player_id is not None
+        if self.series is not None and self.round - self.series_first + 1 >= self.series:
+            self.series, self.table = None, {}
+        self.round += 1
+        self.code, self.deal = code, Deal.from_code(code)
+        self.salt, self.sealed, self.commitment = salt, True, commitment_of(str(code), salt)
+        self.phase = Phase.LOBBY
+        self.starts_at = self.started_at = self.finished_at = self.time_limit_s = self._deadline = None
+        self.results = None
+        # who left the room mid-race is not asked back (their name is free to join again)
+        stayed = [r for r in self.players.values() if r.status is not PlayerStatus.LEFT]
+        everyone = sorted([*stayed, *self.seated.values()], key=lambda r: int(r.id[1:]))
+        fresh = {r.id: Racer(r.id, r.name, connected=r.connected, away_since=r.away_since) for r in everyone}
+        self.players = {player_id: fresh.pop(player_id)}
+        self.seated = fresh
+        self.host = player_id
+        summaries = tuple(self.summary(r, now) for r in self.seated.values())
+        mine = (self.summary(self.players[player_id], now),)
+        code_now = self.code_for(None, now)
+        return [Rematched(self.round, self.host, mine, summaries, code_now, True, self.commitment, self.series_json())]
+
+    def check_accept(self, player_id: str | None) -> None:
+        """Raises :class:`Refusal` (``no_rematch``: not seated for a proposed rematch;
+        ``race_started``, ``room_full``)."""
+        if player_id is None or player_id not in self.seated:
+            raise Refusal("no_rematch", "there is no rematch for you to accept in this room")
+        if self.phase is not Phase.LOBBY:
+            raise Refusal("race_started", f"room {self.id} has already started")
+        if len(self.players) >= self.config.max_players:
+            raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
+
+    def accept(self, player_id: str | None, now: int) -> list[Event]:
+        """A seated player takes their place in the rematch (the host if the host is away).
+        Raises :class:`Refusal` (see :meth:`check_accept`)."""
+        self.check_accept(player_id)
+        assert player_id is not None
+        racer = self.players[player_id] = self.seated.pop(player_id)
+        if self._host_away():
+            self.host = racer.id
+        return [PlayerJoined(self.summary(racer, now), self.host)]

@@ -37,7 +37,7 @@ from halfmoon_server.audience import Audience, Frames
 from halfmoon_server.clock import Clock, utc_datetime
 from halfmoon_server.commands import Entry, apply_entry, check_entry
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.events import Event, GameEnded, GameOver, PlayerJoined
+from halfmoon_server.events import Event, GameEnded, GameOver, PlayerJoined, RaceOver
 from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
 from halfmoon_server.race import Race, RaceConfig
 from halfmoon_server.results import Recorder
@@ -111,10 +111,12 @@ class _Waiting:
     orphaned_at: int | None = None
 
 
-def game_id(nonce: str, player_id: str) -> str:
-    """The id of a player's game in a room: fixed up front (12 url-safe characters), so every
-    instance and every retry stores the same game once."""
-    digest = hashlib.sha256(f"{nonce}:{player_id}".encode()).digest()
+def game_id(nonce: str, player_id: str, round_: int = 1) -> str:
+    """The id of a player's game in a room's race number ``round_``: fixed up front (12 url-safe
+    characters), so every instance and every retry stores the same game once, and each race of
+    a room (a rematch) stores a game of its own. (The first race's ids are those of old logs.)"""
+    key = f"{nonce}:{player_id}" if round_ == 1 else f"{nonce}:{round_}:{player_id}"
+    digest = hashlib.sha256(key.encode()).digest()
     return base64.urlsafe_b64encode(digest[:9]).decode("ascii")
 
 
@@ -147,6 +149,8 @@ class Room:
         self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
         self.spectators: set[Outbox] = set()  # this instance's spectators
         self.tokens: dict[str, str] = {}  # player id → token
+        #: player id → the hash of their player key (``pk`` of their join), kept with their game
+        self.player_keys: dict[str, str] = {}
         #: who holds each player's seat: the origin of their last join or resume
         self.holders: dict[str, str] = {}
         self.departing: dict[str, Outbox] = {}  # players who left, until their game_over
@@ -158,6 +162,9 @@ class Room:
         self.storing: set[str] = set()  # games being stored by this instance
         #: games recorded (their ids logged) and not yet in the database: the results' outbox
         self.unstored: set[str] = set()
+        #: the same for the games of the room's earlier races (a rematch came before the database
+        #: took them): each as it was recorded, by its game id, until a ``stored`` with ``g``
+        self.parked: dict[str, FinishedGame] = {}
         self.recorded_at: dict[str, int] = {}
         self.ended_at: dict[str, int] = {}  # when each unrecorded game ended (log time)
         self._waiting: dict[str, _Waiting] = {}
@@ -180,7 +187,7 @@ class Room:
         Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
         refused command is never logged), and ``unavailable`` when the log cannot take it or
         cannot confirm it in time (the client may try again)."""
-        if entry["k"] in ("move", "undo", "give_up", "start", "join", "watch"):
+        if entry["k"] in ("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"):
             check_entry(self.race, entry)
         origin = f"{self.services.instance}:{next(_SERIALS)}"
         entry["o"] = origin
@@ -300,11 +307,16 @@ class Room:
             old = self.outboxes.pop(player, None)
             if old is not None and old is not outbox:
                 old.close(4001, "resumed on another connection")
+        if kind == "rematch":
+            race.check_rematch(player)  # refused: nothing parked
+            self._park(race.round)
         events = apply_entry(race, entry)
         if kind in ("join", "single"):
             joined = next(e for e in events if isinstance(e, PlayerJoined))
             player = joined.player.id
             self.tokens[player] = entry["tok"]
+            if entry.get("pk"):
+                self.player_keys[player] = str(entry["pk"])
         if kind in ("join", "single", "connect") and player is not None:
             self.holders[player] = origin
         if kind == "watch":
@@ -314,8 +326,10 @@ class Room:
         if kind == "recorded" and player is not None and entry.get("g") is not None and not entry.get("s"):
             self.unstored.add(player)  # stored once the database has it ("stored")
             self.recorded_at[player] = now
-        if kind == "stored" and player is not None:
-            self.unstored.discard(player)
+        if kind == "stored" and player is not None and entry.get("g") in (None, self._game_id(player)):
+            self.unstored.discard(player)  # (a late one of an earlier race's game is for ``parked``)
+        if kind == "stored":
+            self.parked.pop(str(entry.get("g")), None)
         if kind == "leave" and player is not None:
             if outbox is not None:
                 self.departing[player] = outbox
@@ -335,6 +349,16 @@ class Room:
             self.welcome(outbox, None)
         self._arm_timer()
         return events
+
+    def _park(self, round_: int) -> None:
+        """Before a rematch replaces the race's games: keep the recorded games the database has
+        not taken yet, as they are, to store them still (the results' outbox holds across races)."""
+        for player_id in sorted(self.unstored):
+            self.parked[game_id(self.header["nonce"], player_id, round_)] = self._finished(player_id)
+        self.unstored.clear()
+        if not self.replaying:
+            for stored_as in list(self.parked):
+                self.store_parked(stored_as)
 
     def _mark_away_later(self, entry: Entry) -> None:
         """A seat taken by a connection that closed before it was confirmed: mark it away once
@@ -365,7 +389,9 @@ class Room:
             if frames is None:
                 self.seq -= 1
                 continue
-            self.log.append(frames)
+            # the log serves players' resumes: a spectators' copy of its own (reveals) is not kept
+            kept = frames.spectators is None or frames.spectators is frames.players
+            self.log.append(frames if kept else Frames(frames.seq, frames.players, None, frames.overrides))
             sent.append(frames)
             overrides, shared = frames.overrides, frames.players
             for player_id, outbox in self.outboxes.items():
@@ -380,6 +406,11 @@ class Room:
                 frame = frames.for_player(event.player)
                 if frame is not None and event.player not in self.outboxes and gone.room is None:
                     gone.send(frame)  # a player who left hears how their game ended (unless in another room now)
+            if isinstance(event, RaceOver):
+                # the race's events are of no more use: a resume from now on gets the snapshot,
+                # which carries the results and the player's game_over (a finished room is kept
+                # for ``finished_ttl_s``: hundreds of frames each, in thousands of rooms)
+                self.log.clear()
         return sent
 
     def _game_ended(self, player_id: str, ended_by: Entry | None) -> None:
@@ -488,9 +519,11 @@ class Room:
         for player_id in list(self.unstored):
             if now - self.recorded_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
                 self.store(player_id)
+        for stored_as in list(self.parked):
+            self.store_parked(stored_as)
 
     async def _record(self, player_id: str) -> None:
-        stored_as = game_id(self.header["nonce"], player_id)
+        stored_as = self._game_id(player_id)
         recorded: Entry = {"k": "recorded", "p": player_id, "g": stored_as}
         try:
             try:  # the usual case: the database takes it at once, before game_over goes out
@@ -498,7 +531,8 @@ class Room:
                     await self.services.recorder.store(self._finished(player_id), stored_as)
                 recorded["s"] = True
             except Exception as exc:  # down or slow: game_over goes out now, the write is retried
-                log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, exc)
+                why = str(exc) or f"no answer within {RECORD_WAIT_S:g} s"  # a TimeoutError says nothing
+                log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, why)
             await self.append_quietly(recorded)
         finally:
             self.recording.discard(player_id)
@@ -518,18 +552,47 @@ class Room:
         try:
             while player_id in self.unstored:
                 try:
-                    finished, stored_as = self._finished(player_id), game_id(self.header["nonce"], player_id)
+                    finished = self._finished(player_id)
+                    stored_as = self._game_id(player_id)
                     await self.services.recorder.store(finished, stored_as)
                 except Exception as exc:  # the database is down (or worse): keep the result, try again
                     log.warning("room %s: storing a game failed (%s); trying again in %.1f s", self.id, exc, delay)
                 else:
-                    await self.append_quietly({"k": "stored", "p": player_id})
+                    await self.append_quietly({"k": "stored", "p": player_id, "g": stored_as})
                     if player_id not in self.unstored:
                         return
-                await asyncio.sleep(delay)
+                await self.services.recorder.wait_to_retry(delay)
                 delay = min(STORE_RETRY_MAX_S, delay * 2)
         finally:
             self.storing.discard(player_id)
+
+    def _game_id(self, player_id: str) -> str:
+        """The id of ``player_id``'s game in the room's current race."""
+        return game_id(self.header["nonce"], player_id, self.race.round)
+
+    def store_parked(self, stored_as: str) -> None:
+        """Store a game of an earlier race of the room (see :attr:`parked`), retrying like :meth:`store`."""
+        if stored_as in self.storing or stored_as not in self.parked:
+            return
+        self.storing.add(stored_as)
+        self.services.tasks.spawn(self._store_parked(stored_as))
+
+    async def _store_parked(self, stored_as: str) -> None:
+        delay = STORE_RETRY_FIRST_S
+        try:
+            while stored_as in self.parked:
+                try:
+                    await self.services.recorder.store(self.parked[stored_as], stored_as)
+                except Exception as exc:
+                    log.warning("room %s: storing a game failed (%s); trying again in %.1f s", self.id, exc, delay)
+                else:
+                    await self.append_quietly({"k": "stored", "g": stored_as})
+                    if stored_as not in self.parked:
+                        return
+                await self.services.recorder.wait_to_retry(delay)
+                delay = min(STORE_RETRY_MAX_S, delay * 2)
+        finally:
+            self.storing.discard(stored_as)
 
     def _finished(self, player_id: str) -> FinishedGame:
         race = self.race
@@ -550,6 +613,7 @@ class Room:
             daily_date=race.daily_day,
             finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
             salt=race.salt,
+            player=self.player_keys.get(player_id),
         )
 
     # -- housekeeping --------------------------------------------------------------------------------------
@@ -569,7 +633,7 @@ class Room:
     @property
     def busy(self) -> bool:
         """Games are being recorded, or are not stored yet: the room (their outbox) must stay."""
-        return bool(self.recording or self.storing or self.unstored)
+        return bool(self.recording or self.storing or self.unstored or self.parked)
 
     # -- rebuilding -----------------------------------------------------------------------------------------
 

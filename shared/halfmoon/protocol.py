@@ -38,6 +38,17 @@ NAME_EXTRA: Final = frozenset(" _-.'")
 NAME_INVISIBLE: Final = frozenset("\u115f\u1160\u3164\uffa0")
 TIME_LIMIT_MIN: Final = 30
 TIME_LIMIT_MAX: Final = 7200
+#: A player key (docs/protocol.md, "Player keys"): a random secret of at least 128 bits that a
+#: client makes once and keeps, written in URL-safe base64 (``secrets.token_urlsafe(32)``: 43).
+PLAYER_KEY_MIN: Final = 22
+PLAYER_KEY_MAX: Final = 64
+PLAYER_KEY_ALPHABET: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+#: A won game is always 48 moves (40 pairs and 8 triples): a race's splits are taken every 12.
+SPLIT_EVERY: Final = 12
+SPLIT_MOVES: Final = tuple(range(SPLIT_EVERY, 49, SPLIT_EVERY))  # 12, 24, 36, 48
+#: A series (``start`` with ``series``): this many races, 2 to 10, with a points table.
+SERIES_MIN: Final = 2
+SERIES_MAX: Final = 10
 
 Json = dict[str, Any]
 
@@ -80,13 +91,21 @@ FINISHED: Final = frozenset({PlayerStatus.WON, PlayerStatus.GAVE_UP, PlayerStatu
 # -- client → server ------------------------------------------------------------------------------
 
 
+def _with_key(out: Json, player_key: str | None) -> Json:
+    if player_key is not None:
+        out["player_key"] = player_key
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Join:
     room: str
     name: str
+    #: the player's key (optional): their games are kept under its hash, for their history
+    player_key: str | None = None
 
     def to_json(self) -> Json:
-        return {"type": "join", "v": VERSION, "room": self.room, "name": self.name}
+        return _with_key({"type": "join", "v": VERSION, "room": self.room, "name": self.name}, self.player_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,20 +120,22 @@ class Watch:
 class Solo:
     name: str
     code: str | None = None
+    player_key: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "solo", "v": VERSION, "name": self.name}
         if self.code is not None:
             out["code"] = self.code
-        return out
+        return _with_key(out, self.player_key)
 
 
 @dataclass(frozen=True, slots=True)
 class Daily:
     name: str
+    player_key: str | None = None
 
     def to_json(self) -> Json:
-        return {"type": "daily", "v": VERSION, "name": self.name}
+        return _with_key({"type": "daily", "v": VERSION, "name": self.name}, self.player_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +154,32 @@ class Resume:
 @dataclass(frozen=True, slots=True)
 class Start:
     time_limit_s: int | None = None
+    #: the host makes this race the first of a series of that many (none under way)
+    series: int | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "start", "v": VERSION}
         if self.time_limit_s is not None:
             out["time_limit_s"] = self.time_limit_s
+        if self.series is not None:
+            out["series"] = self.series
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    """After a race: propose a new race on a new deal in the same room (you are in, and host it)."""
+
+    def to_json(self) -> Json:
+        return {"type": "rematch", "v": VERSION}
+
+
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """Take your place in the rematch proposed in your room."""
+
+    def to_json(self) -> Json:
+        return {"type": "accept", "v": VERSION}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +223,9 @@ class Ping:
         return {"type": "ping", "v": VERSION}
 
 
-ClientMessage = Join | Watch | Solo | Daily | Resume | Start | MoveMessage | Undo | GiveUp | Leave | Ping
+ClientMessage = (
+    Join | Watch | Solo | Daily | Resume | Start | MoveMessage | Undo | GiveUp | Leave | Ping | Rematch | Accept
+)
 
 
 def _bad(field: str, why: str, msg_id: int | None = None) -> BadMessageError:
@@ -238,6 +281,38 @@ def check_name(name: str) -> str:
     return trimmed
 
 
+def check_player_key(key: str) -> str:
+    """A well-formed player key (:data:`PLAYER_KEY_MIN`-:data:`PLAYER_KEY_MAX` URL-safe base64
+    characters). Raises :class:`BadMessageError` ``bad_message`` (never quoting the key: it is a
+    secret).
+
+    >>> check_player_key("x" * 22)
+    'xxxxxxxxxxxxxxxxxxxxxx'
+    """
+    if not PLAYER_KEY_MIN <= len(key) <= PLAYER_KEY_MAX or not PLAYER_KEY_ALPHABET.issuperset(key):
+        raise _bad(
+            "player_key", f"must be {PLAYER_KEY_MIN}-{PLAYER_KEY_MAX} URL-safe base64 characters (A-Z a-z 0-9 - _)"
+        )
+    return key
+
+
+def _player_key(data: Json, msg_id: int | None) -> str | None:
+    key = _optional_str(data, "player_key", msg_id)
+    if key is None:
+        return None
+    try:
+        return check_player_key(key)
+    except BadMessageError as exc:
+        raise BadMessageError(exc.code, exc.message, msg_id=msg_id) from None
+
+
+def player_key_hash(key: str) -> str:
+    """What the server keeps of a player key: its SHA-256, in hex (64 characters). The key is a
+    random secret of at least 128 bits, so the hash needs no salt to resist guessing, and a leaked
+    database does not let anyone act as the player (nor read their history)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def parse_message(frame: str | bytes) -> ClientMessage:
     """Parse and validate one client frame.
 
@@ -276,7 +351,10 @@ def _parse_start(data: Json, msg_id: int | None) -> Start:
     limit = _int(data, "time_limit_s", msg_id)
     if limit is not None and not TIME_LIMIT_MIN <= limit <= TIME_LIMIT_MAX:
         raise _bad("time_limit_s", f"must be {TIME_LIMIT_MIN}-{TIME_LIMIT_MAX} seconds, not {limit}", msg_id)
-    return Start(limit)
+    series = _int(data, "series", msg_id)
+    if series is not None and not SERIES_MIN <= series <= SERIES_MAX:
+        raise _bad("series", f"must be {SERIES_MIN}-{SERIES_MAX} races, not {series}", msg_id)
+    return Start(limit, series)
 
 
 def _parse_move(data: Json, msg_id: int | None) -> MoveMessage:
@@ -297,10 +375,10 @@ def _parse_move(data: Json, msg_id: int | None) -> MoveMessage:
 
 
 _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
-    "join": lambda d, i: Join(_str(d, "room", i), check_name(_str(d, "name", i))),
+    "join": lambda d, i: Join(_str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i)),
     "watch": lambda d, i: Watch(_str(d, "room", i)),
-    "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i)),
-    "daily": lambda d, i: Daily(check_name(_str(d, "name", i))),
+    "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i)),
+    "daily": lambda d, i: Daily(check_name(_str(d, "name", i)), _player_key(d, i)),
     "resume": _parse_resume,
     "start": _parse_start,
     "move": _parse_move,
@@ -308,6 +386,8 @@ _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
     "give_up": lambda d, i: GiveUp(),
     "leave": lambda d, i: Leave(),
     "ping": lambda d, i: Ping(),
+    "rematch": lambda d, i: Rematch(),
+    "accept": lambda d, i: Accept(),
 }
 
 
@@ -344,7 +424,8 @@ class PlayerSummary:
 class Result:
     """One line of a race's results (``race_over``) or of a leaderboard (REST ``entries``):
     the same fields, ranked by :func:`ranking_key`. ``player`` is the room's player id (None on
-    leaderboards, which list stored games)."""
+    leaderboards, which list stored games). ``splits`` (a room's results only, not leaderboards):
+    the player's time when their game first held 12, 24, 36 and 48 moves, None where it never did."""
 
     rank: int
     player: str | None
@@ -354,6 +435,7 @@ class Result:
     time_ms: int
     outcome: PlayerStatus
     game: str | None
+    splits: tuple[int | None, ...] | None = None
 
     def to_json(self) -> Json:
         out: Json = {"rank": self.rank}
@@ -367,6 +449,8 @@ class Result:
             outcome=str(self.outcome),
             game=self.game,
         )
+        if self.splits is not None:
+            out["splits"] = list(self.splits)
         return out
 
 
@@ -428,6 +512,12 @@ class RoomSnapshot:
     commitment: str | None = None
     game_over: Json | None = None  # the viewer's own game_over body, once their game is recorded
     salt: str | None = None  # a sealed race's salt, once its code is out (docs/protocol.md, "Sealed races")
+    #: the room's race number (a rematch makes the next), its series, and the players seated in
+    #: the room who have not taken their place in this race (yet): sent from the second race on,
+    #: or in a series, so a one-race room's snapshot is unchanged
+    round: int = 1
+    series: Json | None = None
+    seated: tuple[PlayerSummary, ...] = ()
 
     def to_json(self) -> Json:
         out: Json = {
@@ -453,6 +543,8 @@ class RoomSnapshot:
             out["game_over"] = self.game_over
         if self.salt is not None:  # a reload after a sealed race can check its code again
             out["salt"] = self.salt
+        if self.round > 1 or self.series is not None:
+            out.update(round=self.round, series=self.series, seated=[p.to_json() for p in self.seated])
         return out
 
 
@@ -592,13 +684,14 @@ class Started(RoomEvent):
 
 @dataclass(slots=True)
 class Moved(RoomEvent):
-    """A move or an undo. Everyone gets the summary; the mover also ``changes``, ``can_undo``
-    and the message's ``id``; spectators ``changes`` as they may see them."""
+    """A move or an undo. Everyone gets the summary; the mover also ``positions``, ``changes``,
+    ``can_undo`` and the message's ``id``; spectators ``positions`` and ``changes`` as they may
+    see them, once every card the move removed is public (docs/protocol.md, "Who sees what")."""
 
     kind: ClassVar[str] = "moved"
     player: str
     action: str
-    positions: tuple[str, ...]
+    positions: tuple[str, ...] | None
     score: int
     moves: int
     cards_left: int
@@ -612,7 +705,7 @@ class Moved(RoomEvent):
         out = moved_summary(
             self.player,
             self.action,
-            list(self.positions),
+            None if self.positions is None else list(self.positions),
             self.score,
             self.moves,
             self.cards_left,
@@ -631,14 +724,26 @@ class Moved(RoomEvent):
 def moved_summary(
     player: str,
     action: str,
-    positions: list[str],
+    positions: list[str] | None,
     score: int,
     moves: int,
     cards_left: int,
     status: PlayerStatus,
     elapsed_ms: int,
 ) -> Json:
-    """The part of ``moved`` that everyone gets (the server's hot path builds it directly)."""
+    """A ``moved`` body: the summary everyone gets, with the ``positions`` (None: left out) that
+    only the mover, and spectators once the move's cards are public, get (the server's hot
+    path builds it directly)."""
+    if positions is None:
+        return {
+            "player": player,
+            "action": action,
+            "score": score,
+            "moves": moves,
+            "cards_left": cards_left,
+            "status": status.value,
+            "elapsed_ms": elapsed_ms,
+        }
     return {
         "player": player,
         "action": action,
@@ -681,11 +786,16 @@ class GameOver(RoomEvent):
 
 @dataclass(slots=True)
 class RaceOver(RoomEvent):
+    """The results; from a room's second race on, or in a series, also ``round`` and ``series``
+    (with its points table)."""
+
     kind: ClassVar[str] = "race_over"
     results: tuple[Result, ...]
     code: str | None = None
     salt: str | None = None
     sealed: bool = False
+    round: int = 1
+    series: Json | None = None
 
     def to_json(self) -> Json:
         out: Json = {"results": [r.to_json() for r in self.results]}
@@ -694,7 +804,38 @@ class RaceOver(RoomEvent):
             out["sealed"] = self.sealed
         if self.salt is not None:
             out["salt"] = self.salt
+        if self.round > 1 or self.series is not None:
+            out.update(round=self.round, series=self.series)
         return out
+
+
+@dataclass(slots=True)
+class RematchProposed(RoomEvent):
+    """A rematch: the room is a lobby again for race number ``round`` on a new deal (its code as
+    a race's code: null while sealed), hosted by the proposer, the only player in it so far;
+    ``seated``: the room's other players, who may ``accept``."""
+
+    kind: ClassVar[str] = "rematch"
+    round: int
+    host: str | None
+    players: tuple[PlayerSummary, ...]
+    seated: tuple[PlayerSummary, ...]
+    code: str | None
+    sealed: bool
+    commitment: str | None
+    series: Json | None
+
+    def to_json(self) -> Json:
+        return {
+            "round": self.round,
+            "host": self.host,
+            "players": [p.to_json() for p in self.players],
+            "seated": [p.to_json() for p in self.seated],
+            "code": self.code,
+            "sealed": self.sealed,
+            "commitment": self.commitment,
+            "series": self.series,
+        }
 
 
 @dataclass(slots=True)

@@ -291,7 +291,11 @@ async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url
         "Score",
         "Moves",
         "Time",
-    ]
+        "12",
+        "24",
+        "36",
+        "48",
+    ]  # the race's splits: the time at moves 12, 24, 36 and 48
     assert len(lines) == 5 and all(line.split()[0] in "123" for line in lines[2:])
 
 

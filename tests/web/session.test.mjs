@@ -361,3 +361,46 @@ test("a reload after the end brings the end box back: the snapshot's game_over a
   assert.equal(playing.gameOver, null);
   assert.equal(session.toVerify(playing), null);
 });
+
+test("the race's track: every player as they joined, cards removed of 104, the leader; markers move with each moved", () => {
+  const page = SCENARIOS.race.pages.Spectator;
+  const states = playPage(page, "");
+  const started = states[page.timeline.findIndex((e) => e.recv && e.recv.type === "started")];
+  assert.deepEqual(session.track(started).map((p) => [p.id, p.removed, p.leads]), [["p1", 0, false], ["p2", 0, false]]);
+  // every `moved` the spectator got moves that racer's marker to 104 − cards_left, the leader the best score
+  page.timeline.forEach((entry, i) => {
+    if (!entry.recv || entry.recv.type !== "moved") return;
+    const lane = session.track(states[i]).find((p) => p.id === entry.recv.player);
+    assert.equal(lane.removed, 104 - entry.recv.cards_left);
+    const best = Math.max(...session.track(states[i]).map((p) => p.score));
+    const leads = session.track(states[i]).filter((p) => p.leads);
+    assert.equal(leads.length > 0, best > 0);
+    assert.ok(leads.every((p) => p.score === best), "the leader has the best score");
+  });
+  // the race's end: Ada won, Bob gave up; her splits at moves 12, 24, 36 and 48, none for him
+  const end = states.at(-1);
+  assert.deepEqual(session.track(end).map((p) => [p.name, p.removed, p.leads]), [["Ada", 104, true], ["Bob", 104 - end.players.p2.cards_left, false]]);
+  assert.deepEqual(session.SPLITS, [12, 24, 36, 48]);
+  assert.deepEqual(end.results.map((r) => [r.name, r.splits]), [["Ada", [21000, 33000, 45000, 57000]], ["Bob", [null, null, null, null]]]);
+});
+
+test("the track's leader: ties lead together, then the shorter finished time; nobody before a card is removed", () => {
+  const room = { ...lobbyRoom(), phase: "running", players: [
+    { id: "p1", name: "Ada", status: "playing", score: 0, moves: 0, cards_left: 104, elapsed_ms: 0 },
+    { id: "p2", name: "Bob", status: "playing", score: 0, moves: 0, cards_left: 104, elapsed_ms: 0 }] };
+  let s = session.reduce(session.initialState({ kind: "watch", room: room.room }), { type: "welcome", v: 1, role: "spectator", you: null, room, seq: 1 }, 0);
+  const leaders = () => session.track(s).filter((p) => p.leads).map((p) => p.name);
+  assert.deepEqual(leaders(), []);
+  const move = (seq, player, score, cards_left, status = "playing", elapsed_ms = 5000) =>
+    session.reduce(s, { type: "moved", v: 1, seq, player, action: "move", positions: ["1", "2"], score, moves: 1, cards_left, status, elapsed_ms }, 0);
+  s = move(2, "p1", 10, 102);
+  assert.deepEqual(leaders(), ["Ada"]);
+  s = move(3, "p2", 10, 102);
+  assert.deepEqual(leaders(), ["Ada", "Bob"], "a tie: both lead");
+  s = session.reduce(s, { type: "progress", v: 1, seq: 4, player: { id: "p2", name: "Bob", status: "gave_up", score: 10, moves: 1, cards_left: 102, elapsed_ms: 6000 } }, 0);
+  assert.deepEqual(leaders(), ["Bob"], "his 10 points are in, at 6 s; hers still run");
+  s = move(5, "p1", 25, 99);
+  assert.deepEqual(session.track(s).map((p) => [p.name, p.removed, p.leads]), [["Ada", 5, true], ["Bob", 2, false]]);
+  s = session.reduce(s, { type: "moved", v: 1, seq: 6, player: "p1", action: "undo", positions: ["3", "4", "5"], score: 10, moves: 1, cards_left: 102, status: "playing", elapsed_ms: 7000 }, 0);
+  assert.equal(session.track(s)[0].removed, 2, "an undo moves the marker back");
+});

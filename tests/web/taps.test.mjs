@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { parsePosition, positionName } from "../../client/halfmoon_web/static/js/cards.js";
 import {
   CANCELLED, DESELECTED, REMOVED, REPLACED, SELECTED, NotPlayableError,
-  applyOptimistic, hasLegalMove, legalMoves, matchingPositions, tap, tapMessage,
+  applyOptimistic, legalMoves, matchingPositions, tap, tapMessage,
 } from "../../client/halfmoon_web/static/js/taps.js";
 import { replayBoards } from "../../client/halfmoon_web/static/js/replay.js";
 import { dealFromCode } from "./deal.mjs";
@@ -112,8 +112,8 @@ test("placement help: the playable cards that can complete a move with the selec
 });
 
 test("legal moves and stalls", () => {
-  assert.equal(hasLegalMove(boardOf({ 1: "5S", 2: "5D", R1: "JC", R2: "QC" })), false);
-  assert.equal(hasLegalMove(boardOf({ 1: "5S", R5: "6C" })), true);
+  assert.deepEqual(legalMoves(boardOf({ 1: "5S", 2: "5D", R1: "JC", R2: "QC" })), [], "a stall");
+  assert.deepEqual(legalMoves(boardOf({ 1: "5S", R5: "6C" })), [[0, 16]]);
   assert.deepEqual(legalMoves(boardOf({ 1: "JS", 2: "QS", 3: "KS", 4: "KD" })), [[0, 1, 2], [0, 1, 3]]);
 });
 

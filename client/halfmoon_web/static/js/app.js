@@ -1,6 +1,6 @@
 // The single-page app: reads location.pathname and shows the screen it names — home, a solo
 // game (/play/{code}), a race (/r/{room}), spectating (/watch/{room}), the daily challenge
-// (/daily), the rules, the seed's examples, leaderboards and a finished game's replay, and a 404
+// (/daily), the rules, the seed's examples, leaderboards, the player's own games (/me) and a finished game's replay, and a 404
 // page for any other address — plus the header, settings, messages, sounds and the connection banner.
 
 import { createBoard } from "./board.js";
@@ -8,7 +8,8 @@ import { EXAMPLE } from "./examples.js";
 import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
-import { openLive } from "./live.js";
+import { openLive, utcDay } from "./live.js";
+import { historyPage } from "./me.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
 import { loadSettings, saveSettings } from "./settings.js";
@@ -82,7 +83,7 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("popstate", route);
 
-// -- header and settings -------------------------------------------------------------------
+// -- header and settings
 
 function renderHeader() {
   const w = words();
@@ -124,7 +125,7 @@ function setLanguage(value) {
   if (screen && screen.relabel) screen.relabel();
 }
 
-// -- the router ----------------------------------------------------------------------------
+// -- the router
 
 function route() {
   if (screen) screen.close();
@@ -142,6 +143,7 @@ function route() {
   else if (first === "examples" && !second) screen = staticScreen(examples);
   else if (first === "replay" && second && !third) screen = staticScreen(() => replay(second));
   else if (first === "leaderboard") screen = staticScreen(() => leaderboard(second, third));
+  else if (first === "me" && !second) screen = staticScreen(() => historyPage(main, words(), lang()));
   else screen = staticScreen(notFound);
 }
 
@@ -210,7 +212,7 @@ function raceEntry(room) {
   };
 }
 
-// -- home ----------------------------------------------------------------------------------
+// -- home
 
 function home() {
   const w = words();
@@ -240,7 +242,8 @@ function home() {
       h("label", { for: "room" }, w.joinRace), room, h("button", { class: "primary" }, w.join),
       h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
     h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/examples", "data-link": true }, w.examples), " · ",
-      h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards))));
+      h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards), " · ",
+      h("a", { href: "/me", "data-link": true }, w.me.title))));
   createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 
@@ -260,7 +263,7 @@ async function createRace(code) {
   }
 }
 
-// -- rules ---------------------------------------------------------------------------------
+// -- rules
 
 /** The English rendering's opening sentence speaks of the seed's files, not to a player. */
 const SOURCE_NOTE = "The Italian file beside this one is the original and wins any disagreement.";
@@ -313,7 +316,7 @@ function exampleFrames() {
   return exampleCache;
 }
 
-// -- examples ------------------------------------------------------------------------------
+// -- examples
 
 /** The seed's examples stepped through on a real board: the taps that cancel or replace a
  * selection, then the won game the rules cite, move by move. */
@@ -361,7 +364,7 @@ function examples() {
   go(0);
 }
 
-// -- leaderboards --------------------------------------------------------------------------
+// -- leaderboards
 
 /** The message of a REST error body ({"error": {"code", "message"}}), or null. */
 function apiError(data) {
@@ -370,12 +373,7 @@ function apiError(data) {
 
 async function getJson(url) {
   const response = await fetch(url);
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    data = null;
-  }
+  const data = await response.json().catch(() => null);
   if (!response.ok) {
     const error = new Error(apiError(data) || `${response.status} ${response.statusText}`);
     error.code = data && data.error && data.error.code;
@@ -390,9 +388,9 @@ function entriesTable(entries, replayable = true) {
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
   const row = (r, other) => h("tr", { class: other ? "other" : null, hidden: other },
-    h("td", {}, other ? "" : String(r.rank)), h("td", {}, r.name),
+    h("td", {}, other ? "" : r.rank), h("td", {}, r.name),
     h("td", {}, w.statuses[r.outcome] || r.outcome),
-    h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
+    h("td", {}, r.score), h("td", {}, r.moves),
     h("td", {}, formatTime(r.time_ms)),
     h("td", {}, r.game != null && replayable ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay) : ""));
   const body = h("tbody", {});
@@ -417,7 +415,7 @@ function leaderboard(kind, arg) {
   const w = words();
   const out = h("div", {});
   const codeInput = h("input", { id: "lb-code", name: "code", placeholder: w.codePlaceholder, value: kind && kind !== "daily" ? kind : "" });
-  const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : new Date().toISOString().slice(0, 10) });
+  const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : utcDay(Date.now()) });
   main.append(h("section", { class: "panel" },
     h("h1", {}, w.leaderboards),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/${codeInput.value.trim().toUpperCase()}`); } },
@@ -432,7 +430,7 @@ function leaderboard(kind, arg) {
   let replayable = true;
   if (kind === "daily") {
     url = `/api/daily/${encodeURIComponent(arg || dateInput.value)}/leaderboard`;
-    replayable = (arg || dateInput.value) < new Date().toISOString().slice(0, 10);
+    replayable = (arg || dateInput.value) < utcDay(Date.now());
     [title, subject] = [w.dailyBoard, arg || dateInput.value];
   } else if (kind) {
     url = `/api/leaderboard/${encodeURIComponent(kind)}`;
@@ -448,7 +446,7 @@ function leaderboard(kind, arg) {
   );
 }
 
-// -- replay --------------------------------------------------------------------------------
+// -- replay
 
 function replay(id) {
   const w = words();
@@ -486,9 +484,9 @@ function replay(id) {
         board.update(previous, { lang: lang(), label: w.replay, selection: moved });
         later = setTimeout(() => board.update(frame.board, { lang: lang(), label: w.replay }), 900);
       } else board.update(frame.board, { lang: lang(), label: w.replay });
-      score.textContent = String(frame.score);
-      moves.textContent = String(frame.moves);
-      range.value = String(at);
+      score.textContent = frame.score;
+      moves.textContent = frame.moves;
+      range.value = at;
       stepInfo.textContent = at === 0 ? `${w.step} 0 / ${frames.length - 1}`
         : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${p < 12 ? w.pile : w.slot} ${POSITION_NAMES[p]})`).join(" + ")}`;
     }

@@ -43,4 +43,3 @@ export function parsePosition(name) {
 }
 
 export const positionName = (index) => POSITION_NAMES[index];
-export const isReserve = (index) => index >= PILE_COUNT;

@@ -5,6 +5,7 @@
 import { createBoard } from "./board.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
 import { errorText, t } from "./i18n.js";
+import { playerKey } from "./me.js";
 import { Connection } from "./net.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
@@ -53,12 +54,13 @@ export function openLive(app, intent) {
   let ticker = null;
 
   const words = () => t(app.lang());
+  const homeLink = () => h("a", { href: "/", "data-link": true }, words().home);
   // the router asks for a name before a game opens: no invented name reaches a leaderboard
   const playerName = () => app.settings.name;
 
   const conn = new Connection(wsUrl(), {
     // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
-    hello: () => session.hello(s, playerName()),
+    hello: () => session.hello(s, playerName(), playerKey(localStorage)),
     onState: (status) => {
       app.setBanner(status === "reconnecting" ? words().reconnecting : status === "taken" ? words().takenElsewhere : null);
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
@@ -123,7 +125,7 @@ export function openLive(app, intent) {
 
   function refused(kind, msg) {
     if (kind === "move") app.toast(errorText(app.lang(), msg.code, null, msg.message || msg.code));
-    else if (kind === "seat") conn.send(session.hello(s, playerName())); // the server no longer knows this game: start afresh as the path says
+    else if (kind === "seat") conn.send(session.hello(s, playerName(), playerKey(localStorage))); // the server no longer knows this game: start afresh as the path says
     else if (kind === "other") app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
     // "entry": refused before the game could open (a bad room, code or name, a full server, a
     // failure): the page says why instead of waiting on «Connecting…» for ever
@@ -137,7 +139,7 @@ export function openLive(app, intent) {
     return null;
   }
 
-  // -- the player's actions -------------------------------------------------------------------
+  // -- the player's actions
 
   function onTap(position) {
     const out = session.onTap(s, position);
@@ -153,6 +155,7 @@ export function openLive(app, intent) {
 
   const undo = () => run(session.undo(s));
   const giveUp = () => run(session.giveUp(s));
+  const rematchButton = () => h("button", { type: "button", class: "primary rematch", onclick: () => run(session.rematch(s)) }, words().rematch);
 
   // the bar's button asks first: one stray tap would end a race, or today's ranked attempt
   function confirmGiveUp() {
@@ -191,7 +194,7 @@ export function openLive(app, intent) {
     app.navigate(target);
   }
 
-  // -- drawing ------------------------------------------------------------------------------
+  // -- drawing
 
   function tick() {
     if (!ui) return;
@@ -236,7 +239,7 @@ export function openLive(app, intent) {
       retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }
     app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
-      h("a", { href: "/", "data-link": true }, w.home)));
+      homeLink()));
     ui.update = () => {};
   }
 
@@ -252,23 +255,36 @@ export function openLive(app, intent) {
     const list = h("ul", { class: "players" });
     const link = `${location.origin}/r/${s.room}`;
     const minutes = h("input", { type: "number", min: "1", max: "120", value: String(Math.round((s.timeLimit || 1800) / 60)), id: "time-limit" });
-    const startButton = h("button", { type: "button", class: "primary", onclick: () => run(session.start(s, minutes.value)) }, w.start);
-    const hostBox = h("div", { class: "host-box" }, h("label", { for: "time-limit" }, w.timeLimit, " "), minutes, " ", startButton);
+    const races = h("input", { type: "number", min: "1", max: "10", value: "1", id: "series" });
+    const seriesBox = h("span", { class: "nowrap" }, " ", h("label", { for: "series" }, w.seriesRaces, " "), races);
+    const startButton = h("button", { type: "button", class: "primary", onclick: () => run(session.start(s, minutes.value, races.value)) }, w.start);
+    const hostBox = h("div", { class: "host-box" }, h("label", { for: "time-limit" }, w.timeLimit, " "), minutes, seriesBox, " ", startButton);
     const waiting = h("p", { class: "muted" }, w.waitingHost);
+    // a rematch: who proposed it, who is not in yet, and (seated) the button to take one's place
+    const rematchLine = h("p", { role: "status" });
+    const acceptButton = h("button", { type: "button", class: "primary", onclick: () => run(session.accept(s)) }, w.accept);
+    const standing = h("div", {});
     ui.countdown = h("p", { class: "countdown", role: "timer" });
     const watching = s.role === "spectator";
     app.main.append(h("section", { class: "panel lobby" },
-      h("h1", {}, `${w.lobby} ${s.room}`, watching ? h("span", { class: "tag" }, `${w.spectating} · ${w.readOnly}`) : null),
+      h("h1", {}, `${w.lobby} ${s.room}`, s.round > 1 ? ` · ${w.roundLabel} ${s.round}` : "", watching ? h("span", { class: "tag" }, `${w.spectating} · ${w.readOnly}`) : null),
       h("p", {}, w.share, ": ", h("a", { href: link, class: "share" }, link), " ",
         h("button", { type: "button", onclick: () => copyText(link).then(() => app.toast(w.copied)) }, w.copy)),
-      h("h2", {}, w.players), list, hostBox, waiting, ui.countdown,
-      h("p", {}, watching ? h("a", { href: "/", "data-link": true }, w.home)
+      h("h2", {}, w.players), list, rematchLine, acceptButton, hostBox, waiting, ui.countdown, standing,
+      h("p", {}, watching ? homeLink()
         : h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
     ui.update = () => {
       list.replaceChildren(...session.playerList(s).map(playerRow));
       const isHost = session.isHost(s);
       hostBox.hidden = !isHost || s.phase !== "lobby";
-      waiting.hidden = isHost || s.phase !== "lobby";
+      seriesBox.hidden = !session.mayStartSeries(s);
+      acceptButton.hidden = !session.mayAccept(s);
+      waiting.hidden = isHost || s.phase !== "lobby" || !acceptButton.hidden;
+      const seated = Object.values(s.seated || {});
+      const proposer = s.players[s.host];
+      rematchLine.hidden = s.round < 2;
+      rematchLine.textContent = `${proposer ? `${proposer.name} ${w.rematchBy}. ` : ""}${seated.length ? `${w.notIn}: ${seated.map((p) => p.name).join(", ")}` : ""}`;
+      standing.replaceChildren(...seriesTable());
       waiting.textContent = watching ? w.notStarted : w.waitingHost;
       ui.countdown.hidden = s.phase !== "countdown";
     };
@@ -306,12 +322,13 @@ export function openLive(app, intent) {
     const bar = h("div", { class: "bar" }, timeBox, scoreBox, movesBox, codeBox, h("div", { class: "actions" }, undoButton, endButton));
     // the daily challenge: today's date, the next deal's countdown, and — before the first
     // move — whether this attempt counts for the leaderboard (the server says so in welcome)
-    const dailyLine = s.mode === "daily" ? h("p", { class: "daily-line", dataset: { ranked: String(s.ranked !== false) } }) : null;
+    const dailyLine = s.mode === "daily" ? h("p", { class: "daily-line", dataset: { ranked: s.ranked !== false } }) : null;
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
-    const side = h("aside", { class: "opponents", "aria-label": w.opponents });
-    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, dailyLine, boardWrap, banner, race ? side : null, confirm));
+    const sitOut = h("p", { class: "sitting-out", role: "status", hidden: true });
+    const side = h("aside", { class: "opponents", "aria-label": w.track });
+    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, dailyLine, boardWrap, sitOut, banner, race ? side : null, confirm));
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
@@ -324,12 +341,19 @@ export function openLive(app, intent) {
     document.addEventListener("keydown", ui.keys);
     ui.update = () => {
       const stats = session.shownStats(s);
-      score.textContent = String(stats.score);
-      moves.textContent = String(stats.moves);
+      score.textContent = stats.score;
+      moves.textContent = stats.moves;
       code.textContent = codeText(s, w);
-      code.dataset.verified = String(s.verified);
+      code.dataset.verified = s.verified;
       copyButton.hidden = !s.code;
       const playing = session.canPlay(s);
+      // a racer who sits this race out: no board, no figures or buttons of theirs; the track instead
+      const sitting = session.sittingOut(s);
+      for (const node of [scoreBox, movesBox, undoButton, endButton, boardWrap]) node.hidden = sitting;
+      sitOut.hidden = !sitting;
+      timeBox.hidden = sitting && Boolean(s.results); // (the race's clock: stopped with its results)
+      sitOut.textContent = sitting ? (s.results ? w.satOut : w.sittingOut) : "";
+      banner.closest("section").classList.toggle("sitting", sitting);
       undoButton.disabled = !session.mayUndo(s);
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
@@ -339,7 +363,7 @@ export function openLive(app, intent) {
       if (dailyLine) {
         const next = h("span", { class: "nowrap" });
         ui.nextDaily = [next];
-        dailyLine.dataset.ranked = String(s.ranked !== false);
+        dailyLine.dataset.ranked = s.ranked !== false;
         dailyLine.replaceChildren(h("strong", {}, `${w.daily} ${localDate(utcDay(Date.now() + s.offset), app.lang())}`), " · ",
           s.gameOver ? w.attemptOver : s.ranked === false ? w.unranked : w.ranked, " · ", w.nextDaily, " ", next);
       }
@@ -349,7 +373,7 @@ export function openLive(app, intent) {
       banner.hidden = banner.childElementCount === 0;
       ui.main = banner.closest("section");
       ui.main.classList.toggle("ended", Boolean(s.gameOver));
-      if (race) side.replaceChildren(...[h("h2", {}, w.opponents), opponentList(), resultsTable()].filter(Boolean));
+      if (race) side.replaceChildren(...track(), ...resultsTables());
     };
   }
 
@@ -376,8 +400,8 @@ export function openLive(app, intent) {
         won ? h("p", {}, w.wonDetail) : null,
         h("dl", {},
           h("dt", {}, w.time), h("dd", { dataset: { result: "time" } }, formatTime(g.time_ms)),
-          h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, String(g.score)),
-          h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, String(g.moves)),
+          h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, g.score),
+          h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, g.moves),
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
         daily ? h("p", {}, g.ranked ? w.rankedDone : w.unranked, " · ", w.nextDaily, " ", next) : null,
         daily && !g.code ? h("p", { class: "muted" }, w.dailyCodeLater) : null,
@@ -386,8 +410,9 @@ export function openLive(app, intent) {
           g.code ? h("button", { type: "button", class: "race-this", onclick: () => app.createRace(g.code) }, w.raceThisDeal) : null,
           daily ? h("a", { href: `/leaderboard/daily/${day}`, "data-link": true }, w.dailyBoard) : null,
           g.game != null && !(daily && !g.code) ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
+          s.mode === "race" && s.results && s.role === "player" ? rematchButton() : null,
           s.mode === "race"
-            ? h("a", { href: "/", "data-link": true }, w.home)
+            ? homeLink()
             : daily ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
     }
     return out;
@@ -404,30 +429,50 @@ export function openLive(app, intent) {
     else copyText(`${text} ${url}`).then(() => app.toast(w.copied));
   }
 
-  function progressRow(p) {
+  /** A racer's lane: the figures, and a marker at the cards removed (the <progress> says it aloud). */
+  function lane(p, tag = "li") {
     const w = words();
-    const done = 104 - (p.cards_left ?? 104);
-    return h("li", { class: "progress-row", dataset: { player: p.id, status: p.status || "" } },
-      h("span", { class: "who" }, p.name, p.connected === false ? ` (${w.disconnected})` : ""),
-      h("progress", { max: "104", value: String(done), "aria-label": `${p.name}: ${done}/104` }),
-      h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`));
+    const rail = h("span", { class: "rail" }, h("progress", { max: 104, value: p.removed, "aria-label": `${p.name}: ${p.removed}/104 ${w.cards}` }),
+      h("span", { class: "marker", "aria-hidden": "true" }));
+    rail.style.setProperty("--at", p.removed / 104); // CSSOM: the CSP allows no style attribute
+    return h(tag, { class: "lane", dataset: { player: p.id, leads: p.leads } },
+      h("span", { class: "who" }, p.name, p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
+      h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`),
+      rail);
   }
 
-  function opponentList() {
-    return h("ul", { class: "progress-list" }, session.playerList(s).filter((p) => p.id !== s.you).map(progressRow));
+  function track() {
+    const w = words();
+    return [h("h2", {}, w.track, h("small", { class: "muted" }, ` · ${w.trackAxis}`)),
+      h("ol", { class: "track", "aria-label": `${w.track}: ${w.trackAxis}` }, session.track(s).map((p) => lane(p)))];
   }
 
-  function resultsTable() {
-    if (!s.results) return null;
+  /** A table of `lines` (each names its `player`): a caption, column heads, a row per line. */
+  function table(cls, caption, heads, rows, lines = s.results) {
+    return h("table", { class: cls }, h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, heads.map((x) => h("th", { scope: "col" }, x)))),
+      h("tbody", {}, lines.map((r) => h("tr", { dataset: { player: r.player } }, rows(r).map((x) => h("td", {}, x))))));
+  }
+
+  /** A series' points table, best first (docs/protocol.md, "Rematches and series"). */
+  function seriesTable() {
     const w = words();
-    return h("table", { class: "results" },
-      h("caption", {}, w.results),
-      h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time].map((x) => h("th", { scope: "col" }, x)))),
-      h("tbody", {}, s.results.map((r) => h("tr", { dataset: { player: r.player } },
-        h("td", {}, String(r.rank)), h("td", {}, r.name),
-        h("td", {}, w.statuses[r.outcome] || r.outcome),
-        h("td", {}, String(r.score)), h("td", {}, String(r.moves)),
-        h("td", {}, formatTime(r.time_ms))))));
+    const x = s.series;
+    if (!x || !x.table.length) return [];
+    const caption = `${x.over ? w.seriesOver : w.series}: ${w.roundLabel} ${x.race}/${x.races}`;
+    return [table("series", caption, [w.rank, w.name, w.seriesPoints, w.score, w.time],
+      (r) => [x.table.indexOf(r) + 1, r.name, r.points, r.score, formatTime(r.time_ms)], x.table)];
+  }
+
+  /** The results, a series' table, the rematch (a racer who sat this race out too), then a race's splits. */
+  function resultsTables() {
+    const w = words();
+    if (!s.results) return [];
+    return [...seriesTable(), !s.gameOver && s.role === "player" && rematchButton(),
+      table("results", w.results, [w.rank, w.name, w.status, w.score, w.moves, w.time],
+      (r) => [r.rank, r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
+    s.results.some((r) => r.splits) && table("splits", w.splits, [w.name, ...session.SPLITS],
+      (r) => [r.name, ...session.SPLITS.map((_, i) => (r.splits && r.splits[i] != null ? formatTime(r.splits[i]) : "—"))])].filter(Boolean);
   }
 
   function buildWatch() {
@@ -444,7 +489,8 @@ export function openLive(app, intent) {
       }
     };
     const tail = h("div", {});
-    app.main.append(h("section", { class: "watch" }, head, grid, tail));
+    const lanes = h("div", { class: "watch-track" });
+    app.main.append(h("section", { class: "watch" }, head, lanes, grid, tail));
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
@@ -452,7 +498,8 @@ export function openLive(app, intent) {
         s.notice ? h("p", { role: "status" }, w[s.notice]) : null,
         h("p", { class: "muted" }, `${w.code}: ${codeText(s, w)} · ${w.spectators}: ${s.spectators}`),
         session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
-      for (const p of session.playerList(s)) {
+      lanes.replaceChildren(...track());
+      for (const p of session.track(s)) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
           const wrap = h("div", { class: "board-wrap" });
@@ -463,10 +510,10 @@ export function openLive(app, intent) {
           if (!focus) choose(p.id);
         }
         const { info, board } = cards.get(p.id);
-        info.replaceChildren(progressRow(p));
+        info.replaceChildren(lane(p, "div"));
         board.update(s.boards[p.id] || null, { lang: app.lang(), label: p.name });
       }
-      tail.replaceChildren(resultsTable() || "");
+      tail.replaceChildren(...resultsTables());
     };
   }
 

@@ -55,8 +55,8 @@ function event(s, msg, now) {
       if (s.intent.kind === "race" && msg.role === "spectator" && !s.seat) next.notice = "becameSpectator";
       return msg.role === "player" ? seated(next) : next;
     }
-    case "player_joined":
-      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg) };
+    case "player_joined": // (a seated player who accepted a rematch is seated no more)
+      return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg), seated: byId(Object.values(s.seated || {}).filter((p) => p.id !== msg.player.id)) };
     case "player_left": { // gone from the list before the start (the server drops them); after it, kept as "left"
       const players = withPlayer(s.players, msg.player.id, msg.player);
       if (s.phase === "lobby" || s.phase === "countdown") delete players[msg.player.id];
@@ -77,7 +77,11 @@ function event(s, msg, now) {
     case "game_over":
       return { ...s, gameOver: msg, code: msg.code || s.code, salt: msg.salt || s.salt, pending: [], selection: [] };
     case "race_over": // a sealed race's code and salt come out with it
-      return { ...s, results: msg.results, phase: "finished", code: msg.code || s.code, salt: msg.salt || s.salt };
+      return { ...s, results: msg.results, phase: "finished", code: msg.code || s.code, salt: msg.salt || s.salt, series: "series" in msg ? msg.series : s.series };
+    case "rematch": // the room's next race, on a new sealed deal: a lobby again (docs/protocol.md, "Rematches and series")
+      return { ...s, round: msg.round, phase: "lobby", host: msg.host, code: msg.code, commitment: msg.commitment, salt: null, verified: undefined,
+        series: msg.series, players: byId(msg.players), seated: byId(msg.seated), board: null, boards: {}, results: null, gameOver: null,
+        startedAt: null, startsAt: null, canUndo: false, pending: [], selection: [] };
     case "spectators":
       return { ...s, spectators: msg.count };
     case "error":
@@ -101,7 +105,7 @@ function snapshot(s, room, now) {
     offset: offsetOf(s, room.now, now), startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
     players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
     board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
-    canUndo: Boolean(room.can_undo),
+    canUndo: Boolean(room.can_undo), round: room.round || 1, series: room.series || null, seated: byId(room.seated || []),
     // a resume after the end: the end box (and a sealed race's salt, to check again) come back with the board
     gameOver: room.game_over || null, salt: room.salt || (room.game_over && room.game_over.salt) || null,
   };
@@ -125,6 +129,8 @@ const offsetOf = (s, serverNow, localNow) => (Number.isFinite(serverNow) ? serve
 
 /** A player with a token keeps a seat to resume. */
 const seated = (s) => (s.token && s.room ? { ...s, seat: { room: s.room, token: s.token } } : s);
+
+const byId = (players) => Object.fromEntries(players.map((p) => [p.id, p]));
 
 const withPlayer = (players, id, fields) => ({ ...players, [id]: { ...(players[id] || { id }), ...fields } });
 
@@ -190,11 +196,23 @@ export function undo(state) {
 
 export const giveUp = (state) => ({ state, commands: [{ type: "give_up" }] });
 
-/** A time limit outside 30 s – 2 h is left to the server's default. */
-export function start(state, minutes) {
+/** A time limit outside 30 s – 2 h is left to the server's default; `races` 2–10: a series, when none is under way. */
+export function start(state, minutes, races = 1) {
   const seconds = Math.round(Number(minutes) * 60);
-  return { state, commands: [seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" }] };
+  const command = seconds >= 30 && seconds <= 7200 ? { type: "start", time_limit_s: seconds } : { type: "start" };
+  if (races >= 2 && races <= 10 && mayStartSeries(state)) command.series = Number(races);
+  return { state, commands: [command] };
 }
+
+/** No series is under way (none, or its last race is over): the host may start one. */
+export const mayStartSeries = (state) => !state.series || state.series.over;
+
+/** After a race (its results out): propose the next, on a new deal; the others accept. */
+export const rematch = (state) => ({ state, commands: state.role === "player" && state.results ? [{ type: "rematch" }] : [] });
+
+/** A rematch's lobby you are seated for: take your place. */
+export const mayAccept = (state) => state.phase === "lobby" && Boolean(state.you && state.seated && state.seated[state.you]);
+export const accept = (state) => ({ state, commands: mayAccept(state) ? [{ type: "accept" }] : [] });
 
 /** Give up the seat; a game still on, or a place before the start (lobby or countdown), is left on the server too. */
 export function leave(state) {
@@ -207,15 +225,16 @@ export const disconnected = (state) => (state.pending.length ? { ...state, pendi
 
 export const clearSelection = (state) => ({ ...state, selection: [] });
 
-/** The first message on a socket: resume the seat (`since` once events were seen), else what the intent asks. */
-export function hello(state, name) {
+/** The first message on a socket: resume the seat (`since` once events were seen), else what the intent asks — with the player key (js/me.js), when there is one, so the game joins the player's history. */
+export function hello(state, name, playerKey = null) {
   const { intent, seat } = state;
   if (seat) return state.seq ? { type: "resume", room: seat.room, token: seat.token, since: state.seq } : { type: "resume", room: seat.room, token: seat.token };
   if (state.role === "spectator" && state.room) return { type: "watch", room: state.room };
+  const key = playerKey ? { player_key: playerKey } : {};
   switch (intent.kind) {
-    case "solo": return intent.code ? { type: "solo", name, code: intent.code } : { type: "solo", name };
-    case "daily": return { type: "daily", name };
-    case "race": return { type: "join", room: intent.room, name };
+    case "solo": return intent.code ? { type: "solo", name, code: intent.code, ...key } : { type: "solo", name, ...key };
+    case "daily": return { type: "daily", name, ...key };
+    case "race": return { type: "join", room: intent.room, name, ...key };
     case "watch": return { type: "watch", room: intent.room };
     default: throw new Error(`unknown live intent ${intent.kind}`);
   }
@@ -250,6 +269,10 @@ export function canPlay(state) {
   return Boolean(state.role === "player" && state.phase === "running" && mine && !FINISHED.has(mine.status) && !state.gameOver);
 }
 
+/** A player of the room not in this race (a rematch they did not accept in time): from the start to the results they follow the track. */
+export const sittingOut = (state) => state.role === "player" && state.mode === "race" && Boolean(state.you)
+  && state.phase !== "lobby" && state.phase !== "countdown" && !(state.players && state.players[state.you]);
+
 export const mayUndo = (state) => canPlay(state) && state.canUndo && state.pending.length === 0;
 
 /** «Aiuto al posizionamento»: the playable positions that cannot complete a move with the selection. */
@@ -278,6 +301,17 @@ export const countdownS = (state, localNowMs) => (state.startsAt ? Math.max(0, M
 
 /** Spectators: does some board show a card face down? */
 export const anyHidden = (state) => Object.values(state.boards).some((b) => b && b.tops.includes(HIDDEN));
+
+/** The track: the players as they joined, with `removed` (cards of 104) and `leads`: the best
+ * score (5 points a card), then the shorter finished time; ties lead together; nobody at 0. */
+export function track(state) {
+  const rank = (p) => [-(p.score || 0), FINISHED.has(p.status) ? p.elapsed_ms : Infinity];
+  const [best] = playerList(state).map(rank).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return playerList(state).map((p) => ({ ...p, removed: 104 - (p.cards_left ?? 104), leads: best[0] < 0 && rank(p).join() === best.join() }));
+}
+
+/** The moves of a race's splits. */
+export const SPLITS = [12, 24, 36, 48];
 
 /** [my place, players] in a race: from the results (each names its `player`), else the winners so far ranked by time. */
 export function placing(state) {

@@ -87,19 +87,6 @@ export function legalMoves(board) {
   return moves;
 }
 
-export function hasLegalMove(board) {
-  const ranks = new Set(playable(board).map(([, card]) => card.rank));
-  if (ranks.has(JACK) && ranks.has(QUEEN) && ranks.has(KING)) return true;
-  for (let rank = 1; rank <= 5; rank++) if (ranks.has(rank) && ranks.has(11 - rank)) return true;
-  return false;
-}
-
-/** Cards left on a board (the sum of its counts). */
-export const cardsLeft = (board) => board.counts.reduce((a, b) => a + b, 0);
-
-/** Stalled: cards remain and no pair or triple can be made. */
-export const isStalled = (board) => cardsLeft(board) > 0 && !hasLegalMove(board);
-
 /**
  * Playable positions whose card can still complete a legal move with the selection (a Set);
  * with nothing selected, every playable position. «Aiuto al posizionamento» dims the others.
@@ -123,7 +110,7 @@ export function applyOptimistic(board, move) {
   const counts = board.counts.slice();
   for (const p of move) {
     counts[p] = Math.max(0, counts[p] - 1);
-    tops[p] = null; // a pile that still holds cards shows a face-down card until the server reveals it
+    tops[p] = null;
   }
   return { tops, counts };
 }

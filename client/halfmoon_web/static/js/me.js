@@ -1,0 +1,69 @@
+// «Le tue partite» (/me): the player key this browser keeps — no account, a random secret made
+// once — and the player's history, read with it from GET /api/me/history (the key goes in the
+// Authorization header, never in a URL). Codes the player may not see yet come as null.
+
+import { formatTime, h } from "./dom.js";
+
+const KEY = "halfmoon.playerKey";
+const WELL_FORMED = /^[A-Za-z0-9_-]{22,64}$/;
+
+/** This browser's player key (32 random bytes, URL-safe base64: 43 characters), made once and kept; null without storage. */
+export function playerKey(storage) {
+  try {
+    let key = storage.getItem(KEY);
+    if (!WELL_FORMED.test(key || "")) {
+      const bytes = crypto.getRandomValues(new Uint8Array(32));
+      key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      storage.setItem(KEY, key);
+    }
+    return key;
+  } catch {
+    return null; // storage refused (a private window's quota): play on, without a history
+  }
+}
+
+/** The /me page into `main`: counts, the daily streak, the best time per deal, the newest games. */
+export function historyPage(main, w, lang) {
+  const box = h("section", { class: "panel history", dataset: { page: "me" } }, h("h1", {}, w.me.title), h("p", { class: "muted" }, w.loading));
+  main.append(box);
+  document.title = `${w.me.title} · Half Moon`;
+  const key = playerKey(localStorage);
+  fetch("/api/me/history?limit=50", { headers: { Authorization: `Bearer ${key}` } })
+    .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
+    .then((data) => box.replaceChildren(...render(data, w, lang)))
+    .catch(() => box.replaceChildren(h("h1", {}, w.me.title), h("p", { role: "alert" }, w.me.unavailable)));
+}
+
+function render(data, w, lang) {
+  const m = w.me;
+  const title = h("h1", {}, m.title, data.name ? h("span", { class: "muted" }, ` · ${data.name}`) : null);
+  const note = h("p", { class: "muted note" }, m.note);
+  if (!data.games) return [title, h("p", {}, m.none), note];
+  const stat = (label, value, name) => h("div", { class: "stat", dataset: { stat: name } }, h("span", { class: "name" }, label), h("span", { class: "value" }, value));
+  const replay = (g) => (g.code ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.replay) : "");
+  const clean = (g) => (g.clean ? h("span", { class: "clean", title: m.clean, role: "img", "aria-label": m.clean }, "✓") : "");
+  // the «✓» column is named for a screen reader (and a pointer's tooltip) by what it means
+  const head = (x) => (x === "✓" ? h("th", { scope: "col", title: m.clean, "aria-label": m.clean }, x) : h("th", { scope: "col" }, x));
+  const code = (g) => g.code || h("span", { class: "muted" }, m.hidden);
+  const day = (g) => new Date(g.finished_at).toLocaleDateString(lang === "it" ? "it-IT" : "en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+  const table = (heads, rows) => h("div", { class: "scroll-x" }, h("table", { class: "results" },
+    h("thead", {}, h("tr", {}, heads.map(head))), h("tbody", {}, rows)));
+  return [
+    title,
+    h("div", { class: "bar history-stats" },
+      stat(m.games, data.games, "games"), stat(m.wins, data.wins, "wins"),
+      stat(m.cleanWins, data.clean_wins, "clean"), stat(m.streak, data.streak, "streak")),
+    h("p", { class: "muted note" }, data.daily_today ? m.dailyDone : m.dailyToDo),
+    h("h2", {}, m.best),
+    data.best.length ? table([w.code, w.time, "✓", ""], data.best.map((g) =>
+      h("tr", {}, h("td", { class: "nowrap" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
+      : h("p", { class: "muted" }, m.noBest),
+    h("h2", {}, m.recent),
+    table([m.date, m.mode, w.status, w.time, "✓", ""], data.recent.map((g) =>
+      h("tr", { dataset: { game: g.game } }, h("td", { class: "nowrap" }, day(g)),
+        h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "nowrap" }, code(g))),
+        h("td", {}, w.statuses[g.outcome] || g.outcome, h("br"), h("small", { class: "nowrap", dataset: { score: g.score } }, `${g.score} ${m.points}`)),
+        h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g))))),
+    note,
+  ];
+}
