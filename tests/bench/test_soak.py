@@ -1,0 +1,45 @@
+"""The soak run (bench/soak.py) in its short form: a few bots race and play solo against a real
+server whose PostgreSQL goes down (reset, then blackhole) while storms of reconnections hit the
+bots — and no bot sees an error, no result is lost, the server logs no traceback. The figures
+(memory, games per second) are the long run's, by hand, in docs/benchmarks.md; nothing here
+checks a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.postgres
+
+
+def test_a_short_soak_with_outages_and_storms_loses_nothing(postgres_url: str, tmp_path: Path) -> None:
+    out, svg = tmp_path / "soak.json", tmp_path / "soak.svg"
+    command = [sys.executable, str(ROOT / "bench" / "soak.py"), "--quick", "--no-pin", "--pg", postgres_url]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--svg", str(svg)], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert out.exists(), done.stdout[-2000:] + done.stderr[-4000:]
+    result = json.loads(out.read_text())
+    assert (result["errors"], result["errors_by_kind"]) == (0, {}), result["error_examples"]
+    assert result["lost"] == 0, result["check"]
+    assert result["check"]["differ"] == 0, result["check"]["differ_examples"]
+    assert result["server"]["log"]["tracebacks"] == 0, result["server"]["log"]
+    assert result["server"]["exit_code"] == 0
+    assert done.returncode == 0, done.stdout[-2000:]
+    # the run did what it says: games of both kinds ended and were found in the database, both
+    # outages happened (and the server's writes failed during them), and every bot a storm dropped came back
+    assert result["games"]["races"] > 0 and result["games"]["solo"] > 0
+    assert result["check"]["games_seen"] == result["check"]["games_in_db"] > 0
+    assert [outage["mode"] for outage in result["outages"]] == ["reset", "blackhole"]
+    assert result["check"]["db_write_errors"] > 0
+    dropped = sum(storm["dropped"] for storm in result["storms"])
+    assert dropped > 0
+    assert sum(storm["resumed"] + storm["ended_offline"] for storm in result["storms"]) == dropped
+    assert len(result["samples"]) > 5
+    assert svg.read_text().startswith("<svg") and "DB reset" in svg.read_text()
