@@ -143,6 +143,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 conn.send(encode(Error("bad_json", "binary frames are not accepted: send JSON text frames")))
                 continue
             await dispatch(app, conn, data)
+    except ConnectionResetError:  # the peer went while aiohttp answered its ping: a close like any other
+        log.debug("connection from %s reset", peer)
     finally:
         watchdog.cancel()
         try:

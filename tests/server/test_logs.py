@@ -6,7 +6,12 @@ import asyncio
 import logging
 from pathlib import Path
 
+import aiohttp
+import pytest
+from aiohttp import ClientConnectionResetError, WSMessage, WSMsgType, web
+
 from halfmoon_server import logs
+from tests.server.conftest import StartServer
 from tests.server.instances import Instance
 
 MALFORMED = (
@@ -72,3 +77,28 @@ def test_debug_logging_never_prints_a_database_statement_s_values() -> None:
         root.setLevel(level)
         for name, value in levels.items():
             logging.getLogger(name).setLevel(value)
+
+
+async def test_a_connection_reset_inside_the_receive_loop_is_a_quiet_close(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client PING arriving as its connection dies: aiohttp's receive() answers it with a PONG on
+    the closing transport and raises ClientConnectionResetError. Found by the soak run (one
+    'internal error on GET /ws' traceback); it is a close like any other."""
+    server = await start_server()
+    real_receive = web.WebSocketResponse.receive
+
+    async def receive(self: web.WebSocketResponse, timeout: float | None = None) -> WSMessage:
+        raise ClientConnectionResetError("Cannot write to closing transport")
+
+    async with aiohttp.ClientSession() as session:
+        monkeypatch.setattr(web.WebSocketResponse, "receive", receive)
+        with caplog.at_level(logging.DEBUG):
+            async with session.ws_connect(server.make_url("/ws")) as ws:
+                closing = await ws.receive(timeout=5)
+            monkeypatch.setattr(web.WebSocketResponse, "receive", real_receive)
+        async with session.get(server.make_url("/healthz")) as health:
+            assert health.status == 200
+    assert closing.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert "Traceback" not in caplog.text
