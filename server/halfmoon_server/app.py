@@ -48,7 +48,7 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     url = settings.database_url()
     try:
-        storage = await open_storage(url, timeout_s=settings.db_timeout_s)
+        storage = await open_storage(url, timeout_s=settings.db_timeout_s, synchronous=settings.journal_sync)
     except StorageError as exc:  # said at start-up, with the URL (no password): the operator's first clue
         raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     if url == MEMORY_URL:
@@ -99,7 +99,7 @@ async def preflight(settings: Settings) -> None:
     naming what failed (passwords hidden)."""
     url = settings.database_url()
     try:
-        storage = await open_storage(url, timeout_s=settings.db_timeout_s)
+        storage = await open_storage(url, timeout_s=settings.db_timeout_s, synchronous=settings.journal_sync)
     except StorageError as exc:
         raise StorageError(f"the database {describe_db(url)} cannot be used: {exc}") from exc
     await storage.close()

@@ -7,6 +7,7 @@ names (``memory://`` is :class:`~halfmoon_server.memory_storage.MemoryStorage`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -72,7 +73,12 @@ DEFAULT_TIMEOUT_S = 3.0
 
 
 def make_engine(
-    url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, command_timeout: bool = True, **kwargs: Any
+    url: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    command_timeout: bool = True,
+    synchronous: str = "normal",
+    **kwargs: Any,
 ) -> AsyncEngine:
     """An async engine for a SQLAlchemy URL; creates the SQLite file's directory if needed.
 
@@ -81,7 +87,8 @@ def make_engine(
     PostgreSQL statement does too (off for migrations, which may legitimately run long). Server
     connections are pinged before use (a SQLite file's cannot drop, so they are not), and every
     connection is recycled after errors (:func:`recycle_after_errors`), so a database that comes
-    back is used at once.
+    back is used at once. A SQLite file writes ahead (:func:`sqlite_wal`) with ``synchronous``
+    ``normal`` or ``full`` (``--journal-sync``, as the room journal).
 
     Raises :class:`StorageError` for a URL SQLAlchemy cannot use.
     """
@@ -106,7 +113,7 @@ def make_engine(
         raise StorageError(f"cannot use database {url!r}: {exc}") from exc
     event.listen(engine.sync_engine, "handle_error", recycle_after_errors)
     if url.startswith("sqlite"):
-        event.listen(engine.sync_engine, "connect", sqlite_wal)
+        event.listen(engine.sync_engine, "connect", functools.partial(sqlite_wal, synchronous=synchronous))
     return engine
 
 
@@ -138,15 +145,16 @@ def recycle_after_errors(context: ExceptionContext) -> None:
         context.is_disconnect = True
 
 
-def sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
+def sqlite_wal(dbapi_connection: Any, _record: Any, *, synchronous: str = "normal") -> None:
     """SQLAlchemy's ``connect`` hook for SQLite: write-ahead logging with ``synchronous=NORMAL``
     (as the room journal): a commit is one append to the log, not a rollback journal written,
     synced and deleted (``journal_mode=delete``/``synchronous=FULL``, about 2 ms of CPU a game);
     readers never wait for the writer. A commit survives the process being killed; a power
-    cut may lose the last ones (the room journal's default durability too)."""
+    cut may lose the last ones (the room journal's default durability too); ``synchronous="full"``
+    survives a power cut too, at a sync per commit."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA synchronous={'FULL' if synchronous.lower() == 'full' else 'NORMAL'}")
     cursor.close()
 
 
@@ -486,13 +494,13 @@ class SqlStorage:
 MEMORY_URL = "memory://"
 
 
-async def open_storage(url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Storage:
+async def open_storage(url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, synchronous: str = "normal") -> Storage:
     """The storage a URL names, ready to use: ``memory://`` (nothing kept past the process), or a
     SQLAlchemy async URL (migrated to the newest revision), each call answering within
     ``timeout_s``. Raises :class:`StorageError`."""
     if url == MEMORY_URL:
         return MemoryStorage()
-    engine = make_engine(url, timeout_s=timeout_s)
+    engine = make_engine(url, timeout_s=timeout_s, synchronous=synchronous)
     # PostgreSQL migrates on an engine of its own, without the statement timeout (building an
     # index on a large table, or waiting for another instance's migration, may take longer)
     postgres = engine.dialect.name == "postgresql"

@@ -157,3 +157,16 @@ async def test_a_retry_waits_its_whole_delay_while_the_database_stays_up() -> No
     started = loop.time()
     await recorder.wait_to_retry(0.2)
     assert loop.time() - started >= 0.19
+
+
+@pytest.mark.parametrize(("setting", "pragma"), [("normal", 1), ("full", 2)])
+async def test_the_games_database_syncs_as_the_journal_setting_says(tmp_path: Path, setting: str, pragma: int) -> None:
+    """``--journal-sync full`` (survive a power cut) holds for the games' database too, not only
+    the room journal: a journal saying "stored" must not outlive the game it stored."""
+    storage = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}", synchronous=setting)
+    assert isinstance(storage, SqlStorage)
+    try:
+        async with storage.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA synchronous"))).scalar_one() == pragma
+    finally:
+        await storage.close()
