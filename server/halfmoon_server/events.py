@@ -72,7 +72,10 @@ BoardChange = tuple[int, Card | None, int]
 
 @dataclass(slots=True)
 class Moved:
-    """A player's move or undo, checked by the engine and applied."""
+    """A player's move or undo, checked by the engine and applied. Its ``move`` (positions) and
+    ``changes`` tell cards — a move's cards pair to 11 or are a J, Q and K — so only the mover
+    gets them as they are; spectators once every card the move removed is public, the other
+    players never (:mod:`halfmoon_server.audience`)."""
 
     player: str
     action: str  # "move" | "undo"

@@ -139,13 +139,24 @@ class WsClient:
 
 @dataclass
 class ViewTracker:
-    """What one recipient's app shows, rebuilt from the messages it received, and the check that
-    no message carries a card the recipient's app does not show."""
+    """What one recipient's app shows, rebuilt from the messages it received, and the checks that
+    no message carries a card the recipient's app does not show, and that a racer gets of another
+    racer's move the summary only: its positions tell the cards it removed (a pile card paired
+    with a reserve card, which everyone knows, has a known rank), which lie in the same piles of
+    the racer's own deal."""
 
     me: str | None = None  # player id, None for a spectator
     spectator: bool = False
     boards: dict[str, list[str | None]] = field(default_factory=dict)  # player id → tops
+    counts: dict[str, list[int]] = field(default_factory=dict)  # player id → card counts
     problems: list[str] = field(default_factory=list)
+
+    def _apply(self, player: str, changes: list[dict[str, Any]]) -> None:
+        tops = self.boards.setdefault(player, [None] * 20)
+        counts = self.counts.setdefault(player, [0] * 20)
+        for change in changes:
+            position = POSITION_NAMES.index(change["pos"])
+            tops[position], counts[position] = change["card"], change["count"]
 
     def _visible(self) -> set[str]:
         return {card for tops in self.boards.values() for card in tops if card is not None}
@@ -157,38 +168,44 @@ class ViewTracker:
             self.spectator = message["role"] == "spectator"
             room = message["room"]
             if room is not None:
-                self.boards = {}
+                self.boards, self.counts = {}, {}
                 if room["board"] is not None and self.me is not None:
                     self.boards[self.me] = list(room["board"]["tops"])
+                    self.counts[self.me] = list(room["board"]["counts"])
                 for pid, board in (room["boards"] or {}).items():
                     self.boards[pid] = list(board["tops"])
+                    self.counts[pid] = list(board["counts"])
                 if not self.spectator and room["boards"] is not None:
                     self.problems.append(f"player {self.me} got every board: {room['boards']}")
         elif kind == "started":
             if self.spectator:
-                self.boards = {pid: list(b["tops"]) for pid, b in (message.get("boards") or {}).items()}
+                boards = (message.get("boards") or {}).items()
+                self.boards = {pid: list(b["tops"]) for pid, b in boards}
+                self.counts = {pid: list(b["counts"]) for pid, b in boards}
             else:
                 if message.get("boards"):
                     self.problems.append(f"player {self.me} got every board in started")
                 if message.get("board") is not None and self.me is not None:
                     self.boards = {self.me: list(message["board"]["tops"])}
+                    self.counts = {self.me: list(message["board"]["counts"])}
         elif kind == "moved":
             changes = message.get("changes")
-            if changes is not None:
-                if not self.spectator and message["player"] != self.me:
+            if not self.spectator and message["player"] != self.me:
+                if changes is not None:
                     self.problems.append(f"player {self.me} got {message['player']}'s revealed cards: {changes}")
-                else:
-                    tops = self.boards.setdefault(message["player"], [None] * 20)
-                    for change in changes:
-                        tops[POSITION_NAMES.index(change["pos"])] = change["card"]
+                if "positions" in message:
+                    self.problems.append(
+                        f"player {self.me} got {message['player']}'s move {message['positions']}, which tells its cards"
+                    )
+            elif changes is not None:
+                self._apply(message["player"], changes)
         reveals = message.get("reveals")
         if reveals is not None:
             if not self.spectator:
                 self.problems.append(f"player {self.me} got reveals meant for spectators: {reveals}")
             else:
                 for reveal in reveals:
-                    tops = self.boards.setdefault(reveal["player"], [None] * 20)
-                    tops[POSITION_NAMES.index(reveal["pos"])] = reveal["card"]
+                    self._apply(reveal["player"], [reveal])
         visible = self._visible()
         for card in _card_names(message):
             if card not in visible:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import Page, expect
 
-from halfmoon.game import Game
+from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, wait_board
 
@@ -76,18 +76,26 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     # Ada plays her winning game: once she has uncovered that card too, the spectator sees Bob's
     play(ada, game_ada, WON["moves"][0])
     expect(bob_board.locator(f'[data-pos="{changed}"]')).to_have_attribute("data-card", top.name)
-    # half-way through, the spectator sees of her board what Bob (one move in) has seen too
+    # half-way through, the spectator sees of her board what Bob (one move in) has seen too: her
+    # moves up to the first that removed a card Bob has not uncovered (a move tells its cards:
+    # they pair to 11), the cards on top that he has not uncovered face down
     for names in WON["moves"][1:24]:
         play(ada, game_ada, names)
+    shown_ada = Game.from_code(WON["code"])
+    for names in WON["moves"][:24]:
+        move = Move.from_names(names)
+        if any(p < 12 and shown_ada.count_at(p) < game_bob.count_at(p) for p in move.positions):
+            break
+        shown_ada.push(move)
     ada_board = watcher.locator('.watch-player[data-player="p1"] .board')
     expect(watcher.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Punteggio {game_ada.score}")
     hidden = 0
     for p, name in enumerate(POSITION_NAMES):
-        card = game_ada.card_at(p)
+        card = shown_ada.card_at(p)
         slot = ada_board.locator(f'[data-pos="{name}"]')
         if card is None:
             continue
-        if p < 12 and game_ada.count_at(p) < game_bob.count_at(p):
+        if p < 12 and shown_ada.count_at(p) < game_bob.count_at(p):
             hidden += 1
             expect(slot).to_have_class(re.compile(r"\bdown\b"))
             expect(slot).to_have_attribute("aria-label", re.compile("carta coperta"))
