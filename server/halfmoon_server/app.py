@@ -18,6 +18,7 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
+from halfmoon_server.admission import ConnectionGuard, started_middleware, tcp_limit
 from halfmoon_server.connection import Connection, open_files_ctx
 from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import LogUnavailable, StorageError
@@ -214,8 +215,13 @@ async def _keep_frozen(every_s: float, collect_every_s: float) -> None:
 def create_app(settings: Settings | None = None) -> web.Application:
     """The whole server as an aiohttp application (nothing opens until it starts)."""
     settings = settings or Settings.from_env()
-    app = web.Application(middlewares=[rest.security_headers, rest.api_errors], client_max_size=64 * 1024)
+    cap = 0 if settings.trust_forwarded else tcp_limit(settings.max_connections_per_address)
+    guard = ConnectionGuard(head_timeout_s=settings.head_timeout_s, limit=cap)
+    app = web.Application(
+        middlewares=[started_middleware(guard), rest.security_headers, rest.api_errors], client_max_size=64 * 1024
+    )
     app[keys.SETTINGS] = settings
+    app[keys.GUARD] = guard
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections
     app[keys.METRICS] = Metrics()

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from halfmoon_server import logs
+from halfmoon_server import keys, logs
 from halfmoon_server.app import create_app, describe_db, preflight
 from halfmoon_server.errors import ServerError, SettingsError
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
@@ -140,13 +142,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 1
     try:
-        web.run_app(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            print=listening,
-            access_log_class=logs.AccessLogger,
-        )
+        run_server(create_app(settings), settings.host, settings.port, listening)
     except ServerError as exc:
         print(f"halfmoon serve: {exc}", file=sys.stderr)
         return 1
@@ -154,3 +150,52 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"halfmoon serve: cannot listen on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _serve(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> None:
+    """Start the app on ``host:port`` with its connection guard on the HTTP server, serve until
+    SIGINT or SIGTERM, then clean up (drain, then every resource closed).
+
+    A stop signal only sets an event: one that arrives while the app is still starting (the
+    database opening, the solver worker spawning) lets the start-up finish and then stops, so
+    nothing half-opened is left to a closed loop."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    runner = web.AppRunner(app, handle_signals=False, access_log_class=logs.AccessLogger)
+    try:
+        await runner.setup()
+        assert runner.server is not None
+        app[keys.GUARD].install(runner.server)
+        if not stop.is_set():
+            site = web.TCPSite(runner, host, port)
+            await site.start()
+            listening(f"======== Running on http://{host}:{port} ========")
+            await stop.wait()
+    finally:
+        await runner.cleanup()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run_server(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM (``aiohttp.web.run_app``'s job, done here so that
+    :class:`~halfmoon_server.admission.ConnectionGuard` can be installed on the runner's server,
+    which ``run_app`` hides). The serving task's cleanup runs in full before any task left is
+    cancelled, so the shutdown's drain and the results still being written are not cut short."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(_serve(app, host, port, listening))
+    finally:
+        try:
+            left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()

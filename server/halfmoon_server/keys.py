@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 if TYPE_CHECKING:
+    from halfmoon_server.admission import ConnectionGuard
     from halfmoon_server.connection import Connection
     from halfmoon_server.daily import DailyService
     from halfmoon_server.limits import AddressCount
@@ -28,3 +29,4 @@ TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")
 METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
 ADDRESSES: web.AppKey[AddressCount] = web.AppKey("addresses")
+GUARD: web.AppKey[ConnectionGuard] = web.AppKey("guard")

@@ -100,6 +100,10 @@ OPTIONS: tuple[Option, ...] = (
         "seconds a client may take to send a request's body (then 408)",
     ),
     Option(
+        "head_timeout_s", "HALFMOON_HEAD_TIMEOUT_S", float, "--head-timeout",
+        "seconds a new connection may take to send its first request head before it is closed",
+    ),
+    Option(
         "join_timeout_s", "HALFMOON_JOIN_TIMEOUT_S", float, "--join-timeout",
         "seconds a WebSocket may stay outside every room before it is closed (4002)",
     ),
@@ -200,6 +204,10 @@ class Settings:
     #: How long a client may take to send a request's whole body (``POST /api/rooms``): a slower
     #: one is answered 408 and its connection closed, so a declared but unsent body holds nothing.
     body_timeout_s: float = 10.0
+    #: How long a new TCP connection may take to send its first request head (nothing at all, or
+    #: a header line a minute): then it is closed, so silent sockets cannot hold the server's file
+    #: descriptors (``halfmoon serve``; halfmoon_server.admission).
+    head_timeout_s: float = 10.0
     #: How long a WebSocket may stay outside every room (it never sent join, watch, resume, solo
     #: or daily, or it left): then it is closed with 4002, so idle sockets cannot pile up.
     join_timeout_s: float = 60.0
@@ -327,7 +335,7 @@ class Settings:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
         timings = (
             "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s", "db_timeout_s",
-            "body_timeout_s", "join_timeout_s",
+            "body_timeout_s", "join_timeout_s", "head_timeout_s",
         )
         for name in ("rate_burst", "rate_per_s", *timings):
             if getattr(self, name) <= 0:

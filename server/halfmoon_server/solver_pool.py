@@ -109,6 +109,11 @@ def _detached(inner: Future[T]) -> Future[T]:
     return outer
 
 
+def _retrieved(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()  # read: asyncio logs an error it thinks nobody saw
+
+
 def _ended(processes: list[BaseProcess]) -> tuple[list[BaseProcess], list[BaseProcess]]:
     """The processes that have ended (with their exit status), and those still running."""
     ended, running = [], []
@@ -161,6 +166,8 @@ class SolverPool(Executor):
         self._lock = threading.Lock()
         self._closed = False
         self._executor = self._new_executor()
+        #: :meth:`check`'s trivial job under way: on which executor, and its answer
+        self._probing: tuple[ProcessPoolExecutor, asyncio.Future[bool]] | None = None
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -255,24 +262,37 @@ class SolverPool(Executor):
 
     async def check(self) -> str | None:
         """None when a worker runs a trivial job within ``CHECK_TIMEOUT_S``, else a short reason
-        (for ``/readyz``). A dead worker is replaced, and the next check sees the new one."""
+        (for ``/readyz``). A dead worker is replaced, and the next check sees the new one. One
+        trivial job at a time: checks while it is still unanswered (a hung worker) wait for that
+        one, so polling ``/readyz`` never piles jobs up in the queue."""
         with self._lock:
             closed, executor = self._closed, self._executor
         if closed:
             return "the solver pool is shut down"
         try:
-            async with asyncio.timeout(CHECK_TIMEOUT_S):
-                with _stop_signals_blocked():
-                    job = executor.submit(warm_up)
-                await asyncio.wrap_future(_detached(job))  # a time-out cancels the copy, not the job
+            answer = self._probe(executor)
+            done, _ = await asyncio.wait({answer}, timeout=CHECK_TIMEOUT_S)  # never cancels it
+            if not done:
+                return "the solver worker does not answer"
+            answer.result()
         except BrokenExecutor:
             self._replace(executor)
             return "the solver worker died (a new one is starting)"
-        except TimeoutError:
-            return "the solver worker does not answer"
         except RuntimeError:
             return "the solver pool is shut down"
         return None
+
+    def _probe(self, executor: ProcessPoolExecutor) -> asyncio.Future[bool]:
+        """The answer of the trivial job on ``executor`` still under way, else of a new one."""
+        held = self._probing
+        if held is not None and held[0] is executor and not held[1].done():
+            return held[1]
+        with _stop_signals_blocked():
+            job = executor.submit(warm_up)
+        answer = asyncio.wrap_future(_detached(job))  # never cancelled: the job is never cancelled
+        answer.add_done_callback(_retrieved)  # its failure may come when nobody waits any more
+        self._probing = (executor, answer)
+        return answer
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Close the pool: no new jobs; see :meth:`close` for the bounded, non-blocking way."""
