@@ -53,6 +53,16 @@ def test_the_same_inputs_give_the_same_plan_to_the_last_digit(model: Any, units:
     assert other_seed != model.simulate_peak(units, load, seed=2, **SMALL)  # the draw is the seed's, not global
 
 
+@pytest.mark.parametrize("think_scale", [1.0, 10.0])
+def test_the_sample_is_scaled_by_its_mean_concurrency(model: Any, units: Any, think_scale: float) -> None:
+    # The sample is sized by Little's law for ``sample_players`` at the peak, so its mean
+    # concurrency there lands near it; its *maximum* is ~1.4x that, and scaling by it understated
+    # every rate per player and the games a day (caught in review: 442 for 300 at the bots' pace).
+    peak = model.simulate_peak(units, model.LoadModel(think_scale=think_scale), sample_players=300, window_s=300)
+    assert 0.8 * 300 <= peak.players <= 1.2 * 300, peak.players
+    assert peak.players < peak.connections  # a spectator per room comes on top
+
+
 @pytest.mark.parametrize("placement", ["spread", "room"])
 def test_more_players_never_need_fewer_machines(model: Any, units: Any, placement: str) -> None:
     load, machines = model.LoadModel(placement=placement), model.Machines()
