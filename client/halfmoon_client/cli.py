@@ -18,7 +18,8 @@ from halfmoon.cli import positive_int
 from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room_or_link
 from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
-from halfmoon_client.rest import create_room, history
+from halfmoon_client.ghost import Ghost
+from halfmoon_client.rest import create_room, history, stored_game
 from halfmoon_client.screens import history_lines, results_table
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.strategy import STRATEGIES
@@ -90,6 +91,12 @@ def register_join(sub: Sub) -> None:
         help="if you start the race, make it the first of a series of N (2-10) with a points table",
     )
     p.add_argument(
+        "--ghost",
+        metavar="GAME",
+        help="race a stored game's run too (GET /api/games/GAME; its lane moves on the race's clock): "
+        "a room on its deal is made with 'halfmoon race --code CODE'",
+    )
+    p.add_argument(
         "--no-resume",
         action="store_true",
         help="do not resume a game kept from an earlier run, nor keep this one "
@@ -108,6 +115,7 @@ def run_join(args: argparse.Namespace) -> int:
     color = sys.stdout.isatty()
 
     async def main() -> int:
+        ghost = None if args.ghost is None else Ghost.from_game(await stored_game(server, args.ghost))
         racer = await play_race(
             server,
             room,
@@ -122,6 +130,7 @@ def run_join(args: argparse.Namespace) -> int:
             series=args.series,
             stay=args.rematch or args.series is not None,
             player_key=SeatBook.default().player_key(server),
+            ghost=ghost,
         )
         return 0 if racer.done else 1
 

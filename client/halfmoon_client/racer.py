@@ -18,6 +18,7 @@ from halfmoon.positions import parse_position
 from halfmoon.taps import MOVE_ERROR_MESSAGES
 from halfmoon.text import refusal, word
 from halfmoon_client.commands import parse_command
+from halfmoon_client.ghost import Ghost
 from halfmoon_client.screens import race_screen
 from halfmoon_client.session import Message, Session
 from halfmoon_client.strategy import mirror
@@ -36,8 +37,11 @@ class Racer:
         time_limit_s: int | None = None,
         series: int | None = None,
         stay: bool = False,
+        ghost: Ghost | None = None,
     ) -> None:
         self.session = session or Session()
+        #: a stored game raced as a ghost (``--ghost``): its lane runs on the race's clock
+        self.ghost = ghost
         self.time_limit_s = time_limit_s  # what the host's ``s`` asks for (None: the server's default)
         #: the host's ``s`` makes the race the first of a series of this many (None: one race)
         self.series = series
@@ -172,6 +176,14 @@ class Racer:
     # -- the screen -----------------------------------------------------------------------------
 
     def screen(self, local_ms: int, *, color: bool = False) -> str:
+        screen = self._race_screen(local_ms, color=color)
+        me = self.session.me
+        if self.ghost is None or me is None or self.session.phase in (None, "lobby", "countdown"):
+            return screen
+        over = self.session.outcome is not None or self.session.race_over
+        return screen + "\n" + self.ghost.lane(self.session.elapsed_ms(me, local_ms), over=over, lang=self.lang)
+
+    def _race_screen(self, local_ms: int, *, color: bool = False) -> str:
         return race_screen(
             self.session,
             local_ms=local_ms,

@@ -1,5 +1,6 @@
 """The REST calls the client needs: ``POST /api/rooms`` creates a race room; ``GET
-/api/me/history`` reads the player's games by their key (in the ``Authorization`` header).
+/api/me/history`` reads the player's games by their key (in the ``Authorization`` header);
+``GET /api/games/{id}`` reads a stored game (a ghost to race).
 
 Plain :mod:`urllib` run in a worker thread, so it neither blocks the event loop nor adds a
 dependency.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -121,3 +123,31 @@ def history_sync(server: str, player_key: str, *, limit: int = 20, timeout: floa
 async def history(server: str, player_key: str, *, limit: int = 20, timeout: float = 10.0) -> dict[str, Any]:
     """:func:`history_sync` in a worker thread; raises the same errors."""
     return await asyncio.to_thread(history_sync, server, player_key, limit=limit, timeout=timeout)
+
+
+def stored_game_sync(server: str, game_id: str, *, timeout: float = 10.0) -> dict[str, Any]:
+    """A stored game (docs/openapi.yaml, ``/api/games/{game}``). Raises :class:`UnreachableError`,
+    :class:`RefusedError` (``no_such_game``; ``game_hidden`` / ``daily_hidden`` while its deal is
+    in play) or :class:`ProtocolError`."""
+    base = normalize_server(server)
+    url = f"{base}/api/games/{urllib.parse.quote(game_id, safe='')}"
+    try:
+        status, payload = _call(urllib.request.Request(url, headers={"Accept": "application/json"}), timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UnreachableError(f"cannot reach the server at {base}: {reason}") from None
+    except ValueError:
+        raise ProtocolError(f"{url} did not answer JSON: is it a Half Moon server?") from None
+    if status != 200:
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            raise RefusedError(str(error.get("code", status)), str(error.get("message", error)))
+        raise RefusedError(str(status), f"{url} answered HTTP {status}")
+    if not isinstance(payload, dict):
+        raise ProtocolError(f"{url} answered {payload!r:.120}, not a game")
+    return payload
+
+
+async def stored_game(server: str, game_id: str, *, timeout: float = 10.0) -> dict[str, Any]:
+    """:func:`stored_game_sync` in a worker thread; raises the same errors."""
+    return await asyncio.to_thread(stored_game_sync, server, game_id, timeout=timeout)

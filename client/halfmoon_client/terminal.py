@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from halfmoon.cli.screen import AnsiScreen, Screen
 from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ProtocolError, RefusedError
+from halfmoon_client.ghost import Ghost
 from halfmoon_client.racer import Racer
 from halfmoon_client.screens import watch_pages, watch_screen
 from halfmoon_client.seats import SeatBook
@@ -103,6 +104,7 @@ async def play_race(
     series: int | None = None,
     stay: bool = False,
     player_key: str | None = None,
+    ghost: Ghost | None = None,
 ) -> Racer:
     """Race in room ``room`` as ``name`` until the race is over or the racer quits (``stay``:
     until the racer quits, or their input ends after a race — the room's rematches are raced
@@ -111,7 +113,8 @@ async def play_race(
     With a seat book, a token kept from an earlier run resumes that player (a token the server
     no longer knows is dropped, and the racer joins afresh), the token of this run is kept as
     soon as the server gives it, and the seat is dropped when the race is over or the racer
-    leaves. ``player_key``: sent with ``join``, so the game joins the player's history. Raises
+    leaves. ``player_key``: sent with ``join``, so the game joins the player's history.
+    ``ghost``: a stored game whose run is drawn under the track, on the race's clock. Raises
     :class:`~halfmoon_client.errors.UnreachableError`, :class:`RefusedError`
     (with a message naming the room) or :class:`ProtocolError`.
     """
@@ -133,6 +136,7 @@ async def play_race(
         series=series,
         stay=stay,
         player_key=player_key,
+        ghost=ghost,
     )
     kept = seats.token(server, room, name) if seats is not None else None
     if kept is not None:
@@ -162,8 +166,9 @@ async def _race(
     series: int | None = None,
     stay: bool = False,
     player_key: str | None = None,
+    ghost: Ghost | None = None,
 ) -> Racer:
-    racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s, series=series, stay=stay)
+    racer = Racer(lang=lang, move_errors=move_errors, time_limit_s=time_limit_s, series=series, stay=stay, ghost=ghost)
     session = racer.session
     if token is not None:  # a seat kept from an earlier run: the first hello resumes it
         session.room = room

@@ -95,6 +95,9 @@ class Racer:
     status: PlayerStatus = PlayerStatus.WAITING
     game: Game | None = None
     steps: list[Step] = field(default_factory=list)
+    #: the player's clock (ms) when each of ``steps`` was taken: stored with the record, so the
+    #: game can be raced as a ghost
+    times: list[int] = field(default_factory=list)
     connected: bool = True
     away_since: int | None = None
     time_ms: int | None = None  # the final time, once the game is over
@@ -126,7 +129,7 @@ class Racer:
         return self.status in FINISHED
 
     def record(self, code: DealCode) -> GameRecord:
-        return GameRecord(code, list(self.steps))
+        return GameRecord(code, list(self.steps), list(self.times))
 
 
 @dataclass(slots=True)
@@ -595,6 +598,7 @@ class Race:
         won = status is _WON
         if won:
             racer.time_ms = self.elapsed(racer, now)
+        racer.times.append(max(self.elapsed(racer, now), racer.times[-1] if racer.times else 0))
         count = game.move_count
         if action == "move" and count % SPLIT_EVERY == 0 and racer.splits[count // SPLIT_EVERY - 1] is None:
             racer.splits[count // SPLIT_EVERY - 1] = self.elapsed(racer, now)

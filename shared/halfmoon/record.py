@@ -1,6 +1,8 @@
 """Game records: a deal code and the moves and undos played, and replaying them.
 
-JSON shape: ``{"code": "HM1-N-AAAAAAB", "moves": [["1", "8"], ["8", "5", "3"], "undo", ...]}``.
+JSON shape: ``{"code": "HM1-N-AAAAAAB", "moves": [["1", "8"], ["8", "5", "3"], "undo", ...]}``, and
+optionally ``"times"``: for each step, the milliseconds elapsed on the player's clock when the
+server took it (a stored game carries them, so it can be raced as a ghost; replaying ignores them).
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ Step = Move | Literal["undo"]
 
 @dataclass(slots=True)
 class GameRecord:
-    """A deal code and the steps played on it: moves and ``"undo"``s, in order."""
+    """A deal code and the steps played on it: moves and ``"undo"``s, in order; and, when known,
+    the clock time (ms) at which each step was played (``times``: as long as ``moves``, never
+    decreasing)."""
 
     code: DealCode
     moves: list[Step] = field(default_factory=list)
+    times: list[int] | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> GameRecord:
@@ -51,7 +56,7 @@ class GameRecord:
                 raise InvalidRecordError(
                     f"move {i}: {raw!r} is neither \"undo\" nor a list of 2 or 3 position names"
                 )
-        return cls(code, moves)
+        return cls(code, moves, _parse_times(data.get("times"), len(moves)))
 
     @classmethod
     def loads(cls, text: str | bytes) -> GameRecord:
@@ -67,13 +72,30 @@ class GameRecord:
         return cls.from_json(data)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "code": str(self.code),
             "moves": [UNDO if step == UNDO else step.names() for step in self.moves],
         }
+        if self.times is not None:
+            data["times"] = list(self.times)
+        return data
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), separators=(",", ":"))
+
+
+def _parse_times(raw: Any, steps: int) -> list[int] | None:
+    """A record's optional ``times``: one non-negative, never decreasing integer (ms) per step."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != steps:
+        raise InvalidRecordError(f"'times' must be a list of {steps} numbers, one per step")
+    previous = 0
+    for i, value in enumerate(raw):
+        if isinstance(value, bool) or not isinstance(value, int) or value < previous:
+            raise InvalidRecordError(f"time {i}: {value!r} is not a whole number of ms, at least {previous}")
+        previous = value
+    return list(raw)
 
 
 @dataclass(slots=True)

@@ -1,9 +1,11 @@
 // The single-page app: reads location.pathname and shows the screen it names — home, a solo
 // game (/play/{code}), a race (/r/{room}), spectating (/watch/{room}), the daily challenge
-// (/daily), the rules, the seed's examples, leaderboards, the player's own games (/me) and a finished game's replay, and a 404
+// (/daily), the rules, the seed's examples, leaderboards, the player's own games (/me), a finished game's replay, two
+// games of one deal compared (/compare/{a}/{b}), and a 404
 // page for any other address — plus the header, settings, messages, sounds and the connection banner.
 
 import { createBoard } from "./board.js";
+import { comparePage } from "./compare.js";
 import { EXAMPLE } from "./examples.js";
 import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h, localDate } from "./dom.js";
@@ -135,13 +137,18 @@ function route() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   const [first, second, third] = parts;
   if (!first) screen = staticScreen(home);
-  else if (first === "play" && !third) screen = named({ kind: "solo", code: second ? second.toUpperCase() : null });
+  else if (first === "play" && !third) {
+    // /play/CODE?ghost=GAME: a ghost race against that stored game (ghost.js)
+    const ghost = second ? new URLSearchParams(location.search).get("ghost") : null;
+    screen = named({ kind: "solo", code: second ? second.toUpperCase() : null, ...(ghost ? { ghost } : {}) });
+  }
   else if (first === "daily" && !second) screen = named({ kind: "daily" });
   else if (first === "r" && second && !third) screen = raceEntry(second.toUpperCase());
   else if (first === "watch" && second && !third) screen = openLive(app, { kind: "watch", room: second.toUpperCase() });
   else if (first === "rules" && !second) screen = staticScreen(rules);
   else if (first === "examples" && !second) screen = staticScreen(examples);
   else if (first === "replay" && second && !third) screen = staticScreen(() => replay(second));
+  else if (first === "compare" && second && third && parts.length === 3) screen = staticScreen(() => comparePage(main, words(), lang(), second, third));
   else if (first === "leaderboard") screen = staticScreen(() => leaderboard(second, third));
   else if (first === "me" && !second) screen = staticScreen(() => historyPage(main, words(), lang()));
   else screen = staticScreen(notFound);
@@ -471,7 +478,10 @@ function replay(id) {
         button("« " + w.first, () => go(0), "first"), button("◀ " + w.prev, () => go(at - 1), "prev"),
         range, button(w.next + " ▶", () => go(at + 1), "next"), button(w.last + " »", () => go(frames.length - 1), "last")),
       stepInfo,
-      h("p", { class: "center" }, h("a", { href: `/play/${code.textContent}`, "data-link": true }, w.playThisDeal)));
+      h("p", { class: "center" }, h("a", { href: `/play/${code.textContent}`, "data-link": true }, w.playThisDeal),
+        // a game stored with its times can be raced: a new solo game on its deal, a fresh seat
+        Array.isArray(game.times) && game.times.length ? [" · ", h("button", { type: "button", class: "primary", dataset: { ghost: id },
+          onclick: () => { sessionStorage.removeItem("halfmoon.session"); navigate(`/play/${game.code}?ghost=${encodeURIComponent(id)}`); } }, w.raceGhost)] : null));
     let later = null;
     function go(i) {
       at = Math.max(0, Math.min(frames.length - 1, i));

@@ -4,6 +4,7 @@
 
 import { createBoard } from "./board.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
+import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
 import { Connection } from "./net.js";
@@ -52,6 +53,15 @@ export function openLive(app, intent) {
   let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
+  // a ghost race (a solo game with `intent.ghost`, a stored game's id): its lane runs on your clock
+  let ghost = null;
+  let ghostFailed = false;
+  if (intent.ghost) {
+    fetch(`/api/games/${encodeURIComponent(intent.ghost)}`)
+      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
+      .then((game) => { ghost = ghostOf(game); })
+      .catch(() => { ghostFailed = true; }); // the ticker draws it
+  }
 
   const words = () => t(app.lang());
   const homeLink = () => h("a", { href: "/", "data-link": true }, words().home);
@@ -199,6 +209,7 @@ export function openLive(app, intent) {
   function tick() {
     if (!ui) return;
     if (ui.time) ui.time.textContent = formatTime(session.clockMs(s, Date.now()));
+    if (ui.ghost) ui.ghost();
     if (ui.nextDaily) ui.nextDaily.forEach((node) => { node.textContent = formatTime(msToNextDay(Date.now() + s.offset)); });
     const seconds = session.countdownS(s, Date.now());
     if (ui.countdown && seconds !== null) ui.countdown.textContent = `${words().startsIn} ${seconds}`;
@@ -328,7 +339,8 @@ export function openLive(app, intent) {
     const banner = h("div", { class: "endbox", role: "status" });
     const sitOut = h("p", { class: "sitting-out", role: "status", hidden: true });
     const side = h("aside", { class: "opponents", "aria-label": w.track });
-    app.main.append(h("section", { class: race ? "game race" : "game" }, bar, dailyLine, boardWrap, sitOut, banner, race ? side : null, confirm));
+    const sided = race || Boolean(intent.ghost);
+    app.main.append(h("section", { class: sided ? "game race" : "game" }, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
@@ -374,7 +386,9 @@ export function openLive(app, intent) {
       ui.main = banner.closest("section");
       ui.main.classList.toggle("ended", Boolean(s.gameOver));
       if (race) side.replaceChildren(...track(), ...resultsTables());
+      else if (intent.ghost) side.replaceChildren(...ghostTrack());
     };
+    if (intent.ghost) ui.ghost = () => side.replaceChildren(...ghostTrack());
   }
 
   function endContent(stats) {
@@ -447,6 +461,22 @@ export function openLive(app, intent) {
       h("ol", { class: "track", "aria-label": `${w.track}: ${w.trackAxis}` }, session.track(s).map((p) => lane(p)))];
   }
 
+  /** A ghost race's track: your lane and the ghost's (ghost.js), on your clock; the ghost's
+   * result once its time is up or your game is over. */
+  function ghostTrack() {
+    const w = words();
+    const head = h("h2", {}, w.ghostTrack, h("small", { class: "muted" }, ` · ${w.trackAxis}`));
+    if (!ghost) return [head, h("p", { class: "muted", role: ghostFailed ? "alert" : null }, ghostFailed ? w.ghostUnavailable : w.loading)];
+    const clock = session.clockMs(s, Date.now());
+    const g = ghostLane(ghost, clock, Boolean(s.gameOver), clock > 0 || session.shownStats(s).moves > 0);
+    // who leads: the better score (you lead together on a tie), as on a race's track
+    const lanes = [...session.track(s).filter((p) => p.id === s.you), { ...g, name: `${g.name} (${w.ghost})` }];
+    const best = Math.max(...lanes.map((p) => p.score || 0));
+    const out = [head, h("ol", { class: "track", "aria-label": `${w.ghostTrack}: ${w.trackAxis}` }, lanes.map((p) => lane({ ...p, leads: best > 0 && (p.score || 0) === best })))];
+    if (g.timeMs !== null) out.push(h("p", { class: "ghost-end", dataset: { ghost: g.status } }, `${w.ghostEnd}: ${w.statuses[g.status] || g.status} · ${formatTime(g.timeMs)} · ${w.score} ${g.score}`));
+    return out;
+  }
+
   /** A table of `lines` (each names its `player`): a caption, column heads, a row per line. */
   function table(cls, caption, heads, rows, lines = s.results) {
     return h("table", { class: cls }, h("caption", {}, caption),
@@ -471,8 +501,20 @@ export function openLive(app, intent) {
     return [...seriesTable(), !s.gameOver && s.role === "player" && rematchButton(),
       table("results", w.results, [w.rank, w.name, w.status, w.score, w.moves, w.time],
       (r) => [r.rank, r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
+    compareLinks(),
     s.results.some((r) => r.splits) && table("splits", w.splits, [w.name, ...session.SPLITS],
       (r) => [r.name, ...session.SPLITS.map((_, i) => (r.splits && r.splits[i] != null ? formatTime(r.splits[i]) : "—"))])].filter(Boolean);
+  }
+
+  /** Once the race is over, links comparing the reader's game (a spectator: the first racer's)
+   * with each other racer's, where both games were stored (the compare view, compare.js). */
+  function compareLinks() {
+    const w = words();
+    const stored = s.results.filter((r) => r.game != null);
+    const base = stored.find((r) => r.player === s.you) || stored[0];
+    const others = stored.filter((r) => r !== base);
+    return others.length > 0 && h("p", { class: "compare-links" }, w.compareWith, others.flatMap((r) =>
+      [" ", h("a", { href: `/compare/${base.game}/${r.game}`, "data-link": true, dataset: { player: r.player } }, `${base.name} ⇄ ${r.name}`)]));
   }
 
   function buildWatch() {
