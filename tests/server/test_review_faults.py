@@ -230,9 +230,9 @@ async def test_one_address_cannot_hold_more_idle_connections_than_its_cap(
         assert not any(early), "the 20 within the limit are not closed before their head timeout"
         late = await asyncio.gather(*(_closed_by_server(reader, 5.0) for reader in readers[:20]))
         assert all(late), f"{sum(late)} of 20 silent or slowloris connections were closed after the head timeout"
-        async with aiohttp.ClientSession() as http:  # the limit is free again: the server answers
-            async with http.get(inst.base + "/healthz") as health:
-                assert health.status == 200
+        # the limit is free again: the server answers
+        async with aiohttp.ClientSession() as http, http.get(inst.base + "/healthz") as health:
+            assert health.status == 200
     finally:
         for writer in writers:
             writer.close()
