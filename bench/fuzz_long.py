@@ -38,11 +38,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from benchlib import free_port
+from benchlib import free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the strategies live with the test
@@ -84,20 +83,6 @@ def server(data: Path, log_path: Path) -> Iterator[tuple[str, subprocess.Popen[b
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)
-
-
-async def wait_up(url: str, process: subprocess.Popen[bytes]) -> None:
-    async with aiohttp.ClientSession() as http:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited with {process.returncode} before it answered")
-            with contextlib.suppress(aiohttp.ClientError):
-                async with http.get(url + "/healthz") as response:
-                    if response.status == 200:
-                        return
-            await asyncio.sleep(0.2)
-    raise RuntimeError("the server did not answer /healthz within 60 s")
 
 
 def read_log(path: Path) -> dict[str, Any]:

@@ -58,7 +58,7 @@ import aiohttp
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import cpu_seconds, free_port
+from benchlib import cpu_seconds, free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = 4  # players in a room
@@ -175,18 +175,6 @@ def serve_echo(port: int) -> None:
     app.router.add_get("/ws", echo)
     app.router.add_get("/healthz", healthz)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
-
-
-async def wait_up(base: str, process: subprocess.Popen[bytes]) -> None:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(600):
-            if process.poll() is not None:
-                raise RuntimeError(f"the server at {base} exited with {process.returncode}")
-            with contextlib.suppress(aiohttp.ClientError):
-                if (await http.get(f"{base}/healthz")).status == 200:
-                    return
-            await asyncio.sleep(0.05)
-    raise RuntimeError(f"the server at {base} did not start")
 
 
 # -- the client ----------------------------------------------------------------------------------------

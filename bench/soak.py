@@ -62,7 +62,7 @@ import aiohttp
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
 
-from benchlib import cpu_seconds, free_port
+from benchlib import cpu_seconds, free_port, wait_up
 from halfmoon.protocol import Solo
 from halfmoon_client.bots import BotBrain
 from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
@@ -712,20 +712,6 @@ def server(plan: Plan, db_url: str, data: Path, log_path: Path) -> Iterator[tupl
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)
-
-
-async def wait_up(url: str, process: subprocess.Popen[bytes]) -> None:
-    async with aiohttp.ClientSession() as http:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited with {process.returncode} before it answered")
-            with contextlib.suppress(aiohttp.ClientError):
-                async with http.get(url + "/healthz") as response:
-                    if response.status == 200:
-                        return
-            await asyncio.sleep(0.2)
-    raise RuntimeError("the server did not answer /healthz within 60 s")
 
 
 async def drain_and_check(run: SoakRun, dsn: str) -> dict[str, Any]:
