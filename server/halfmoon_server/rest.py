@@ -359,6 +359,60 @@ async def get_game(request: web.Request) -> web.Response:
 HISTORY_ROWS = 2000
 
 
+def _cards_per_step(moves: list[Any]) -> list[int]:
+    """The cards each step of a record removed: 2 or 3 for a move, minus the last move's for an undo."""
+    taken: list[int] = []
+    cards: list[int] = []
+    for step in moves:
+        if step == "undo":
+            cards.append(-taken.pop() if taken else 0)
+        else:
+            taken.append(len(step))
+            cards.append(len(step))
+    return cards
+
+
+async def daily_ghost(request: web.Request) -> web.Response:
+    """Today's daily game ``game`` as a ghost for a reader who has finished their own attempt of
+    the day (issue 17): only its progress over time — each step's time and the cards it removed —
+    and its result; no position, card or code (its record stays hidden: :func:`get_game`). The
+    reader is known by the player key (``Authorization: Bearer``); a past day's game is raced
+    through ``GET /api/games/{game}`` once that day is public."""
+    player = _player_of(request)
+    day = _day(request.match_info["date"])
+    today = request.app[keys.DAILY].today()
+    if day > today:
+        raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
+    if day < today:
+        raise ApiError(403, "not_today", f"{day} is not today ({today} UTC): race its games through /api/games/{{id}}")
+    storage = request.app[keys.STORAGE]
+    mine = await storage.games_of_player(player, HISTORY_ROWS)
+    if not any(g.daily_date == today for g in mine):
+        raise ApiError(
+            403, "finish_your_attempt_first", "a daily ghost opens once your own attempt of today has ended"
+        )
+    game_id = request.match_info["game"]
+    game = await storage.get_game(game_id) if len(game_id) <= 32 else None
+    if game is None or game.daily_date != today:
+        raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r} of today's daily challenge")
+    times = game.record.get("times")
+    moves = game.record.get("moves", [])
+    if not isinstance(times, list) or len(times) != len(moves):
+        raise ApiError(409, "no_times", f"game {game_id!r} has no time for each step: it cannot be raced")
+    steps = [{"at": at, "cards": cards} for at, cards in zip(times, _cards_per_step(moves), strict=True)]
+    return json_response(
+        {
+            "game": game.id,
+            "date": today.isoformat(),
+            "name": game.nickname,
+            "score": game.score,
+            "time_ms": game.time_ms,
+            "outcome": game.outcome,
+            "steps": steps,
+        }
+    )
+
+
 def _player_of(request: web.Request) -> str:
     """The hash of the player key in ``Authorization: Bearer <key>`` (a key never travels in a
     URL: URLs land in logs). Raises :class:`ApiError` 401 ``no_player_key`` / ``bad_player_key``."""
@@ -639,6 +693,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/leaderboard/{code}", leaderboard_for_code)
     app.router.add_get("/api/daily", daily)
     app.router.add_get("/api/daily/{date}/leaderboard", daily_leaderboard)
+    app.router.add_get("/api/daily/{date}/ghosts/{game}", daily_ghost)
     app.router.add_get("/api/games/{game}", get_game)
     app.router.add_get("/api/me/history", my_history)
     app.router.add_get("/healthz", healthz)

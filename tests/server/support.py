@@ -111,7 +111,7 @@ class WsClient:
     async def send(self, type: str, **fields: Any) -> None:
         await self.ws.send_str(json.dumps({"type": type, "v": 1, **fields}))
 
-    async def next(self, *types: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def next(self, *types: str, timeout: float = 10.0) -> dict[str, Any]:
         """The next message of one of ``types`` (earlier messages of other types are skipped)."""
         async with asyncio.timeout(timeout):
             while True:

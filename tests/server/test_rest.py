@@ -32,6 +32,7 @@ def test_openapi_document_is_valid_and_names_every_route() -> None:
         "/api/leaderboard/{code}",
         "/api/daily",
         "/api/daily/{date}/leaderboard",
+        "/api/daily/{date}/ghosts/{game}",
         "/api/games/{game}",
         "/api/me/history",
         "/healthz",

@@ -1,8 +1,5 @@
-// The single-page app: reads location.pathname and shows the screen it names — home, a solo
-// game (/play/{code}), a race (/r/{room}), spectating (/watch/{room}), the daily challenge
-// (/daily), the rules, the seed's examples, leaderboards, the player's own games (/me), a finished game's replay, two
-// games of one deal compared (/compare/{a}/{b}), and a 404
-// page for any other address — plus the header, settings, messages, sounds and the connection banner.
+// The single-page app: shows the screen location.pathname names (home, /play, /r, /watch, /daily,
+// rules, examples, leaderboards, /me, /replay, /compare, a 404), the header, settings and banners.
 
 import { createBoard } from "./board.js";
 import { comparePage } from "./compare.js";
@@ -11,7 +8,7 @@ import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive, utcDay } from "./live.js";
-import { historyPage } from "./me.js";
+import { historyPage, playerKey } from "./me.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
 import { loadSettings, saveSettings } from "./settings.js";
@@ -138,11 +135,14 @@ function route() {
   const [first, second, third] = parts;
   if (!first) screen = staticScreen(home);
   else if (first === "play" && !third) {
-    // /play/CODE?ghost=GAME: a ghost race against that stored game (ghost.js)
+    // /play/CODE?ghost=GAME: a ghost race (ghost.js)
     const ghost = second ? new URLSearchParams(location.search).get("ghost") : null;
     screen = named({ kind: "solo", code: second ? second.toUpperCase() : null, ...(ghost ? { ghost } : {}) });
   }
-  else if (first === "daily" && !second) screen = named({ kind: "daily" });
+  else if (first === "daily" && !second) { // ?ghost=GAME: an unranked attempt against it
+    const ghost = new URLSearchParams(location.search).get("ghost");
+    screen = named({ kind: "daily", ...(ghost ? { ghost } : {}) });
+  }
   else if (first === "r" && second && !third) screen = raceEntry(second.toUpperCase());
   else if (first === "watch" && second && !third) screen = openLive(app, { kind: "watch", room: second.toUpperCase() });
   else if (first === "rules" && !second) screen = staticScreen(rules);
@@ -200,7 +200,7 @@ function staticScreen(draw) {
   };
 }
 
-/** /r/{room}: a room that does not exist says so first; else join with the saved name, or ask for one. */
+/** /r/{room}: a missing room says so; else join with the saved name, or ask for one. */
 function raceEntry(room) {
   let inner = null;
   let closed = false;
@@ -308,7 +308,7 @@ function rules() {
   main.append(section);
 }
 
-/** The opening table of the Examples page's game: the arc, the reserve, each place's name and count. */
+/** The Examples page's opening table: the arc, the reserve, each place's name and count. */
 function diagram() {
   const wrap = h("div", { class: "board-wrap diagram" });
   const figure = h("figure", { class: "diagram-figure" }, wrap, h("figcaption", {}, words().diagramCaption));
@@ -325,8 +325,7 @@ function exampleFrames() {
 
 // -- examples
 
-/** The seed's examples stepped through on a real board: the taps that cancel or replace a
- * selection, then the won game the rules cite, move by move. */
+/** The seed's examples on a real board: the taps that cancel or replace a selection, then the rules' won game. */
 function examples() {
   const w = words();
   const frames = exampleFrames();
@@ -378,8 +377,8 @@ function apiError(data) {
   return data && data.error && typeof data.error === "object" ? data.error.message || data.error.code : null;
 }
 
-async function getJson(url) {
-  const response = await fetch(url);
+async function getJson(url, init) {
+  const response = await fetch(url, init);
   const data = await response.json().catch(() => null);
   if (!response.ok) {
     const error = new Error(apiError(data) || `${response.status} ${response.statusText}`);
@@ -389,8 +388,8 @@ async function getJson(url) {
   return data;
 }
 
-/** ``replayable``: false for a daily leaderboard whose games cannot be replayed yet. */
-function entriesTable(entries, replayable = true) {
+/** ``replayable``: false for a daily board not replayable yet; ``ghosts``: then each can be raced. */
+function entriesTable(entries, replayable = true, ghosts = false) {
   const w = words();
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
@@ -399,7 +398,8 @@ function entriesTable(entries, replayable = true) {
     h("td", {}, w.statuses[r.outcome] || r.outcome),
     h("td", {}, r.score), h("td", {}, r.moves),
     h("td", {}, formatTime(r.time_ms)),
-    h("td", {}, r.game != null && replayable ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay) : ""));
+    h("td", {}, r.game != null && replayable ? h("a", { href: `/replay/${r.game}`, "data-link": true }, w.replay)
+      : r.game != null && ghosts ? h("a", { href: `/daily?ghost=${encodeURIComponent(r.game)}`, "data-link": true, dataset: { ghost: r.game } }, w.raceGhost) : ""));
   const body = h("tbody", {});
   for (const r of entries) {
     const others = (r.others || []).map((o) => row(o, true));
@@ -445,10 +445,13 @@ function leaderboard(kind, arg) {
   }
   if (!url) return;
   out.append(h("p", { class: "muted" }, w.loading));
-  getJson(url).then(
-    (data) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
-      h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable)),
-      !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, w.dailyReplayLater) : null),
+  // today's games race as ghosts once the player's own attempt has ended (/api/me/history)
+  const today = kind === "daily" && (arg || dateInput.value) === utcDay(Date.now());
+  const mine = today ? getJson("/api/me/history?limit=1", { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } }).then((me) => me.daily_today, () => false) : false;
+  Promise.all([getJson(url), mine]).then(
+    ([data, ghosts]) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
+      h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable, ghosts)),
+      !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, ghosts ? w.dailyGhosts : w.dailyReplayLater) : null),
     (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, lang() === "en" ? `${w.errorPrefix}: ${error.message}` : w.boardUnavailable))),
   );
 }

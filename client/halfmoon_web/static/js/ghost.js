@@ -1,30 +1,33 @@
-// Ghosts (issue 17): race a stored game. Its record gives each step's positions and the time on
-// its player's clock ("times"): a move of 2 or 3 positions removes that many cards, an undo puts
-// the last move's back. That is all the ghost's lane needs: it moves in time with your clock and
-// shows no card of the ghost's (a record is readable only once its deal is public anyway).
+// Ghosts (issue 17): race a stored game. Each step's time on its player's clock and the cards it
+// removed is all the ghost's lane needs: it shows no card of the ghost's.
 
-/** The ghost's progress after each step of a record: [{at, removed, moves, score}] (at: ms on
- * its clock; a pair scores 10, a triple 15, an undo takes its move back). Throws when the
- * record has no times, or they do not fit its moves. */
-export function ghostTimeline(moves, times) {
+/** A record's steps as [{at, cards}]: the cards each removed (2, 3; an undo, minus its move's). Throws when the times do not fit. */
+export function ghostSteps(moves, times) {
   if (!Array.isArray(moves) || !Array.isArray(times) || times.length !== moves.length) throw new Error("the game has no time for each step");
   const taken = [];
-  let removed = 0;
-  let score = 0;
   return moves.map((step, i) => {
     if (step === "undo") {
-      const size = taken.pop();
-      if (!size) throw new Error(`step ${i + 1}: nothing to undo`);
-      removed -= size;
-      score -= size === 2 ? 10 : 15;
-    } else {
-      if (!Array.isArray(step) || step.length < 2 || step.length > 3) throw new Error(`step ${i + 1}: not a move`);
-      taken.push(step.length);
-      removed += step.length;
-      score += step.length === 2 ? 10 : 15;
+      if (!taken.length) throw new Error(`step ${i + 1}: nothing to undo`);
+      return { at: times[i], cards: -taken.pop() };
     }
-    if (!Number.isInteger(times[i]) || times[i] < (i ? times[i - 1] : 0)) throw new Error(`step ${i + 1}: bad time`);
-    return { at: times[i], removed, moves: taken.length, score };
+    if (!Array.isArray(step) || step.length < 2 || step.length > 3) throw new Error(`step ${i + 1}: not a move`);
+    taken.push(step.length);
+    return { at: times[i], cards: step.length };
+  });
+}
+
+/** The ghost's progress after each step of a record: [{at, removed, moves, score}]. */
+export const ghostTimeline = (moves, times) => stepsTimeline(ghostSteps(moves, times));
+
+/** The progress after each of `steps` ({at, cards}): a pair scores 10, a triple 15, an undo takes its move back. */
+export function stepsTimeline(steps) {
+  let [removed, moves, score] = [0, 0, 0];
+  return steps.map(({ at, cards }, i) => {
+    if (!Number.isInteger(at) || at < (i ? steps[i - 1].at : 0) || ![2, 3, -2, -3].includes(cards)) throw new Error(`step ${i + 1}: bad time or size`);
+    removed += cards;
+    moves += Math.sign(cards);
+    score += Math.sign(cards) * (Math.abs(cards) === 2 ? 10 : 15);
+    return { at, removed, moves, score };
   });
 }
 
@@ -40,9 +43,9 @@ export function ghostAt(timeline, elapsedMs) {
   return lo ? timeline[lo - 1] : { at: 0, removed: 0, moves: 0, score: 0 };
 }
 
-/** A stored game (GET /api/games/{id}) as a ghost: {name, timeMs, outcome, timeline}; throws when it has no times. */
+/** A ghost {name, timeMs, outcome, timeline} from a stored game (GET /api/games/{id}) or, with `steps`, today's daily one (GET /api/daily/{date}/ghosts/{id}). */
 export function ghostOf(game) {
-  return { name: game.name, timeMs: game.time_ms, outcome: game.outcome, timeline: ghostTimeline(game.moves, game.times) };
+  return { name: game.name, timeMs: game.time_ms, outcome: game.outcome, timeline: game.steps ? stepsTimeline(game.steps) : ghostTimeline(game.moves, game.times) };
 }
 
 /** The ghost's lane on your clock (the shape session.track gives a racer): the deal until your

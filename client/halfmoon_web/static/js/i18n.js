@@ -74,7 +74,7 @@ const STRINGS = {
     statuses: { waiting: "in attesa", playing: "in gioco", stalled: "in stallo", won: "vinto",
       gave_up: "ha abbandonato", left: "uscito", timed_out: "tempo scaduto" },
     outcomes: { won: "Vittoria!", gave_up: "Hai abbandonato", left: "Hai lasciato la gara", timed_out: "Tempo scaduto" },
-    raceGhost: "Sfida il fantasma", ghost: "fantasma", ghostTrack: "Contro il fantasma", ghostEnd: "Il fantasma ha finito", ghostUnavailable: "Il fantasma non è disponibile: partita senza tempi.",
+    raceGhost: "Sfida il fantasma", dailyGhosts: "Hai giocato oggi: sfida un fantasma, fuori classifica.", ghost: "fantasma", ghostTrack: "Contro il fantasma", ghostEnd: "Il fantasma ha finito", ghostUnavailable: "Il fantasma non è disponibile: partita senza tempi.",
     errors: {
       no_such_room: (x) => `La gara ${x} non esiste (forse è già finita).`,
       bad_code: (x) => `Il codice ${x} non è valido: un codice è fatto così, HM1-N-AAAAAAB.`,
@@ -189,7 +189,7 @@ const STRINGS = {
     statuses: { waiting: "waiting", playing: "playing", stalled: "stalled", won: "won",
       gave_up: "gave up", left: "left", timed_out: "timed out" },
     outcomes: { won: "You won!", gave_up: "You gave up", left: "You left the race", timed_out: "Time is up" },
-    raceGhost: "Race the ghost", ghost: "ghost", ghostTrack: "Against the ghost", ghostEnd: "The ghost finished", ghostUnavailable: "The ghost is not available: this game has no times.",
+    raceGhost: "Race the ghost", dailyGhosts: "You played today: race a ghost, unranked.", ghost: "ghost", ghostTrack: "Against the ghost", ghostEnd: "The ghost finished", ghostUnavailable: "The ghost is not available: this game has no times.",
     errors: {
       no_such_room: (x) => `There is no race ${x} (it may have ended).`,
       bad_code: (x) => `${x} is not a valid deal code: a code looks like HM1-N-AAAAAAB.`,

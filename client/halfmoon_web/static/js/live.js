@@ -1,6 +1,5 @@
-// A live room over the WebSocket: solo games, the daily challenge, races (lobby, countdown,
-// play, opponents' progress, results) and spectating. The wiring and the drawing only: the
-// room's state, optimistic moves and the messages to send are the reducer's (session.js).
+// A live room over the WebSocket: solo, daily, races and spectating. Wiring and drawing only:
+// state, optimistic moves and messages to send are the reducer's (session.js).
 
 import { createBoard } from "./board.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
@@ -43,21 +42,20 @@ function saveSeat(saved) {
   if (saved && saved.path === "/daily") localStorage.setItem(DAILY_KEY, JSON.stringify({ day: utcDay(Date.now()), room: saved.room, token: saved.token }));
 }
 
-/**
- * Open a live screen. `intent` is {kind: "solo", code?} | {kind: "daily"} | {kind: "race", room}
- * | {kind: "watch", room}. `app` gives {main, settings, lang(), navigate(path), toast(text),
- * setBanner(text|null)}. Returns {close(), relabel()} for the router.
- */
+/** Open a live screen. `intent`: {kind: "solo"|"daily"|"race"|"watch", code?, room?, ghost?}; `app`: {main,
+ * settings, lang(), navigate(path), toast(text), setBanner(text|null)}. Returns {close(), relabel()}. */
 export function openLive(app, intent) {
-  let path = location.pathname;
+  let path = location.pathname + (intent.kind === "daily" && intent.ghost ? location.search : ""); // a seat of its own
   let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
-  // a ghost race (a solo game with `intent.ghost`, a stored game's id): its lane runs on your clock
+  // a ghost race (`intent.ghost`: a stored game; a daily's, its progress only)
   let ghost = null;
   let ghostFailed = false;
   if (intent.ghost) {
-    fetch(`/api/games/${encodeURIComponent(intent.ghost)}`)
+    const id = encodeURIComponent(intent.ghost);
+    fetch(intent.kind === "daily" ? `/api/daily/${utcDay(Date.now())}/ghosts/${id}` : `/api/games/${id}`,
+      { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } })
       .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
       .then((game) => { ghost = ghostOf(game); })
       .catch(() => { ghostFailed = true; }); // the ticker draws it
@@ -108,7 +106,7 @@ export function openLive(app, intent) {
     return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
   }
 
-  /** Take the reducer's new state: adopt the solo deal's address, keep the seat. Returns whether it changed. */
+  /** Take the reducer's new state (the solo deal's address, the seat); whether it changed. */
   function commit(next) {
     const before = s;
     s = next;
@@ -123,7 +121,7 @@ export function openLive(app, intent) {
     return true;
   }
 
-  /** Take an action's {state, commands}: send the commands; a move that cannot go is taken back. */
+  /** Take an action's {state, commands}: send them; a move that cannot go is taken back. */
   function run({ state, commands }) {
     commit(state);
     for (const command of commands) {
@@ -135,10 +133,9 @@ export function openLive(app, intent) {
 
   function refused(kind, msg) {
     if (kind === "move") app.toast(errorText(app.lang(), msg.code, null, msg.message || msg.code));
-    else if (kind === "seat") conn.send(session.hello(s, playerName(), playerKey(localStorage))); // the server no longer knows this game: start afresh as the path says
+    else if (kind === "seat") conn.send(session.hello(s, playerName(), playerKey(localStorage))); // a game the server forgot: afresh
     else if (kind === "other") app.toast(errorText(app.lang(), msg.code, subjectOf(msg.code), `${words().errorPrefix}: ${msg.message || msg.code}`));
-    // "entry": refused before the game could open (a bad room, code or name, a full server, a
-    // failure): the page says why instead of waiting on «Connecting…» for ever
+    // "entry": refused before the game opened: the page says why, not «Connecting…» for ever
   }
 
   /** What a refusal is about: the room, the deal code or the nickname the player gave. */
@@ -301,7 +298,7 @@ export function openLive(app, intent) {
     };
   }
 
-  /** The bar's code: the deal code (✓/✗ once a sealed race's is checked), «sigillato» while sealed, a daily's reveal at the day's end. */
+  /** The bar's code: the code (✓/✗ once a sealed race's is checked), «sigillato», or a daily's «a fine giornata». */
   function codeText(st, w) {
     if (st.code) return `${st.code}${st.verified ? " ✓" : st.verified === false ? " ✗" : ""}`;
     if (st.commitment) return w.sealed;
@@ -331,8 +328,7 @@ export function openLive(app, intent) {
       : h("button", { type: "button", onclick: newGame }, w.newGame);
     const confirm = confirmDialog();
     const bar = h("div", { class: "bar" }, timeBox, scoreBox, movesBox, codeBox, h("div", { class: "actions" }, undoButton, endButton));
-    // the daily challenge: today's date, the next deal's countdown, and — before the first
-    // move — whether this attempt counts for the leaderboard (the server says so in welcome)
+    // the daily: its date, the next deal's countdown, whether this attempt is ranked (welcome says)
     const dailyLine = s.mode === "daily" ? h("p", { class: "daily-line", dataset: { ranked: s.ranked !== false } }) : null;
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, { onTap });
@@ -432,7 +428,7 @@ export function openLive(app, intent) {
     return out;
   }
 
-  /** Share a finished game: a short summary and a link to play the same deal (Web Share API, else the clipboard). */
+  /** Share a finished game: a summary and a link to its deal (Web Share API, else the clipboard). */
   function share(g) {
     const w = words();
     const place = session.placing(s);
@@ -443,7 +439,7 @@ export function openLive(app, intent) {
     else copyText(`${text} ${url}`).then(() => app.toast(w.copied));
   }
 
-  /** A racer's lane: the figures, and a marker at the cards removed (the <progress> says it aloud). */
+  /** A racer's lane: figures and a marker at the cards removed (<progress> says it aloud). */
   function lane(p, tag = "li") {
     const w = words();
     const rail = h("span", { class: "rail" }, h("progress", { max: 104, value: p.removed, "aria-label": `${p.name}: ${p.removed}/104 ${w.cards}` }),
@@ -461,8 +457,7 @@ export function openLive(app, intent) {
       h("ol", { class: "track", "aria-label": `${w.track}: ${w.trackAxis}` }, session.track(s).map((p) => lane(p)))];
   }
 
-  /** A ghost race's track: your lane and the ghost's (ghost.js), on your clock; the ghost's
-   * result once its time is up or your game is over. */
+  /** A ghost race's track: your lane and the ghost's on your clock; its result once over. */
   function ghostTrack() {
     const w = words();
     const head = h("h2", {}, w.ghostTrack, h("small", { class: "muted" }, ` · ${w.trackAxis}`));
@@ -494,7 +489,7 @@ export function openLive(app, intent) {
       (r) => [x.table.indexOf(r) + 1, r.name, r.points, r.score, formatTime(r.time_ms)], x.table)];
   }
 
-  /** The results, a series' table, the rematch (a racer who sat this race out too), then a race's splits. */
+  /** The results, a series' table, the rematch, then a race's splits. */
   function resultsTables() {
     const w = words();
     if (!s.results) return [];
@@ -506,8 +501,7 @@ export function openLive(app, intent) {
       (r) => [r.name, ...session.SPLITS.map((_, i) => (r.splits && r.splits[i] != null ? formatTime(r.splits[i]) : "—"))])].filter(Boolean);
   }
 
-  /** Once the race is over, links comparing the reader's game (a spectator: the first racer's)
-   * with each other racer's, where both games were stored (the compare view, compare.js). */
+  /** Once the race is over, links comparing the reader's game (a spectator: the first racer's) with each other stored one. */
   function compareLinks() {
     const w = words();
     const stored = s.results.filter((r) => r.game != null);
