@@ -44,6 +44,9 @@ log = logging.getLogger("halfmoon_server.rest")
 MAX_BODY = 4096
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INTEGER_RE = re.compile(r"-?[0-9]+")
+#: A game id as the server makes them (url-safe base64: room.game_id); anything else is no game,
+#: answered without a query (a NUL byte reaching PostgreSQL was a 503).
+_GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
@@ -314,7 +317,7 @@ async def get_game(request: web.Request) -> web.Response:
     playing (the deal is the same for all; a game of an earlier race of the room, before a
     rematch, is on a deal already out)."""
     game_id = request.match_info["game"]
-    game = await request.app[keys.STORAGE].get_game(game_id) if len(game_id) <= 32 else None
+    game = await request.app[keys.STORAGE].get_game(game_id) if _GAME_ID_RE.fullmatch(game_id) else None
     if game is None:
         raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r}")
     daily = request.app[keys.DAILY]
@@ -392,7 +395,7 @@ async def daily_ghost(request: web.Request) -> web.Response:
             403, "finish_your_attempt_first", "a daily ghost opens once your own attempt of today has ended"
         )
     game_id = request.match_info["game"]
-    game = await storage.get_game(game_id) if len(game_id) <= 32 else None
+    game = await storage.get_game(game_id) if _GAME_ID_RE.fullmatch(game_id) else None
     if game is None or game.daily_date != today:
         raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r} of today's daily challenge")
     times = game.record.get("times")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 from openapi_spec_validator import validate
 
@@ -207,3 +208,16 @@ async def test_the_installed_browser_client_is_served(start_server: StartServer)
             assert response.status == 200 and response.content_type == "text/html"
         else:
             assert response.status == 503
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("game", ["%00", "a%00b", "abc%20def", "%E2%98%83"])
+async def test_a_game_id_the_server_never_makes_is_no_game_on_postgresql(
+    start_server: StartServer, pg_database: str, game: str
+) -> None:
+    """Only the server's id alphabet reaches the database: a NUL byte sent to PostgreSQL was an
+    'invalid byte sequence' and a 503 (SQLite answered 404)."""
+    server = await start_server(db_url=pg_database)
+    async with aiohttp.ClientSession() as http, http.get(server.make_url("/api/games/" + game)) as answer:
+        assert answer.status == 404, await answer.text()
+        assert (await answer.json())["error"]["code"] == "no_such_game"
