@@ -335,6 +335,13 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
         room.parked.clear()
         room.unstored.clear()
         lobby._release(room)
+        # ... and its tasks die with it: the dead process's retries must not store (and log
+        # `stored` into the same journal) beside the instance that rebuilt the room
+        dead = list(lobby.services.tasks._tasks)
+        for task in dead:
+            task.cancel()
+        await asyncio.gather(*dead, return_exceptions=True)
+        await lobby.services.recorder.close()
         journal2 = JournalLog(tmp_path / "journal.db")
         await journal2.open()
         lobby2 = make_lobby(tmp_path / "two", clock, journal2, storage)
