@@ -198,11 +198,13 @@ class JournalLog(_LocalLog):
         while self._queue:
             batch, self._queue = self._queue, []
             numbered: list[tuple[str, int, str]] = []
-            counts = dict(self.counts)
+            counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
             for item in batch:
-                number = counts.get(item.room.id, 0) + 1
-                counts[item.room.id] = number
-                numbered.append((item.room.id, number, orjson.dumps(item.entry).decode()))
+                room_id = item.room.id
+                number = counts.get(room_id) or self.counts.get(room_id, 0)
+                number += 1
+                counts[room_id] = number
+                numbered.append((room_id, number, orjson.dumps(item.entry).decode()))
             try:
                 await self._run(self._commit, numbered)
             except LogUnavailable as exc:
@@ -211,7 +213,7 @@ class JournalLog(_LocalLog):
                     if not item.done.done():
                         item.done.set_exception(exc)
                 continue
-            self.counts = counts
+            self.counts.update(counts)
             for item, (_, number, _) in zip(batch, numbered, strict=True):
                 item.room.deliver(number, item.entry)
                 if not item.done.done():

@@ -40,7 +40,19 @@ class FrameWatcher:
                 self._skip -= step
                 i += step
                 continue
-            self._header.append(data[i])
+            if not self._header and size - i >= 2:  # the usual case: a whole header in this read
+                second = data[i + 1]
+                if not second & 0x80:
+                    self.violated = True
+                    break
+                short = second & 0x7F
+                extra = 2 if short == 126 else 8 if short == 127 else 0
+                end = i + 2 + extra + 4  # the length and the mask key
+                if end <= size:
+                    self._skip = short if not extra else int.from_bytes(data[i + 2 : i + 2 + extra], "big")
+                    i = end
+                    continue
+            self._header.append(data[i])  # a header split across reads: byte by byte
             i += 1
             header = self._header
             if len(header) < 2:

@@ -93,7 +93,7 @@ class RoomServices:
     log: RoomLog
     recorder: Recorder
     tasks: BackgroundTasks
-    event_log: int = 512
+    event_log: int = 128
 
     @property
     def instance(self) -> str:

@@ -30,6 +30,10 @@ RED_SUITS: Final = frozenset({"H", "D"})
 _RANK_BY_NAME: Final = {name: i + 1 for i, name in enumerate(RANK_NAMES)}
 
 
+#: Every card's machine name, by rank and suit.
+_NAMES: Final = {rank: {suit: RANK_NAMES[rank - 1] + suit for suit in SUITS} for rank in RANKS}
+
+
 @dataclass(frozen=True, slots=True)
 class Card:
     """One playing card. Immutable; ``Card.parse("10H")`` and ``str(card)`` round-trip.
@@ -68,8 +72,9 @@ class Card:
 
     @property
     def name(self) -> str:
-        """The machine name: ``5S``, ``10H``, ``QD``."""
-        return RANK_NAMES[self.rank - 1] + self.suit
+        """The machine name: ``5S``, ``10H``, ``QD`` (one shared string per card: names are kept
+        by the thousand in a server's rooms, and asked for on every move)."""
+        return _NAMES[self.rank][self.suit]
 
     @property
     def is_face(self) -> bool:

@@ -336,7 +336,8 @@ class Game:
             yield Move(tuple(sorted(triple)))
 
     def has_legal_move(self) -> bool:
-        ranks = {card.rank for card in self.playable().values()}
+        ranks = {pile[-1].rank for pile in self._piles if pile}
+        ranks.update(card.rank for card in self._reserve if card is not None)
         if {JACK, QUEEN, KING} <= ranks:
             return True
         return any(rank in ranks and 11 - rank in ranks for rank in range(1, 6))

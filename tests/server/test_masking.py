@@ -1,0 +1,85 @@
+"""The masking watcher (halfmoon_server.masking.FrameWatcher) follows a client's frame boundaries
+however the bytes are split into reads: whole headers in one read (its fast path) or a header
+cut anywhere (byte by byte), short, 16-bit and 64-bit lengths, and it flags exactly the first
+unmasked frame."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from halfmoon_server.masking import FrameWatcher
+
+
+def frame(payload_size: int, *, masked: bool = True) -> bytes:
+    """A client text frame with a payload of ``payload_size`` bytes."""
+    if payload_size < 126:
+        head = bytes((0x81, (0x80 if masked else 0) | payload_size))
+    elif payload_size < 65536:
+        head = bytes((0x81, (0x80 if masked else 0) | 126)) + payload_size.to_bytes(2, "big")
+    else:
+        head = bytes((0x81, (0x80 if masked else 0) | 127)) + payload_size.to_bytes(8, "big")
+    key = b"\x11\x22\x33\x44" if masked else b""
+    return head + key + b"x" * payload_size
+
+
+def reference(stream: bytes) -> int | None:
+    """Where the first unmasked frame starts in ``stream`` (None: every frame is masked)."""
+    i = 0
+    while i + 2 <= len(stream):
+        if not stream[i + 1] & 0x80:
+            return i
+        short = stream[i + 1] & 0x7F
+        extra = 2 if short == 126 else 8 if short == 127 else 0
+        length = short if not extra else int.from_bytes(stream[i + 2 : i + 2 + extra], "big")
+        i += 2 + extra + 4 + length
+    return None
+
+
+def split(stream: bytes, rng: random.Random) -> list[bytes]:
+    """The stream cut into reads of random sizes (1 byte to a few frames)."""
+    reads, i = [], 0
+    while i < len(stream):
+        step = rng.choice((1, 2, 3, 5, 7, rng.randint(1, 400)))
+        reads.append(stream[i : i + step])
+        i += step
+    return reads
+
+
+SIZES = (0, 1, 60, 125, 126, 200, 65535, 65536, 70000)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_masked_frames_split_anywhere_pass(seed: int) -> None:
+    rng = random.Random(seed)
+    stream = b"".join(frame(rng.choice(SIZES)) for _ in range(rng.randint(1, 12)))
+    watcher = FrameWatcher()
+    assert all(watcher.feed(read) for read in split(stream, rng))
+    assert not watcher.violated
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_first_unmasked_frame_is_caught_wherever_the_reads_fall(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    frames = [frame(rng.choice(SIZES)) for _ in range(rng.randint(0, 8))]
+    frames.append(frame(rng.choice(SIZES), masked=False))
+    frames += [frame(rng.choice(SIZES)) for _ in range(rng.randint(0, 3))]
+    stream = b"".join(frames)
+    bad_at = reference(stream)
+    assert bad_at is not None
+    watcher, fed = FrameWatcher(), 0
+    for read in split(stream, rng):
+        ok = watcher.feed(read)
+        fed += len(read)
+        # refused exactly once the unmasked frame's second byte (the mask bit) has come in
+        assert ok is (fed < bad_at + 2), (fed, bad_at)
+        if not ok:
+            break
+    assert watcher.violated
+
+
+def test_a_watcher_that_refused_stays_refused() -> None:
+    watcher = FrameWatcher()
+    assert not watcher.feed(frame(10, masked=False))
+    assert not watcher.feed(frame(10))
