@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
 from halfmoon_server.admission import ConnectionGuard, started_middleware, tcp_limit
-from halfmoon_server.connection import Connection, open_files_ctx
+from halfmoon_server.connection import Connection, Flusher, open_files_ctx
 from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
@@ -224,6 +224,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.GUARD] = guard
     connections: set[Connection] = set()
     app[keys.CONNECTIONS] = connections
+    app[keys.FLUSHER] = Flusher()
     app[keys.METRICS] = Metrics()
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
     app.cleanup_ctx.append(open_files_ctx)

@@ -7,7 +7,8 @@ grows past ``max_buffer`` bytes (it stopped reading, or cannot keep up) is dropp
 transport aborted — so one slow socket never stalls a room's broadcast and never pins
 unbounded memory. There is no writer task per connection: the frames a connection is sent in
 one turn of the event loop (a group commit of the room log delivers many moves at once) leave
-together at its end, in one ``write`` — one system call instead of one a frame.
+together at its end, in one ``write`` — one system call instead of one a frame — and the
+:class:`Flusher` writes every such connection in one callback (not one callback each).
 """
 
 from __future__ import annotations
@@ -192,12 +193,37 @@ async def open_files_ctx(app: web.Application) -> AsyncIterator[None]:
         loop.set_exception_handler(guard.previous)
 
 
+class Flusher:
+    """The connections with frames waiting to be written, written together at the end of the
+    event loop's turn: one callback a turn, however many connections a broadcast touched."""
+
+    __slots__ = ("_waiting",)
+
+    def __init__(self) -> None:
+        self._waiting: list[Connection] = []
+
+    def add(self, conn: Connection) -> None:
+        if not self._waiting:
+            asyncio.get_running_loop().call_soon(self.flush_all)
+        self._waiting.append(conn)
+
+    def flush_all(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for conn in waiting:
+            try:
+                conn.flush()
+            except Exception:  # a bug: one connection's failure must not hold back the others'
+                log.exception("writing to %s failed", conn.peer)
+                conn.drop("writing failed")
+
+
 class Connection:
     """A connected client: ``send(frame)``, ``close(code, reason)``, and which room it is in
     (``room``, a room id) as which player (``player_id``; None for a spectator)."""
 
     __slots__ = (
-        "_closing", "_pending", "_transport", "dropped", "max_buffer", "peer", "player_id", "rate", "room", "ws",
+        "_closing", "_flusher", "_pending", "_transport", "dropped", "max_buffer", "peer", "player_id", "rate",
+        "room", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -205,12 +231,14 @@ class Connection:
         ws: web.WebSocketResponse,
         transport: asyncio.BaseTransport | None,
         *,
+        flusher: Flusher,
         max_buffer: int,
         rate: RateLimit,
         peer: str,
     ) -> None:
         self.ws = ws
         self._transport = transport if isinstance(transport, asyncio.WriteTransport) else None
+        self._flusher = flusher
         self.max_buffer = max_buffer
         self.peer = peer
         self.rate = rate
@@ -238,7 +266,7 @@ class Connection:
         if self.dropped or transport is None or transport.is_closing() or self.ws.closed:
             return
         if not self._pending:
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._flusher.add(self)
         self._pending.append(text_frame(payload))
 
     def flush(self) -> None:

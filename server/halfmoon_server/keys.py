@@ -9,7 +9,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from halfmoon_server.admission import ConnectionGuard
-    from halfmoon_server.connection import Connection
+    from halfmoon_server.connection import Connection, Flusher
     from halfmoon_server.daily import DailyService
     from halfmoon_server.limits import AddressCount
     from halfmoon_server.lobby import Lobby
@@ -27,6 +27,7 @@ RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")
+FLUSHER: web.AppKey[Flusher] = web.AppKey("flusher")
 METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
 ADDRESSES: web.AppKey[AddressCount] = web.AppKey("addresses")
 GUARD: web.AppKey[ConnectionGuard] = web.AppKey("guard")

@@ -112,6 +112,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     conn = Connection(
         ws,
         request.transport,
+        flusher=app[keys.FLUSHER],
         max_buffer=settings.max_send_buffer,
         rate=RateLimit(settings.rate_burst, settings.rate_per_s, loop.time()),
         peer=peer,
