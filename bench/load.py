@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -356,7 +357,12 @@ class Client:
             for t in range(tables)
         ]
         start = time.perf_counter()
+        # the client's own garbage collector: with thousands of sockets here too, a full
+        # collection would stall this process and show as the server's latency (open loop)
+        gc.collect()
+        gc.freeze()
         await asyncio.sleep(warmup)
+        gc.freeze()
         self.tally.measuring = True
         cpu_before, own_before = cpu_seconds(pid), time.process_time()
         windows: list[int] = []
@@ -364,6 +370,7 @@ class Client:
         began = time.perf_counter()
         while time.perf_counter() - began < seconds - 0.01:
             await asyncio.sleep(min(1.0, max(0.0, seconds - (time.perf_counter() - began))))
+            gc.freeze()
             windows.append(self.tally.acks - last)
             last = self.tally.acks
             samples.append((time.perf_counter() - start, rss_kib(pid)))
@@ -382,6 +389,7 @@ class Client:
             await player.ws.close()
             player.reader.cancel()
         await self.session.close()
+        gc.unfreeze()  # the next run starts from a heap the collector sees whole again
         tally = self.tally
         moves = max(1, tally.acks)
         players = tables * TABLE
@@ -720,6 +728,7 @@ def main() -> int:
     parser.add_argument("--players", type=int, nargs="*", help="closed-loop runs on these numbers of players")
     parser.add_argument("--rate", type=float, help="with --players: open loop at this many moves/s in all")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=3.0, help="with --players: seconds before measuring")
     parser.add_argument("--memory-minutes", type=float, default=10.0, help="the memory run's length")
     parser.add_argument(
         "--compare",
@@ -751,7 +760,10 @@ def main() -> int:
         configs = QUICK
     elif args.players:
         loop = "open" if args.rate else "closed"
-        configs = [Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds) for n in args.players]
+        configs = [
+            Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds, warmup=args.warmup)
+            for n in args.players
+        ]
     else:
         configs = matrix(args.memory_minutes)
         if args.only:

@@ -20,7 +20,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from halfmoon.codes import DealCode
 from halfmoon.deal import Deal
-from halfmoon.errors import BadMessageError, InvalidCodeError
+from halfmoon.errors import BadMessageError, HalfMoonError, InvalidCodeError
 from halfmoon.protocol import (
     TIME_LIMIT_MAX,
     PlayerStatus,
@@ -30,6 +30,7 @@ from halfmoon.protocol import (
     normalise_room,
     player_key_hash,
 )
+from halfmoon.record import UNDO, GameRecord
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import client_address
@@ -398,11 +399,15 @@ async def daily_ghost(request: web.Request) -> web.Response:
     game = await storage.get_game(game_id) if _GAME_ID_RE.fullmatch(game_id) else None
     if game is None or game.daily_date != today:
         raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r} of today's daily challenge")
-    times = game.record.get("times")
-    moves = game.record.get("moves", [])
-    if not isinstance(times, list) or len(times) != len(moves):
+    try:  # read as the engine reads records: a stored row that is not one is no ghost, never a 500
+        record = GameRecord.from_json(game.record)
+    except HalfMoonError:
+        log.warning("daily ghost: the stored record of game %s cannot be read", game.id)
+        record = None
+    if record is None or record.times is None:
         raise ApiError(409, "no_times", f"game {game_id!r} has no time for each step: it cannot be raced")
-    steps = [{"at": at, "cards": cards} for at, cards in zip(times, _cards_per_step(moves), strict=True)]
+    moves = [step if step == UNDO else step.names() for step in record.moves]
+    steps = [{"at": at, "cards": cards} for at, cards in zip(record.times, _cards_per_step(moves), strict=True)]
     return json_response(
         {
             "game": game.id,

@@ -93,7 +93,7 @@ class RoomServices:
     log: RoomLog
     recorder: Recorder
     tasks: BackgroundTasks
-    event_log: int = 128
+    event_log: int = 32
 
     @property
     def instance(self) -> str:

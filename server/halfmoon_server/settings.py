@@ -181,7 +181,7 @@ class Settings:
     #: autotuned default. A small one bounds the memory a non-reading client can pin.
     ws_send_buffer: int | None = None
     #: Room events kept for resume catch-up.
-    event_log: int = 128
+    event_log: int = 32
     #: How often the background task checks time limits and abandoned rooms.
     tick_s: float = 0.5
     #: A room whose players are all disconnected (or a lobby nobody is in) is closed after this.

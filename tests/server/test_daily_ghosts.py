@@ -82,3 +82,34 @@ async def test_a_daily_ghost_opens_only_after_your_own_attempt_and_shows_only_pr
     assert (await ghost(server, theirs["game"], ada, past))[1]["error"]["code"] == "not_today"
     assert (await ghost(server, theirs["game"], ada, "2026-13-01"))[1]["error"]["code"] == "bad_date"
     assert (await ghost(server, "nope", ada))[1]["error"]["code"] == "no_such_game"
+
+
+async def test_a_stored_record_that_is_no_record_is_refused_as_no_ghost_not_a_500(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """A row written by hand (or by a bug) whose record the engine cannot read: 409 ``no_times``
+    with the usual error body, never a 500 — the moves are read as the engine reads records."""
+    from sqlalchemy import update
+
+    from halfmoon_server import keys
+    from halfmoon_server.models import GameRow
+
+    server = await start_server()
+    ada, bea = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    theirs = await attempt(server, clock, "Bea", bea, undo=False)
+    await stored(server, player_key_hash(bea), 1)
+    await attempt(server, clock, "Ada", ada, undo=False)
+    await stored(server, player_key_hash(ada), 1)
+    crafted = [
+        {"code": CODE, "moves": [7, 8], "times": [0, 1]},  # steps that are not moves
+        {"code": CODE, "moves": [["1", "8"]], "times": [5, 1, 2]},  # times not one per step
+        {"code": CODE, "moves": "undo", "times": []},
+        {"code": CODE, "moves": [["1", "8"]], "times": ["soon"]},
+        {"code": CODE, "moves": [["1", "8"]]},  # no times at all
+    ]
+    engine = server.app[keys.STORAGE].inner.engine  # type: ignore[attr-defined]
+    for record in crafted:
+        async with engine.begin() as conn:
+            await conn.execute(update(GameRow).where(GameRow.id == theirs["game"]).values(record=record))
+        status, body, text = await ghost(server, theirs["game"], ada)
+        assert (status, body["error"]["code"]) == (409, "no_times"), (record, text)
