@@ -308,6 +308,8 @@ class Race:
                     break
                 public.push(step)
             racer.public_steps += 1
+        if racer.finished and racer.public_steps == len(steps):
+            public.forget_undos()  # no step of theirs will come: the spectators' copy needs no undo
         return public
 
     def is_shown(self, player_id: str) -> bool:
@@ -665,6 +667,8 @@ class Race:
             racer.time_ms = self.elapsed(racer, now)
         racer.status = outcome
         racer.finished_at = now
+        if racer.game is not None:
+            racer.game.forget_undos()  # a finished game takes no undo: its stack is memory only
         self.unrecorded.add(racer.id)
         events: list[Event] = [PlayerChanged(self.summary(racer, now))] if announce else []
         events.append(GameEnded(racer.id))

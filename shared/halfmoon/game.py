@@ -320,6 +320,11 @@ class Game:
     def can_undo(self) -> bool:
         return bool(self._history)
 
+    def forget_undos(self) -> None:
+        """Drop what :meth:`undo` could take back: a game that is over keeps its position, not
+        its undo stack (a server keeps finished games by the thousand)."""
+        self._history.clear()
+
     def history(self) -> list[Move]:
         """The moves that undo can still take back, oldest first."""
         return [move for move, _ in self._history]
