@@ -487,13 +487,10 @@ class _Sink:
         return None
 
 
-def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
-    """The CPU time of a full garbage collection on the heap of ``rooms`` rooms of 4 (in this
-    process, the room shell and race core without sockets, the log in memory), each player
-    ``moves`` moves into a won line; then the same after ``gc.freeze()`` (what the server does
-    every ``--gc-freeze`` seconds)."""
-    import gc
-
+def build_rooms(rooms: int, moves: int) -> list[Any]:
+    """``rooms`` rooms of 4 in this process (the room shell and race core without sockets, the
+    log in memory), each player ``moves`` moves into a won line (48: every race over, its games
+    recorded); the log's entries dropped, as the embedded journal keeps them on disk."""
     from halfmoon.protocol import Mode
     from halfmoon_server.clock import ManualClock
     from halfmoon_server.commands import room_header
@@ -508,7 +505,9 @@ def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
 
     async def build() -> list[Room]:
         room_log = MemoryLog()
-        services = RoomServices(ManualClock(0), room_log, Recorder(MemoryStorage()), BackgroundTasks())
+        tasks = BackgroundTasks()
+        storage = MemoryStorage()
+        services = RoomServices(ManualClock(0), room_log, Recorder(storage), tasks)
         kept = []
         for number in range(rooms):
             code, line = deals[number % len(deals)]
@@ -526,12 +525,20 @@ def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
             for positions in line[:moves]:
                 for player in ids:
                     await room.submit({"k": "move", "p": player, "m": positions})
+            await tasks.settle()  # the finished games recorded and stored
             room.close_timer()
             kept.append(room)
         room_log.entries.clear()  # the embedded journal keeps its entries on disk, not in memory
+        storage.games.clear()  # and the database its games
         return kept
 
-    kept = asyncio.run(build())
+    return asyncio.run(build())
+
+
+def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
+    """The CPU time of a full garbage collection on the heap of :func:`build_rooms`; then the
+    same after ``gc.freeze()`` (what the server does every ``--gc-freeze`` seconds)."""
+    kept = build_rooms(rooms, moves)
     gc.collect()
     tracked = len(gc.get_objects())
     started = time.process_time()
@@ -549,6 +556,27 @@ def gc_pause(rooms: int, moves: int) -> dict[str, Any]:
         "tracked_objects": tracked,
         "full_collection_ms": round(1000 * full, 1),
         "after_freeze_ms": round(1000 * frozen, 1),
+    }
+
+
+def room_footprint(rooms: int, moves: int) -> dict[str, Any]:
+    """The memory a room of :func:`build_rooms` holds (tracemalloc: what its Python objects
+    take, not the allocator's slack), per room; ``moves`` 48 gives finished races."""
+    import tracemalloc
+
+    tracemalloc.start()
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = build_rooms(rooms, moves)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    phases = sorted({room.race.phase.value for room in kept})
+    return {
+        "rooms": len(kept),
+        "moves_each": moves,
+        "phases": phases,
+        "kib_per_room": round((after - before) / 1024 / len(kept), 1),
     }
 
 
@@ -745,6 +773,13 @@ def main() -> int:
     parser.add_argument(
         "--gc-pause", nargs=2, type=int, metavar=("ROOMS", "MOVES"), help="time a full collection of such a heap"
     )
+    parser.add_argument(
+        "--room-footprint",
+        nargs=2,
+        type=int,
+        metavar=("ROOMS", "MOVES"),
+        help="the memory each such room holds (48 moves: finished races)",
+    )
     parser.add_argument("--echo-serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_serve:
@@ -752,6 +787,9 @@ def main() -> int:
         return 0
     if args.gc_pause:
         print(json.dumps(gc_pause(*args.gc_pause)))
+        return 0
+    if args.room_footprint:
+        print(json.dumps(room_footprint(*args.room_footprint)))
         return 0
     if args.chart:
         draw_chart(json.loads(args.chart[0].read_text()), args.chart[1])

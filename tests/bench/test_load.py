@@ -45,3 +45,15 @@ def test_the_garbage_collection_measure_builds_its_heap_of_rooms() -> None:
     measured = load.gc_pause(rooms=2, moves=3)
     assert (measured["rooms"], measured["players"], measured["moves_each"]) == (2, 8, 3)
     assert measured["tracked_objects"] > 0 and measured["full_collection_ms"] >= 0
+
+
+def test_the_room_footprint_measure_plays_races_to_the_end() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    finished = load.room_footprint(rooms=2, moves=48)
+    assert (finished["rooms"], finished["phases"]) == (2, ["finished"])
+    assert finished["kib_per_room"] > 0
+    assert load.room_footprint(rooms=2, moves=5)["phases"] == ["running"]
