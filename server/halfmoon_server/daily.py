@@ -18,16 +18,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Awaitable, Callable
 from concurrent.futures import BrokenExecutor, Executor
+from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Generic, TypeVar
 
 from halfmoon.codes import daily_code
 from halfmoon.solver import NoWinnableDealError, first_winnable_daily
 from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
 from halfmoon_server.errors import StorageError
-from halfmoon_server.ports import Storage
+from halfmoon_server.ports import DailyDay, Storage
 
 log = logging.getLogger("halfmoon_server.daily")
+K = TypeVar("K")
+V = TypeVar("V")
 
 DAY_MS = 86_400_000
 #: How long a day's choice waits for the solver's worker before choosing in a thread instead
@@ -35,6 +40,11 @@ DAY_MS = 86_400_000
 SOLVER_WAIT_S = 60.0
 #: How often :meth:`DailyService.run_ahead` makes sure today's and tomorrow's codes are stored.
 AHEAD_EVERY_S = 600.0
+#: ``GET /api/daily`` counts today's players (a count of the day's ranked games: 0.4 s at a
+#: million, docs/capacity.md) at most this often, and lists the past days (which aggregates
+#: them all) at most every ``PAST_DAYS_FOR_MS``, or sooner once another day is revealed.
+PLAYERS_FOR_MS = 5_000
+PAST_DAYS_FOR_MS = 60_000
 
 
 def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node_budget: int) -> str:
@@ -75,6 +85,8 @@ class DailyService:
         self.time_limit_s = time_limit_s
         self._codes: dict[date, str] = {}
         self._pending: dict[date, asyncio.Future[str]] = {}
+        self._players: _Cached[date, int] = _Cached()
+        self._past: _Cached[tuple[date, int], list[_PastDay]] = _Cached()
 
     def today(self) -> date:
         return utc_day(self.clock.now_ms())
@@ -86,6 +98,29 @@ class DailyService:
 
     def revealed(self, day: date) -> bool:
         return self.clock.now_ms() >= self.reveal_at(day)
+
+    async def players(self, day: date) -> int:
+        """How many ranked attempts ``day`` has (``GET /api/daily``): counted at most every
+        :data:`PLAYERS_FOR_MS`, one count at a time however many ask. Raises :class:`StorageError`."""
+        now = self.clock.now_ms()
+        return await self._players.get(day, now, PLAYERS_FOR_MS, lambda: self.storage.daily_players(day))
+
+    async def past_days(self, today: date, limit: int) -> list[DailyDay]:
+        """The revealed days before ``today``, newest first, with their players (``GET
+        /api/daily``). Read at most every :data:`PAST_DAYS_FOR_MS`, and again as soon as a day
+        that was not revealed when read is (its count is final only then). Raises
+        :class:`StorageError`."""
+        key = (today, limit)
+        kept = self._past.kept(key)
+        if kept is not None and any(self.revealed(d.day) and d.players_final is False for d in kept):
+            self._past.expire()
+
+        async def read() -> list[_PastDay]:
+            days = await self.storage.daily_days(today, limit)
+            return [_PastDay(d, self.revealed(d.day)) for d in days]
+
+        days = await self._past.get(key, self.clock.now_ms(), PAST_DAYS_FOR_MS, read)
+        return [d.day_of for d in days if self.revealed(d.day)]
 
     def address_key(self, address: str) -> str:
         """A client address as the daily attempts keep it: hashed with the secret (the limit per
@@ -170,3 +205,52 @@ class DailyService:
             except Exception:
                 log.exception("the daily deals could not be chosen ahead; trying again in %.0f s", every_s)
             await asyncio.sleep(every_s)
+
+
+
+@dataclass(frozen=True, slots=True)
+class _PastDay:
+    """A past day as read, and whether it was revealed then (its count final)."""
+
+    day_of: DailyDay
+    players_final: bool
+
+    @property
+    def day(self) -> date:
+        return self.day_of.day
+
+
+class _Cached(Generic[K, V]):
+    """One value read from the database under a key, kept ``for_ms``: one read at a time, in a
+    task of its own (whoever asks meanwhile waits for it; a caller that goes away does not cancel
+    it); a failed read is kept by nobody."""
+
+    def __init__(self) -> None:
+        self._key: K | None = None
+        self._value: V | None = None
+        self._read_at = 0
+        self._reading: tuple[K, asyncio.Task[V]] | None = None
+
+    def kept(self, key: K) -> V | None:
+        return self._value if self._key == key else None
+
+    def expire(self) -> None:
+        self._key, self._value = None, None
+
+    async def get(self, key: K, now: int, for_ms: int, read: Callable[[], Awaitable[V]]) -> V:
+        if self._key == key and self._value is not None and now - self._read_at < for_ms:
+            return self._value
+        if self._reading is None or self._reading[0] != key:
+            task = asyncio.get_running_loop().create_task(self._read(key, now, read))
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())  # never unretrieved
+            self._reading = (key, task)
+        return await asyncio.shield(self._reading[1])
+
+    async def _read(self, key: K, now: int, read: Callable[[], Awaitable[V]]) -> V:
+        try:
+            value = await read()
+        finally:
+            if self._reading is not None and self._reading[1] is asyncio.current_task():
+                self._reading = None
+        self._key, self._value, self._read_at = key, value, now
+        return value

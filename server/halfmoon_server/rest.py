@@ -289,9 +289,9 @@ async def daily(request: web.Request) -> web.Response:
     service = request.app[keys.DAILY]
     today = service.today()
     base = base_url(request)
-    players = await request.app[keys.STORAGE].daily_players(today)
+    players = await service.players(today)
     # a day is listed (with its code) once every attempt of it has ended, not at midnight
-    past = [d for d in await request.app[keys.STORAGE].daily_days(today, 60) if service.revealed(d.day)]
+    past = await service.past_days(today, 60)
     return json_response(
         {
             "date": today.isoformat(),
