@@ -178,6 +178,8 @@ class Racer:
     def screen(self, local_ms: int, *, color: bool = False) -> str:
         screen = self._race_screen(local_ms, color=color)
         me = self.session.me
+        if self.ghost is not None and self.session.code is not None and self.session.code != self.ghost.code:
+            return screen + "\n" + say("ghost_other_deal", self.lang, code=self.ghost.code)  # its lane would mislead
         if self.ghost is None or me is None or self.session.phase in (None, "lobby", "countdown"):
             return screen
         over = self.session.outcome is not None or self.session.race_over

@@ -20,6 +20,8 @@ WORDS: Final = {
         "no_rivals": "(nessun avversario)",
         "ghost": "fantasma",
         "ghost_end": "finito: {outcome}, {time}",
+        "ghost_other_deal": "Il fantasma ha giocato un'altra smazzata ({code}): qui niente fantasma. "
+        "Per sfidarlo: halfmoon race --code {code}",
         "track_axis": "pista: carte tolte su 104, ▶ in testa",
         "splits_note": "Parziali: il tempo alla 12ª, 24ª, 36ª e 48ª mossa (— non raggiunta).",
         "watching": "Stai guardando.",
@@ -89,6 +91,8 @@ WORDS: Final = {
         "no_rivals": "(no rivals)",
         "ghost": "ghost",
         "ghost_end": "finished: {outcome}, {time}",
+        "ghost_other_deal": "The ghost played another deal ({code}): no ghost here. "
+        "To race it: halfmoon race --code {code}",
         "track_axis": "track: cards removed of 104, ▶ leads",
         "splits_note": "Splits: the time at moves 12, 24, 36 and 48 (— not reached).",
         "watching": "You are watching.",

@@ -129,3 +129,21 @@ async def test_join_with_an_unknown_ghost_says_so_in_one_line(
     args = parser.parse_args(["join", created.room, "--name", "Ada", "--server", server_url, "--ghost", "nope"])
     assert await asyncio.to_thread(args.func, args) == 1
     assert capsys.readouterr().err.startswith("halfmoon join: there is no game 'nope'")
+
+
+async def test_a_ghost_of_another_deal_is_named_not_raced(server_url: str) -> None:
+    """``join ROOM --ghost GAME`` where the room plays another deal than the ghost did: its lane
+    would race a run on other cards, so the screen says so (and how to race it) instead."""
+    ghost = Ghost.from_game(GAME)  # played on CODE
+    created = await create_room(server_url, "HM1-N-AAAAAAC")
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    screen = RecordingScreen()
+    race = asyncio.create_task(play_race(server_url, created.room, "Ada", lines, screen, tick_s=0.05, ghost=ghost))
+    await until(lambda: "You are the host" in screen.last)
+    assert f"The ghost played another deal ({CODE})" in screen.last
+    assert f"halfmoon race --code {CODE}" in screen.last
+    lines.put_nowait("s")
+    await until(lambda: "another deal" in screen.last and "Rivals" in screen.last)
+    assert "(ghost)" not in "\n".join(screen.frames)  # never a lane
+    lines.put_nowait("g")
+    await asyncio.wait_for(race, 20)
