@@ -388,7 +388,12 @@ async def daily_ghost(request: web.Request) -> web.Response:
     if day > today:
         raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
     if day < today:
-        raise ApiError(403, "not_today", f"{day} is not today ({today} UTC): race its games through /api/games/{{id}}")
+        raise ApiError(
+            403,
+            "not_today",
+            f"{day} is not today ({today} UTC): a past day's games are raced through /api/games/{{id}},"
+            " once every attempt of that day has ended",
+        )
     storage = request.app[keys.STORAGE]
     mine = await storage.games_of_player(player, HISTORY_ROWS)
     if not any(g.daily_date == today for g in mine):
