@@ -139,6 +139,9 @@ class JournalLog(_LocalLog):
         self._db: sqlite3.Connection | None = None
         self._queue: list[_Pending] = []
         self._writer: asyncio.Task[None] | None = None
+        #: rooms of a failed commit: it may have landed all the same (a time-out), so their
+        #: counts are read again from the journal before they are numbered again
+        self._unsure: set[str] = set()
 
     async def open(self) -> None:
         """Open (or create) the journal and count each room's entries. Raises :class:`LogUnavailable`."""
@@ -161,10 +164,10 @@ class JournalLog(_LocalLog):
         try:
             async with asyncio.timeout(COMMIT_TIMEOUT_S):
                 return await asyncio.get_running_loop().run_in_executor(self._pool, work, *args)
+        except TimeoutError:  # a stalled disk: the write may still land (first: TimeoutError is an OSError)
+            raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
         except (sqlite3.Error, OSError) as exc:
             raise LogUnavailable(f"the journal {self.path} failed: {exc}") from exc
-        except TimeoutError:  # a stalled disk: the write may still land
-            raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -197,6 +200,17 @@ class JournalLog(_LocalLog):
         """Commit everything queued, one transaction per round, then deliver it in order."""
         while self._queue:
             batch, self._queue = self._queue, []
+            if self._unsure:
+                unsure, self._unsure = self._unsure, set()
+                try:
+                    found: dict[str, int] = await self._run(self._counts_of, sorted(unsure))
+                except LogUnavailable as exc:
+                    self._unsure |= unsure
+                    self._fail(batch, exc)
+                    continue
+                for room_id, count in found.items():
+                    if room_id in self.counts:  # (not forgotten meanwhile)
+                        self.counts[room_id] = count
             numbered: list[tuple[str, int, str]] = []
             counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
             for item in batch:
@@ -208,10 +222,8 @@ class JournalLog(_LocalLog):
             try:
                 await self._run(self._commit, numbered)
             except LogUnavailable as exc:
-                log.error("%s", exc)
-                for item in batch:
-                    if not item.done.done():
-                        item.done.set_exception(exc)
+                self._unsure.update(counts)  # numbered again only once the journal says how far they got
+                self._fail(batch, exc)
                 continue
             self.counts.update(counts)
             for item, (_, number, _) in zip(batch, numbered, strict=True):
@@ -219,15 +231,28 @@ class JournalLog(_LocalLog):
                 if not item.done.done():
                     item.done.set_result(None)
 
+    @staticmethod
+    def _fail(batch: list[_Pending], exc: LogUnavailable) -> None:
+        log.error("%s", exc)
+        for item in batch:
+            if not item.done.done():
+                item.done.set_exception(exc)
+
+    def _counts_of(self, rooms: list[str]) -> dict[str, int]:
+        db = self._connection()
+        query = "SELECT COALESCE(MAX(n), 0) FROM entries WHERE room = ?"
+        return {room: db.execute(query, (room,)).fetchone()[0] for room in rooms}
+
     def _commit(self, rows: list[tuple[str, int, str]]) -> None:
         db = self._connection()
         db.execute("BEGIN")
         try:
             db.executemany("INSERT INTO entries (room, n, entry) VALUES (?, ?, ?)", rows)
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # (a COMMIT refused, e.g. busy: the transaction is still open)
+                db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
 
     async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
         def read() -> tuple[Entry, list[Entry]] | None:

@@ -1,0 +1,107 @@
+"""Review of issue 15's changes: the journal's numbering after a commit that failed.
+
+A commit round that times out (a stalled disk) may still land: SQLite goes on in the journal's
+thread. The journal must then say so (``certain=False``: "could not be confirmed saved", not
+"nothing changed: try again"), and must not number the room's next entries from a count that
+missed the landed ones — or every later commit carrying that room fails on UNIQUE(room, n),
+and with it every other room's entries in the same group commit, until a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from typing import Any
+
+import pytest
+
+from halfmoon_server import journal, keys
+from halfmoon_server.journal import JournalLog
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, won_record
+
+
+async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = won_record()
+    server = await start_server()
+    room_log = server.app[keys.LOBBY].log
+    assert isinstance(room_log, JournalLog)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada", code=str(record.code))
+    await ada.next("welcome")
+    moves = [step.names() for step in record.moves[:4]]  # type: ignore[union-attr]
+    await ada.send("move", positions=moves[0], id=1)
+    assert (await ada.next("moved"))["moves"] == 1
+
+    commit = room_log._commit
+    stalls = [0.6]  # the next commit round takes 0.6 s (and lands), past a 0.2 s time-out
+
+    def stalled(rows: Any) -> None:
+        if stalls:
+            time.sleep(stalls.pop())
+        commit(rows)
+
+    monkeypatch.setattr(room_log, "_commit", stalled)
+    monkeypatch.setattr(journal, "COMMIT_TIMEOUT_S", 0.2)
+    await ada.send("move", positions=moves[1], id=2)
+    refused = await ada.next("error")
+    assert refused["code"] == "unavailable" and "confirmed" in refused["message"], refused
+    await asyncio.sleep(0.6)  # the stalled round lands
+
+    await ada.send("move", positions=moves[2], id=3)
+    seen: list[int] = []
+    async with asyncio.timeout(5):
+        while not seen or seen[-1] < 3:
+            message = await ada.next("moved", "error")
+            assert message["type"] == "moved" or "UNIQUE" not in message["message"], message
+            if message["type"] == "moved":
+                seen.append(message["moves"])
+    assert seen == [2, 3]  # the landed move shows, and the game goes on
+    await ada.send("move", positions=moves[3], id=4)
+    assert (await ada.next("moved", "error"))["moves"] == 4
+    await ada.close()
+
+
+class _CommitRefusedOnce:
+    """The journal's SQLite connection, refusing its next COMMIT (busy: another process writes)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.refuse = 1
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT" and self.refuse:
+            self.refuse -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+
+async def test_a_refused_commit_leaves_no_transaction_open(start_server: StartServer) -> None:
+    """A COMMIT that fails (SQLite busy past its wait) left its transaction open: every later
+    ``BEGIN`` failed ("cannot start a transaction within a transaction") until a restart."""
+    record = won_record()
+    server = await start_server()
+    room_log = server.app[keys.LOBBY].log
+    assert isinstance(room_log, JournalLog)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada", code=str(record.code))
+    await ada.next("welcome")
+    moves = [step.names() for step in record.moves[:2]]  # type: ignore[union-attr]
+    real = room_log._db
+    room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
+    try:
+        await ada.send("move", positions=moves[0], id=1)
+        refused = await ada.next("error")
+        assert refused["code"] == "unavailable" and "nothing changed" in refused["message"], refused
+        await ada.send("move", positions=moves[0], id=2)  # the same move again: taken now
+        assert (await ada.next("moved", "error"))["moves"] == 1
+        await ada.send("move", positions=moves[1], id=3)
+        assert (await ada.next("moved", "error"))["moves"] == 2
+    finally:
+        room_log._db = real
+    await ada.close()
