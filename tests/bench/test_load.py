@@ -10,6 +10,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import ROOT
 
@@ -36,23 +37,25 @@ def test_the_quick_load_run_plays_whole_games_and_draws_its_chart(tmp_path: Path
     assert root.tag.endswith("svg") and len(list(root.iter("{http://www.w3.org/2000/svg}circle"))) >= 2
 
 
-def test_the_garbage_collection_measure_builds_its_heap_of_rooms() -> None:
+def _load_module() -> Any:
+    """bench/load.py as a module (its in-process measures)."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import load
     finally:
         sys.path.remove(str(ROOT / "bench"))
+    return load
+
+
+def test_the_garbage_collection_measure_builds_its_heap_of_rooms() -> None:
+    load = _load_module()
     measured = load.gc_pause(rooms=2, moves=3)
     assert (measured["rooms"], measured["players"], measured["moves_each"]) == (2, 8, 3)
     assert measured["tracked_objects"] > 0 and measured["full_collection_ms"] >= 0
 
 
 def test_the_room_footprint_measure_plays_races_to_the_end() -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import load
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    load = _load_module()
     finished = load.room_footprint(rooms=2, moves=48)
     assert (finished["rooms"], finished["phases"]) == (2, ["finished"])
     assert finished["kib_per_room"] > 0

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
+from halfmoon.record import GameRecord
 from halfmoon_server import journal, keys
 from halfmoon_server.journal import JournalLog
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 
 
-async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
-    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def _solo_on_the_journal(start_server: StartServer) -> tuple[JournalLog, WsClient, GameRecord]:
+    """A server on the embedded journal, and Ada in a solo game on a won record's deal."""
     record = won_record()
     server = await start_server()
     room_log = server.app[keys.LOBBY].log
@@ -31,6 +31,13 @@ async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
     ada = await WsClient.connect(server, "ada")
     await ada.send("solo", name="Ada", code=str(record.code))
     await ada.next("welcome")
+    return room_log, ada, record
+
+
+async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room_log, ada, record = await _solo_on_the_journal(start_server)
     moves = [step.names() for step in record.moves[:4]]  # type: ignore[union-attr]
     await ada.send("move", positions=moves[0], id=1)
     assert (await ada.next("moved"))["moves"] == 1
@@ -84,13 +91,7 @@ class _CommitRefusedOnce:
 async def test_a_refused_commit_leaves_no_transaction_open(start_server: StartServer) -> None:
     """A COMMIT that fails (SQLite busy past its wait) left its transaction open: every later
     ``BEGIN`` failed ("cannot start a transaction within a transaction") until a restart."""
-    record = won_record()
-    server = await start_server()
-    room_log = server.app[keys.LOBBY].log
-    assert isinstance(room_log, JournalLog)
-    ada = await WsClient.connect(server, "ada")
-    await ada.send("solo", name="Ada", code=str(record.code))
-    await ada.next("welcome")
+    room_log, ada, record = await _solo_on_the_journal(start_server)
     moves = [step.names() for step in record.moves[:2]]  # type: ignore[union-attr]
     real = room_log._db
     room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
