@@ -117,11 +117,33 @@ class LostCancelFilter(logging.Filter):
         return True
 
 
+class PoolCloseFilter(logging.Filter):
+    """SQLAlchemy's pool logs a connection it could not close (``Exception closing connection``)
+    at ERROR with a traceback. During a database outage that is expected — the socket is gone, or
+    the close is cut short — and the pool has dropped the connection all the same; the outage is
+    already reported (warnings, ``/readyz``). This makes it one WARNING line naming the error.
+    On the handler: the record comes from the pool's own logger, below ``sqlalchemy.pool``."""
+
+    PREFIXES = ("Exception closing connection", "Exception terminating connection")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("sqlalchemy.pool") and str(record.msg).startswith(self.PREFIXES):
+            exc = record.exc_info[1] if record.exc_info else None
+            why = f"{type(exc).__name__}: {exc}" if exc is not None else "no reason given"
+            record.msg = "a database connection could not be closed cleanly (%s); the pool dropped it"
+            record.args = (" ".join(why.split())[:200],)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def configure(level: str = "INFO", fmt: str = "text") -> None:
     """Send every log to stderr, readable (``text``) or as JSON lines (``json``)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     handler.addFilter(_ContextFilter())
+    handler.addFilter(PoolCloseFilter())
     # Database drivers log statements with their values at DEBUG (aiosqlite: every query and its
     # parameters, a stored daily code among them): never below INFO, even with --log-level DEBUG.
     floor = logging.getLevelName(level.upper())

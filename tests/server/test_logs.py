@@ -103,3 +103,36 @@ async def test_a_connection_reset_inside_the_receive_loop_is_a_quiet_close(
     assert closing.type in (WSMsgType.CLOSE, WSMsgType.CLOSED, WSMsgType.CLOSING)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_a_connection_the_pool_cannot_close_is_one_warning_line_through_the_handler() -> None:
+    """SQLAlchemy's pool logs ``Exception closing connection`` at ERROR with a traceback when an
+    outage cuts a close short (a flaky failure of the PostgreSQL outage test): through the
+    server's handler it is one WARNING line; any other ERROR stays one."""
+    import io
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter(logs.TEXT_FORMAT))
+    handler.addFilter(logs.PoolCloseFilter())
+    pool_log = logging.getLogger("sqlalchemy.pool.impl.AsyncAdaptedQueuePool")
+    other = logging.getLogger("halfmoon_server.test_other")
+    for logger in (pool_log, other):
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        try:
+            raise ConnectionResetError("Connection lost")
+        except ConnectionResetError:
+            pool_log.error("Exception closing connection %r", "<AdaptedConnection x>", exc_info=True)
+            other.error("something else failed", exc_info=True)
+    finally:
+        for logger in (pool_log, other):
+            logger.removeHandler(handler)
+            logger.propagate = True
+    lines = stream.getvalue().splitlines()
+    pool_lines = [line for line in lines if "AsyncAdaptedQueuePool" in line]
+    assert len(pool_lines) == 1 and " WARNING " in pool_lines[0], lines
+    assert "could not be closed cleanly (ConnectionResetError: Connection lost)" in pool_lines[0]
+    assert any(" ERROR " in line and "something else failed" in line for line in lines)
+    assert "Traceback" in stream.getvalue()  # the other error keeps its traceback
