@@ -342,6 +342,10 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
             task.cancel()
         await asyncio.gather(*dead, return_exceptions=True)
         await lobby.services.recorder.close()
+        # ... and so does its journal: an entry a cancelled task had queued is committed (or not)
+        # before the next process counts the file's entries, never after (it would take a number
+        # the new process gives out too: UNIQUE(room, n), a flaky failure in CI)
+        await journal.close()
         journal2 = JournalLog(tmp_path / "journal.db")
         await journal2.open()
         lobby2 = make_lobby(tmp_path / "two", clock, journal2, storage)
