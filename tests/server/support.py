@@ -65,6 +65,33 @@ def stalling_line(code: str, seed_limit: int = 2000) -> list[Move]:
     raise AssertionError(f"no stalling line found for {code}")
 
 
+async def solo_to_the_end(client: WsClient, code: str, name: str, moves: int, *, timeout: float) -> dict[str, Any]:
+    """A solo game on ``code`` over ``client``: its first legal move ``moves`` times, then give
+    up; its ``game_over``, which must come within ``timeout`` s. The client is closed after."""
+    try:
+        await client.send("solo", name=name, code=code)
+        await client.next("welcome")
+        game = Game.from_code(code)
+        for _ in range(moves):
+            move = next(iter(game.legal_moves()))
+            game.push(move)
+            await client.send("move", positions=move.names())
+            await client.next("moved")
+        await client.send("give_up")
+        return await client.next("game_over", timeout=timeout)
+    finally:
+        await client.close()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
 def illegal_move(game: Game) -> Move:
     """Two playable cards that do not match (the engine must refuse them)."""
     playable = sorted(game.playable())

@@ -28,7 +28,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from sqlalchemy.engine import make_url
 
-from halfmoon.game import Game
 from halfmoon_server import keys, rest
 from halfmoon_server import room as room_module
 from halfmoon_server.memory_storage import MemoryStorage
@@ -36,7 +35,7 @@ from halfmoon_server.settings import Settings
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import RedisServer
-from tests.server.support import WsClient, won_record
+from tests.server.support import WsClient, solo_to_the_end, won_record
 
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
@@ -67,21 +66,7 @@ def pg_proxy(pg_database: str) -> Iterator[tuple[TcpProxy, str]]:
 async def play_to_the_end(server: TestServer, name: str, moves: int) -> dict[str, Any]:
     """A solo game on :data:`CODE`: ``moves`` moves, then give up; its ``game_over``, which must
     come within 5 s (it never waits for the database longer than room.RECORD_WAIT_S)."""
-    client = await WsClient.connect(server, name)
-    try:
-        await client.send("solo", name=name, code=CODE)
-        await client.next("welcome")
-        game = Game.from_code(CODE)
-        for _ in range(moves):
-            move = next(iter(game.legal_moves()))
-            game.push(move)
-            await client.send("move", positions=move.names())
-            await client.next("moved")
-        await client.send("give_up")
-        over = await client.next("game_over", timeout=5.0)
-    finally:
-        await client.close()
-    return over
+    return await solo_to_the_end(await WsClient.connect(server, name), CODE, name, moves, timeout=5.0)
 
 
 async def timed_get(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, Any], float]:

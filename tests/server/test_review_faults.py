@@ -23,12 +23,11 @@ import aiohttp
 import pytest
 from sqlalchemy.engine import make_url
 
-from halfmoon.game import Game
 from halfmoon_server.solver_pool import SolverPool
 from tests.conftest import ROOT, require_service
 from tests.server import instances
 from tests.server.instances import Instance
-from tests.server.support import WsClient, won_record
+from tests.server.support import WsClient, alive, solo_to_the_end, won_record
 
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
@@ -46,22 +45,9 @@ def pg_proxy(pg_database: str) -> Iterator[tuple[TcpProxy, str]]:
         yield proxy, url.set(port=proxy.port).render_as_string(hide_password=False)
 
 
-async def solo_to_the_end(inst: Instance, name: str, moves: int) -> dict[str, Any]:
-    """A solo game on :data:`CODE`: ``moves`` moves, then give up; its ``game_over``."""
-    client = await WsClient.connect_url(inst.ws, name)
-    try:
-        await client.send("solo", name=name, code=CODE)
-        await client.next("welcome")
-        game = Game.from_code(CODE)
-        for _ in range(moves):
-            move = next(iter(game.legal_moves()))
-            game.push(move)
-            await client.send("move", positions=move.names())
-            await client.next("moved")
-        await client.send("give_up")
-        return await client.next("game_over", timeout=8.0)
-    finally:
-        await client.close()
+async def solo_on(inst: Instance, name: str, moves: int) -> dict[str, Any]:
+    """A solo game on :data:`CODE` on ``inst``: ``moves`` moves, then give up; its ``game_over``."""
+    return await solo_to_the_end(await WsClient.connect_url(inst.ws, name), CODE, name, moves, timeout=8.0)
 
 
 async def leaderboard_games(http: aiohttp.ClientSession, inst: Instance) -> list[str] | None:
@@ -103,10 +89,10 @@ async def test_games_that_end_while_postgresql_is_cut_survive_a_restart_of_the_s
     first = await Instance(data, db=db_url).start()
     try:
         async with aiohttp.ClientSession() as http:
-            before = await solo_to_the_end(first, "Before", 1)
+            before = await solo_on(first, "Before", 1)
             await wait_for_games(http, first, {before["game"]})
             proxy.cut("reset")
-            during = [await solo_to_the_end(first, f"Cut{k}", k + 1) for k in range(3)]
+            during = [await solo_on(first, f"Cut{k}", k + 1) for k in range(3)]
             assert all(over["game"] for over in during)
             first.kill(stop)
             proxy.restore()
@@ -171,10 +157,10 @@ async def test_games_that_end_while_the_sqlite_file_is_read_only_survive_a_resta
     second: Instance | None = None
     try:
         async with aiohttp.ClientSession() as http:
-            before = await solo_to_the_end(first, "Before", 1)
+            before = await solo_on(first, "Before", 1)
             await wait_for_games(http, first, {before["game"]})
             assert _immutable(read_only_db, True)
-            during = [await solo_to_the_end(first, f"RO{k}", k + 1) for k in range(3)]
+            during = [await solo_on(first, f"RO{k}", k + 1) for k in range(3)]
             first.kill(signal.SIGTERM)
             second = Instance(data, port=first.port)
             monkeypatch.setattr(instances, "wait_healthy", wait_answering)  # it starts unhealthy
@@ -315,15 +301,6 @@ async def test_a_cancelled_job_of_a_pool_whose_worker_dies_leaves_no_traceback_a
     finally:
         await pool.close(timeout_s=1.0)
     assert failures == []
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def _children(pid: int) -> list[int]:

@@ -33,7 +33,7 @@ from halfmoon_server.solver_pool import SolverPool, warm_up
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.instances import free_port
-from tests.server.support import WsClient
+from tests.server.support import WsClient, alive
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,15 +43,6 @@ DAY1 = date(2026, 11, 28)  # the manual clock's day (T0)
 DAY2 = date(2026, 11, 29)
 DAY3 = date(2026, 11, 30)
 BUDGET = 100_000
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 async def wait_dead(pid: int, timeout: float = 5.0) -> None:
