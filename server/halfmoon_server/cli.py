@@ -13,12 +13,14 @@ from typing import Any
 
 from aiohttp import web
 
-from halfmoon_server import keys, logs
+from halfmoon_server import diagnostics, keys, logs
 from halfmoon_server.app import create_app, describe_db, preflight
 from halfmoon_server.errors import ServerError, SettingsError
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
 
 log = logging.getLogger("halfmoon_server")
+#: How long the tasks still running once the shutdown is over get to end after their cancellation.
+LEFT_TASKS_S = 5.0
 
 
 def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -163,6 +165,7 @@ async def _serve(app: web.Application, host: str, port: int, listening: Callable
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, diagnostics.log_state, "SIGUSR1")
     runner = web.AppRunner(app, handle_signals=False, access_log_class=logs.AccessLogger)
     try:
         await runner.setup()
@@ -174,9 +177,24 @@ async def _serve(app: web.Application, host: str, port: int, listening: Callable
             listening(f"======== Running on http://{host}:{port} ========")
             await stop.wait()
     finally:
-        await runner.cleanup()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        await _clean_up(runner, app[keys.SETTINGS].shutdown_timeout_s)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
+
+
+async def _clean_up(runner: web.AppRunner, bound_s: float) -> None:
+    """The app's shutdown (drain, then every resource closed), waited for ``bound_s`` at most:
+    past that, what is still running is logged and the shutdown is cut short, so a stuck step
+    (a service that never answers) cannot keep the process from exiting."""
+    cleanup = asyncio.ensure_future(runner.cleanup())
+    done, _ = await asyncio.wait({cleanup}, timeout=bound_s)
+    if done:
+        cleanup.result()
+        return
+    log.error("shutdown: not finished after %g s (--shutdown-timeout); cutting it short", bound_s)
+    diagnostics.log_state("shutdown overran")
+    cleanup.cancel()
+    await asyncio.wait({cleanup}, timeout=LEFT_TASKS_S)
 
 
 def run_server(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> None:
@@ -193,8 +211,8 @@ def run_server(app: web.Application, host: str, port: int, listening: Callable[[
             left = [task for task in asyncio.all_tasks(loop) if not task.done()]
             for task in left:
                 task.cancel()
-            if left:
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            if left:  # bounded too: a task that ignores its cancellation is left behind
+                loop.run_until_complete(asyncio.wait(left, timeout=LEFT_TASKS_S))
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             asyncio.set_event_loop(None)

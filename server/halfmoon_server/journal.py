@@ -15,6 +15,7 @@ full``) survives that too, at a higher cost per commit (docs/server.md, "Durabil
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import secrets
 import sqlite3
@@ -49,6 +50,10 @@ class _LocalLog:
         self.instance = new_instance_name()
         self.rooms: dict[str, Room] = {}
         self.counts: dict[str, int] = {}  # entries committed per room
+        #: rooms in the log that are not held in memory (a finished room nobody is in): when
+        #: each next needs a look (its ``finished_ttl``), and those times in a heap
+        self.sleeping: dict[str, int] = {}
+        self._wakes: list[tuple[int, str]] = []
 
     def follow(self, room: Room) -> None:
         self.rooms[room.id] = room
@@ -60,10 +65,24 @@ class _LocalLog:
         return instance == self.instance
 
     async def due(self, now: int) -> list[str]:
-        return []  # every room of this log is followed here: the lobby's ticker looks at them
+        """The rooms not held here whose look is due (a room held here is looked at by the
+        lobby's ticker on every round)."""
+        due: list[str] = []
+        while self._wakes and self._wakes[0][0] <= now:
+            at, room_id = heapq.heappop(self._wakes)
+            if self.sleeping.get(room_id) == at:  # (not woken meanwhile, nor put to sleep again)
+                del self.sleeping[room_id]
+                due.append(room_id)
+        return due
 
     async def wake(self, room_id: str, at: int | None) -> None:
-        return None
+        if room_id in self.rooms:
+            return  # held here: the ticker looks at it every round anyway
+        if at is None:
+            self.sleeping.pop(room_id, None)
+        elif self.sleeping.get(room_id) != at:
+            self.sleeping[room_id] = at
+            heapq.heappush(self._wakes, (at, room_id))
 
     async def catch_up(self, room: Room) -> None:
         loaded = await self.load(room.id)
@@ -108,6 +127,7 @@ class MemoryLog(_LocalLog):
     async def forget(self, room_id: str) -> None:
         self.headers.pop(room_id, None)
         self.entries.pop(room_id, None)
+        self.sleeping.pop(room_id, None)
 
     async def close(self) -> None:
         return None
@@ -284,6 +304,7 @@ class JournalLog(_LocalLog):
 
         await self._run(delete)
         self.counts.pop(room_id, None)
+        self.sleeping.pop(room_id, None)
 
     async def close(self) -> None:
         if self._writer is not None:

@@ -84,6 +84,7 @@ class Lobby:
             abandon_after_ms=int(settings.abandon_after_s * 1000),
             finished_ttl_ms=int(settings.finished_ttl_s * 1000),
         )
+        self.hold_ms = int(settings.finished_hold_s * 1000)
 
     # -- rooms held here ---------------------------------------------------------------------------
 
@@ -295,8 +296,8 @@ class Lobby:
                 await self.log.wake(room_id, None)
                 continue
             await self._look_after(found, now)
-            if found.id in self.rooms and not found.outboxes and not found.spectators and not found.busy:
-                self._release(found)  # looked at for nobody here: its next look is due elsewhere too
+            if self.rooms.get(found.id) is found and found.idle:
+                await self._put_to_sleep(found, now)  # looked at for nobody here: its next look is due elsewhere too
 
     async def _look_after(self, room: Room, now: int) -> None:
         if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh
@@ -329,8 +330,33 @@ class Lobby:
                 except LogUnavailable:
                     log.warning("room %s is dropped here but its log could not be cleared", room.id)
                 return
+        if self._may_sleep(room, now):
+            await self._put_to_sleep(room, now)
+            return
         with contextlib.suppress(LogUnavailable):
             await self.log.wake(room.id, _next_look(room, now))
+
+    def _may_sleep(self, room: Room, now: int) -> bool:
+        """A finished room nobody is in, its games recorded and stored, finished ``finished_hold_s``
+        ago: it need not take memory here. It stays in the room log until its ``finished_ttl``,
+        and a resume, a watch or a REST read rebuilds it from there (:meth:`find`)."""
+        race = room.race
+        return (
+            race.phase is Phase.FINISHED
+            and race.finished_at is not None
+            and now - race.finished_at >= self.hold_ms
+            and not race.unrecorded
+            and room.idle
+        )
+
+    async def _put_to_sleep(self, room: Room, now: int) -> None:
+        """Drop the room from memory; the room log wakes it for its next look (its expiry)."""
+        self._release(room)
+        try:
+            await self.log.wake(room.id, _next_look(room, now))
+        except LogUnavailable:
+            if room.id not in self.rooms:  # (nobody loaded it meanwhile) held until the log answers
+                self._hold(room)
 
     async def run_ticker(self) -> None:
         while True:

@@ -631,6 +631,11 @@ class Room:
         return self.race.is_stale(now)
 
     @property
+    def idle(self) -> bool:
+        """Nobody is in the room here, nothing of it is pending: it may be dropped from memory."""
+        return not (self.outboxes or self.spectators or self._waiting or self.busy)
+
+    @property
     def busy(self) -> bool:
         """Games are being recorded, or are not stored yet: the room (their outbox) must stay."""
         return bool(self.recording or self.storing or self.unstored or self.parked)

@@ -70,7 +70,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "finished_ttl_s", "HALFMOON_FINISHED_TTL_S", float, "--finished-ttl", "seconds a finished room stays readable"
     ),
+    Option(
+        "finished_hold_s", "HALFMOON_FINISHED_HOLD_S", float, "--finished-hold",
+        "seconds a finished room nobody is in stays in memory (then it is read back from the room log when asked for)",
+    ),
     Option("tick_s", "HALFMOON_TICK_S", float, "--tick", "seconds between the ticker's rounds"),
+    Option(
+        "shutdown_timeout_s", "HALFMOON_SHUTDOWN_TIMEOUT_S", float, "--shutdown-timeout",
+        "seconds a shutdown may take before what still runs is logged and it is cut short",
+    ),
     Option(
         "solver_node_budget", "HALFMOON_SOLVER_NODE_BUDGET", int, "--solver-node-budget", "the solver's nodes per deal"
     ),
@@ -188,6 +196,12 @@ class Settings:
     abandon_after_s: float = 3600.0
     #: A finished room stays readable (resume, GET /api/rooms/…) this long.
     finished_ttl_s: float = 1800.0
+    #: A finished room with nobody connected to it leaves memory after this; it stays readable
+    #: (until ``finished_ttl_s``) from the room log, rebuilt when a player or a reader asks for it.
+    finished_hold_s: float = 60.0
+    #: A stop (SIGTERM) waits this long for the drain and every resource's closing; past it, what
+    #: is still running is logged and the process exits (systemd's TimeoutStopSec is 20).
+    shutdown_timeout_s: float = 15.0
     daily_requires_winnable: bool = True
     solver_node_budget: int = 200_000
     #: Worker processes for the solver, which chooses the daily deals (the app never says whether
@@ -334,7 +348,8 @@ class Settings:
         if self.max_players < 2:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
         timings = (
-            "tick_s", "abandon_after_s", "finished_ttl_s", "redis_timeout_s", "db_timeout_s",
+            "tick_s", "abandon_after_s", "finished_ttl_s", "finished_hold_s", "shutdown_timeout_s",
+            "redis_timeout_s", "db_timeout_s",
             "body_timeout_s", "join_timeout_s", "head_timeout_s",
         )
         for name in ("rate_burst", "rate_per_s", *timings):
