@@ -63,7 +63,7 @@ class Audience:
             case events.Moved():
                 return self._moved(event, seq, watched, msg_id)
             case events.RaceStarted():
-                return self._started(event, seq)
+                return self._started(event, seq, watched)
             case events.GameOver():
                 body = wire.GameOver(
                     event.outcome,
@@ -100,8 +100,7 @@ class Audience:
         reveals = self._reveals() if watched and self.race.started_at is not None else []
         return Frames(seq, frame, wire.encode_event(message, seq, reveals) if reveals else frame, {})
 
-    def _started(self, event: events.RaceStarted, seq: int) -> Frames:
-        self.shown = self.race.spectator_view()  # the same deal for all: everything in sight is shown
+    def _started(self, event: events.RaceStarted, seq: int, watched: bool) -> Frames:
         overrides: dict[str, bytes | None] = {
             pid: right_sized(
                 wire.encode_event(
@@ -113,6 +112,10 @@ class Audience:
         players = right_sized(
             wire.encode_event(wire.Started(event.code, event.started_at, commitment=event.commitment), seq)
         )
+        if not watched:  # the first spectator gets a snapshot (:meth:`start_watching`)
+            self.shown = {}
+            return Frames(seq, players, None, overrides)
+        self.shown = self.race.spectator_view()  # the same deal for all: everything in sight is shown
         spectators = wire.encode_event(
             wire.Started(
                 event.code, event.started_at, boards=self.race.spectator_boards(), commitment=event.commitment

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -154,7 +155,7 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> None:
+async def _serve(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> bool:
     """Start the app on ``host:port`` with its connection guard on the HTTP server, serve until
     SIGINT or SIGTERM, then clean up (drain, then every resource closed).
 
@@ -177,24 +178,27 @@ async def _serve(app: web.Application, host: str, port: int, listening: Callable
             listening(f"======== Running on http://{host}:{port} ========")
             await stop.wait()
     finally:
-        await _clean_up(runner, app[keys.SETTINGS].shutdown_timeout_s)
+        in_time = await _clean_up(runner, app[keys.SETTINGS].shutdown_timeout_s)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
+    return in_time
 
 
-async def _clean_up(runner: web.AppRunner, bound_s: float) -> None:
+async def _clean_up(runner: web.AppRunner, bound_s: float) -> bool:
     """The app's shutdown (drain, then every resource closed), waited for ``bound_s`` at most:
     past that, what is still running is logged and the shutdown is cut short, so a stuck step
-    (a service that never answers) cannot keep the process from exiting."""
+    (a service that never answers) cannot keep the process from exiting. Returns whether it
+    finished in time."""
     cleanup = asyncio.ensure_future(runner.cleanup())
     done, _ = await asyncio.wait({cleanup}, timeout=bound_s)
     if done:
         cleanup.result()
-        return
+        return True
     log.error("shutdown: not finished after %g s (--shutdown-timeout); cutting it short", bound_s)
     diagnostics.log_state("shutdown overran")
     cleanup.cancel()
     await asyncio.wait({cleanup}, timeout=LEFT_TASKS_S)
+    return False
 
 
 def run_server(app: web.Application, host: str, port: int, listening: Callable[[str], None]) -> None:
@@ -204,8 +208,9 @@ def run_server(app: web.Application, host: str, port: int, listening: Callable[[
     cancelled, so the shutdown's drain and the results still being written are not cut short."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    in_time = True
     try:
-        loop.run_until_complete(_serve(app, host, port, listening))
+        in_time = loop.run_until_complete(_serve(app, host, port, listening))
     finally:
         try:
             left = [task for task in asyncio.all_tasks(loop) if not task.done()]
@@ -217,3 +222,8 @@ def run_server(app: web.Application, host: str, port: int, listening: Callable[[
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+    if not in_time:
+        # a thread stuck in the shutdown (a journal commit on a stalled disk) would keep the
+        # interpreter from exiting (it joins its worker threads): the log is flushed, and out
+        logging.shutdown()
+        os._exit(1)

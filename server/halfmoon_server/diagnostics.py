@@ -17,6 +17,8 @@ log = logging.getLogger("halfmoon_server.diagnostics")
 
 #: Frames shown per task or thread (the innermost, where it waits, matter most).
 DEPTH = 12
+#: Distinct await chains shown at most (a record the size of a page, not of the server).
+MAX_CHAINS = 60
 
 
 def _where(frame: FrameType) -> str:
@@ -37,12 +39,21 @@ def await_chain(coro: Any) -> list[str]:
 
 
 def describe_tasks(loop: asyncio.AbstractEventLoop | None = None) -> str:
-    """Every unfinished task of ``loop`` (the running one) and where it waits, one block each."""
-    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    """Every unfinished task of ``loop`` (the running one) and where it waits: one block per
+    distinct await chain, naming how many tasks wait there (10,000 WebSockets' handlers wait in
+    a handful of places), at most ``MAX_CHAINS`` blocks, the most crowded first."""
+    chains: dict[tuple[str, ...], list[str]] = {}
+    for task in asyncio.all_tasks(loop):
+        if not task.done():
+            chains.setdefault(tuple(await_chain(task.get_coro())), []).append(task.get_name())
     blocks = []
-    for task in sorted(tasks, key=lambda t: t.get_name()):
-        chain = await_chain(task.get_coro())
-        blocks.append("\n".join([f"task {task.get_name()}:", *(f"  {line}" for line in chain or ["(running)"])]))
+    for chain, names in sorted(chains.items(), key=lambda item: (-len(item[1]), sorted(item[1])[0])):
+        named = sorted(names)
+        more = ", …" if len(named) > 3 else ""
+        head = f"task {named[0]}:" if len(named) == 1 else f"{len(named)} tasks ({', '.join(named[:3])}{more}):"
+        blocks.append("\n".join([head, *(f"  {line}" for line in chain or ("(running)",))]))
+    if len(blocks) > MAX_CHAINS:
+        blocks = [*blocks[:MAX_CHAINS], f"… and {len(blocks) - MAX_CHAINS} more await chains"]
     return "\n".join(blocks) if blocks else "(no task)"
 
 

@@ -38,6 +38,8 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 #: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
 #: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
 TICK_SLICE = 200
+#: A room the log woke that could not be loaded (the log did not answer) is looked at again after this.
+RETRY_LOOK_MS = 5_000
 
 
 def race_code(text: str | None) -> DealCode:
@@ -72,6 +74,7 @@ class Lobby:
         self.storage = storage
         self.daily_service = daily
         self.rooms: dict[str, Room] = {}
+        self._held_since: dict[str, int] = {}  # when each room held here was made or loaded
         self.draining = False
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
@@ -90,13 +93,16 @@ class Lobby:
 
     def _hold(self, room: Room) -> Room:
         self.rooms[room.id] = room
+        self._held_since[room.id] = self.clock.now_ms()
         self.log.follow(room)
         return room
 
     def _release(self, room: Room) -> None:
         room.close_timer()
-        self.log.unfollow(room)
-        self.rooms.pop(room.id, None)
+        if self.rooms.get(room.id) is room:  # (not a copy that was replaced meanwhile)
+            del self.rooms[room.id]
+            self._held_since.pop(room.id, None)
+            self.log.unfollow(room)
 
     async def _new_room(
         self, mode: Mode, code: DealCode, daily_day: date | None = None, *, sealed: bool = False
@@ -137,7 +143,10 @@ class Lobby:
             return await self._load(room_id, hold=False)
         loading = self._loading.get(room_id)
         if loading is not None:
-            return await asyncio.shield(loading)
+            loaded = await asyncio.shield(loading)
+            if loaded is None or self.rooms.get(room_id) is loaded:
+                return loaded
+            return await self.find(room_id)  # dropped again before this turn came: load it anew
         future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
         self._loading[room_id] = future
         try:
@@ -175,13 +184,24 @@ class Lobby:
         their players resume with their tokens. A room that cannot be rebuilt is logged and left
         out — one damaged room does not keep the server from starting — and answers
         ``unavailable`` when asked for (never ``finished``). Returns how many were rebuilt."""
+        restored = 0
         for room_id in await self.log.room_ids():
             if room_id not in self.rooms:
                 try:
-                    await self.find(room_id)
+                    room = await self.find(room_id)
                 except Refusal as refusal:
                     log.warning("room %s is left out at start-up: %s", room_id, refusal.message)
-        return len(self.rooms)
+                    continue
+                if room is None:
+                    continue
+                restored += 1
+                now = self.clock.now_ms()
+                if self._may_sleep(room, now, restoring=True):
+                    # a finished room nobody is in yet: back to sleep at once (woken at its expiry),
+                    # so a journal of more rooms than --max-rooms (asleep, they take no place) is
+                    # never all held at once
+                    await self._put_to_sleep(room, now)
+        return restored
 
     # -- making rooms --------------------------------------------------------------------------------
 
@@ -290,7 +310,9 @@ class Lobby:
                 continue  # looked after above
             try:
                 found = await self.find(room_id)
-            except Refusal:
+            except Refusal:  # the log did not answer: its look is tried again a little later
+                with contextlib.suppress(LogUnavailable):
+                    await self.log.wake(room_id, now + RETRY_LOOK_MS)
                 continue
             if found is None:
                 await self.log.wake(room_id, None)
@@ -336,18 +358,15 @@ class Lobby:
         with contextlib.suppress(LogUnavailable):
             await self.log.wake(room.id, _next_look(room, now))
 
-    def _may_sleep(self, room: Room, now: int) -> bool:
-        """A finished room nobody is in, its games recorded and stored, finished ``finished_hold_s``
-        ago: it need not take memory here. It stays in the room log until its ``finished_ttl``,
-        and a resume, a watch or a REST read rebuilds it from there (:meth:`find`)."""
+    def _may_sleep(self, room: Room, now: int, *, restoring: bool = False) -> bool:
+        """A finished room nobody is in, its games recorded and stored, finished — and held here —
+        ``finished_hold_s`` ago (``restoring``: at start-up, however recently): it need not take
+        memory here. It stays in the room log until its ``finished_ttl``, and a resume, a watch or
+        a REST read rebuilds it from there (:meth:`find`)."""
         race = room.race
-        return (
-            race.phase is Phase.FINISHED
-            and race.finished_at is not None
-            and now - race.finished_at >= self.hold_ms
-            and not race.unrecorded
-            and room.idle
-        )
+        if race.phase is not Phase.FINISHED or race.finished_at is None or race.unrecorded or not room.idle:
+            return False
+        return restoring or now - max(race.finished_at, self._held_since.get(room.id, 0)) >= self.hold_ms
 
     async def _put_to_sleep(self, room: Room, now: int) -> None:
         """Drop the room from memory; the room log wakes it for its next look (its expiry)."""

@@ -113,7 +113,7 @@ class Racer:
     lowest: list[int] | None = None
     #: this player's board as spectators may know it: the game replayed up to ``public_steps`` of
     #: ``steps``, the first step held back being a move that removes a card not every racer still
-    #: playing has seen (:meth:`Race.spectator_view`)
+    #: playing has seen (:meth:`Race.spectator_view`); None until a spectator first needs it
     public: Game | None = None
     public_steps: int = 0
     #: the race's splits: this player's time when their game first held 12, 24, 36 and 48 moves
@@ -296,7 +296,12 @@ class Race:
         order: up to the first move that removes a pile card lower than ``bar`` (not public)."""
         public = racer.public
         if public is None:
-            return None
+            if racer.game is None:
+                return None  # not in this race's games
+            # nobody watched so far: the copy starts now, from the deal, through the same steps
+            # (the bar only ever goes down, so catching up late stops where catching up move by
+            # move would have)
+            public = racer.public = Game(racer.game.deal)
         steps = racer.steps
         while racer.public_steps < len(steps):
             step = steps[racer.public_steps]
@@ -520,7 +525,7 @@ class Race:
             racer.game = Game(self.deal)
             racer.status = PlayerStatus.PLAYING
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
-            racer.public, racer.public_steps = Game(self.deal), 0
+            racer.public, racer.public_steps = None, 0  # built when a spectator first needs it
             boards[racer.id] = BoardView.of(racer.game)
         code = None if self.mode is Mode.DAILY or self.sealed else str(self.code)
         events: list[Event] = [RaceStarted(now, code, boards, self.commitment)]

@@ -123,6 +123,7 @@ class RedisLog:
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._following: set[asyncio.Task[None]] = set()
+        self._follow_changes: dict[str, asyncio.Task[None]] = {}  # each room's last change, in order
         self._queue: list[_Append] = []
         self._writer: asyncio.Task[None] | None = None
 
@@ -258,7 +259,14 @@ class RedisLog:
             self._follow(room.id, follow=False)
 
     def _follow(self, room_id: str, *, follow: bool) -> None:
+        # one room's changes go to Redis in the order they were made: a room dropped and loaded
+        # again at once (a resume of a room asleep) must end followed, whichever connection of
+        # the pool each change takes
+        previous = self._follow_changes.get(room_id)
+
         async def change() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
             try:
                 if follow:
                     await self.redis.sadd(_followers_key(room_id), self.instance)
@@ -272,7 +280,14 @@ class RedisLog:
 
         task = asyncio.get_running_loop().create_task(change())
         self._following.add(task)
-        task.add_done_callback(self._following.discard)
+        self._follow_changes[room_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._following.discard(finished)
+            if self._follow_changes.get(room_id) is finished:
+                del self._follow_changes[room_id]
+
+        task.add_done_callback(done)
 
     async def _read_feed(self) -> None:
         """Deliver the entries other instances append to the rooms held here; reconnect (and

@@ -5,10 +5,11 @@ environment variables (flags win), and the daily-challenge secret kept in the da
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -352,6 +353,10 @@ class Settings:
             "redis_timeout_s", "db_timeout_s",
             "body_timeout_s", "join_timeout_s", "head_timeout_s",
         )
+        for setting in fields(self):  # nan and inf pass every comparison below
+            value = getattr(self, setting.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SettingsError(f"{setting.name} must be a finite number, not {value}")
         for name in ("rate_burst", "rate_per_s", *timings):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")

@@ -40,6 +40,38 @@ async def test_a_task_is_shown_with_every_coroutine_it_waits_in() -> None:
     await task
 
 
+async def test_tasks_waiting_in_the_same_place_are_one_block_and_the_record_is_bounded() -> None:
+    release = asyncio.Event()
+    crowd = [asyncio.create_task(_outer(release), name=f"crowd-{n:03d}") for n in range(500)]
+    others = [asyncio.create_task(asyncio.sleep(3600), name=f"sleeper-{n}") for n in range(3)]
+    await asyncio.sleep(0)
+    described = diagnostics.describe_tasks()
+    assert "500 tasks (crowd-000, crowd-001, crowd-002, …):" in described
+    assert described.count("in _inner") == 1
+    assert "3 tasks (sleeper-0, sleeper-1, sleeper-2):" in described
+    release.set()
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*crowd, *others, return_exceptions=True)
+
+
+async def test_at_most_so_many_await_chains_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(diagnostics, "MAX_CHAINS", 2)
+    release = asyncio.Event()
+    tasks = [
+        asyncio.create_task(_outer(release)),
+        asyncio.create_task(_inner(release)),
+        asyncio.create_task(release.wait()),
+        asyncio.create_task(asyncio.sleep(3600)),
+    ]
+    await asyncio.sleep(0)
+    described = diagnostics.describe_tasks()
+    assert described.endswith("more await chains") and described.count("\ntask ") + described.startswith("task ") <= 3
+    release.set()
+    tasks[-1].cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def _stuck_cleanup(_app: web.Application) -> None:
     await asyncio.sleep(3600)  # a service that never answers
 
@@ -84,3 +116,62 @@ async def test_sigusr1_logs_what_the_server_is_doing_and_it_carries_on(tmp_path:
     finally:
         server.stop()
     assert "Traceback" not in server.log.read_text()
+
+
+STUCK_SERVER = """
+import asyncio, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from halfmoon_server import logs
+from halfmoon_server.app import create_app
+from halfmoon_server.cli import run_server
+from halfmoon_server.settings import Settings
+
+logs.configure("INFO")
+settings = Settings(
+    data_dir=Path(sys.argv[1]), secret=b"s" * 32, solver_workers=0, daily_requires_winnable=False,
+    shutdown_timeout_s=0.5,
+)
+app = create_app(settings)
+pool = ThreadPoolExecutor(1)
+
+
+async def stuck_in_a_thread(app):  # a close that never returns (a commit on a stalled disk)
+    await asyncio.get_running_loop().run_in_executor(pool, time.sleep, 3600)
+
+
+app.on_cleanup.append(stuck_in_a_thread)
+run_server(app, "127.0.0.1", int(sys.argv[2]), lambda banner: print("listening", flush=True))
+"""
+
+
+def test_a_shutdown_stuck_in_a_thread_still_ends_the_process(tmp_path: Path) -> None:
+    """Python joins a pool's worker threads at exit: a thread stuck in the shutdown would keep
+    the process alive after the shutdown was cut short (until systemd's SIGKILL)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from tests.server.instances import free_port
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("shared", "server", "client", ""))}
+    process = subprocess.Popen(
+        [sys.executable, "-c", STUCK_SERVER, str(tmp_path), str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    assert process.stdout is not None
+    try:
+        for _ in range(200):  # (the start-up's log lines come first)
+            if process.stdout.readline().strip() in (b"listening", b""):
+                break
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    output = process.stdout.read().decode()
+    assert code == 1, output
+    assert "cutting it short" in output and "in stuck_in_a_thread" in output

@@ -69,6 +69,9 @@ async def test_a_finished_room_nobody_is_in_leaves_memory_and_comes_back_from_th
     await again.close()
     await _until_idle(lobby, room_id)
     await lobby.tick()
+    assert room_id in lobby.rooms, "held for finished_hold_s from its rebuild, as from its end"
+    clock.advance(60_000)
+    await lobby.tick()
     assert room_id not in lobby.rooms, "its player gone again, past the hold: out again"
 
     async with aiohttp.ClientSession() as http:

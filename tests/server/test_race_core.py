@@ -353,3 +353,59 @@ def test_game_over_goes_to_its_player_alone() -> None:
     assert frames.for_player("p2") is None
     body = json.loads(frames.for_player("p1") or b"{}")
     assert (body["type"], body["seq"], body["game"], body["outcome"]) == ("game_over", 9, "g1", "gave_up")
+
+
+def _random_race(seed: int, *, watch_every_step: bool, checkpoints: set[int]) -> dict[int, Any]:
+    """Three racers on one deal, random legal moves and undos (one gives up midway); the
+    spectators' view at each of ``checkpoints`` (command numbers). ``watch_every_step``: the
+    view is also taken after every command (a spectator there from the start)."""
+    import random
+
+    rng = random.Random(seed)
+    r = running("Ada", "Bob", "Cy")
+    views: dict[int, Any] = {}
+    now = T0 + 4000
+    for number in range(1, 121):
+        now += 100
+        player = rng.choice([p for p, racer in r.players.items() if racer.playing] or ["p1"])
+        racer = r.players[player]
+        if not racer.playing:
+            break
+        game = racer.game
+        assert game is not None
+        legal = list(game.legal_moves())
+        if number == 60 and player != "p1":
+            r.give_up(player, now)
+        elif legal and (rng.random() < 0.85 or not game.can_undo):
+            r.move(player, rng.choice(legal), now)
+        elif game.can_undo:
+            r.undo(player, now)
+        if watch_every_step or number in checkpoints:
+            view = r.spectator_view()
+            if number in checkpoints:
+                views[number] = view
+    return views
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_spectator_who_comes_late_sees_what_one_there_from_the_start_sees(seed: int) -> None:
+    """The spectators' copy of each board is built when first needed (nobody watches most
+    races); caught up at once, it must stop at the same held-back move as one kept up to date
+    move by move (the cards public only ever grow)."""
+    for first_look in (5, 40, 90):
+        checkpoints = {first_look, first_look + 10, 120}
+        late = _random_race(seed, watch_every_step=False, checkpoints=checkpoints)
+        always = _random_race(seed, watch_every_step=True, checkpoints=checkpoints)
+        assert late == always, f"seed {seed}, first look at command {first_look}"
+
+
+def test_nobody_watching_no_spectators_copy_is_made() -> None:
+    r = running("Ada", "Bob")
+    audience = Audience(r)
+    started = audience.frames(events.RaceStarted(T0, None, {}, None), 1, watched=False)
+    assert started is not None and started.spectators is None and audience.shown == {}
+    r.move("p1", winning_line()[0], T0 + 4000)
+    assert all(racer.public is None for racer in r.players.values())
+    audience.start_watching()  # the first spectator: each copy built and caught up
+    assert all(racer.public is not None for racer in r.players.values())
+    assert audience.shown["p1"] != audience.shown["p2"], "Ada's move is on her board only"
