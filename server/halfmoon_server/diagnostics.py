@@ -17,6 +17,8 @@ log = logging.getLogger("halfmoon_server.diagnostics")
 
 #: Frames shown per task or thread (the innermost, where it waits, matter most).
 DEPTH = 12
+#: Awaits followed down a task's chain at most.
+MAX_WALK = 200
 #: Distinct await chains shown at most (a record the size of a page, not of the server).
 MAX_CHAINS = 60
 
@@ -30,12 +32,12 @@ def await_chain(coro: Any) -> list[str]:
     """Where a coroutine waits: its frame, then the frame of each coroutine it awaits in turn
     (``Task.get_stack`` shows only the outermost one of a suspended task)."""
     where: list[str] = []
-    while coro is not None and len(where) < DEPTH:
+    while coro is not None and len(where) < MAX_WALK:
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
         if frame is not None:
             where.append(_where(frame))
         coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
-    return where
+    return where[-DEPTH:]  # the innermost: where it waits
 
 
 def describe_tasks(loop: asyncio.AbstractEventLoop | None = None) -> str:

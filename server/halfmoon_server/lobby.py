@@ -38,8 +38,9 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 #: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
 #: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
 TICK_SLICE = 200
-#: A room the log woke that could not be loaded (the log did not answer) is looked at again after this.
-RETRY_LOOK_MS = 5_000
+#: A room the log woke that could not be loaded (the log did not answer, or a header this
+#: server cannot read) is looked at again after this: at most a log line a minute for it.
+RETRY_LOOK_MS = 60_000
 
 
 def race_code(text: str | None) -> DealCode:
@@ -168,6 +169,9 @@ class Lobby:
         if loaded is None:
             return None
         header, entries = loaded
+        held = self.rooms.get(room_id)
+        if hold and held is not None:
+            return held  # held meanwhile (a drop whose wake-up failed took it back): one copy only
         try:
             room = Room(header, self.services)
         except Exception as exc:  # a header this version cannot read: a newer server's, or damaged

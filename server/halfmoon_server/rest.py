@@ -224,7 +224,9 @@ async def get_room(request: web.Request) -> web.Response:
     except BadMessageError as exc:
         raise ApiError(404, "no_such_room", exc.message) from None
     try:
-        room = await request.app[keys.LOBBY].find(room_id)
+        # a room not in memory (asleep, or held by another instance) is read from a copy that
+        # takes no place here: reads of finished rooms cannot crowd out new games (--max-rooms)
+        room = await request.app[keys.LOBBY].find(room_id, hold=False)
     except Refusal as exc:
         raise ApiError(503, exc.code, exc.message) from None
     if room is None:

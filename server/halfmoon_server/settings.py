@@ -26,6 +26,10 @@ FALSE = ("0", "false", "no", "off")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
+#: The longest any timing setting may be: ten years (a larger one overflows as milliseconds).
+MAX_SECONDS = 315_360_000
+
+
 class Option(NamedTuple):
     """A setting an operator may give: its field, its ``HALFMOON_*`` variable and its flag."""
 
@@ -360,6 +364,9 @@ class Settings:
         for name in ("rate_burst", "rate_per_s", *timings):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")
+        for name in (*timings, "countdown_s", "gc_freeze_s", "gc_collect_s"):
+            if getattr(self, name) > MAX_SECONDS:  # (in milliseconds past 64 bits, or infinite)
+                raise SettingsError(f"{name} must be at most {MAX_SECONDS} s (ten years), not {getattr(self, name)}")
         never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
         for name in (*never_negative, "daily_ranked_per_address", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
