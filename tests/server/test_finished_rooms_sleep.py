@@ -32,6 +32,17 @@ async def _won_solo(server: Any) -> tuple[WsClient, str, str, dict[str, Any]]:
     return ada, welcome["room"]["room"], welcome["token"], over
 
 
+async def assert_a_new_game_is_welcome(server: Any) -> None:
+    """A new solo game starts (not refused ``server_full``)."""
+    bob = await WsClient.connect(server, "bob")
+    try:
+        await bob.send("solo", name="Bob", code="HM1-N-AAAAAAA")
+        answer = await bob.next("welcome", "error")
+        assert answer["type"] == "welcome", answer
+    finally:
+        await bob.close()
+
+
 async def _until_idle(lobby: Lobby, room_id: str) -> None:
     """The room's game is recorded and stored and its connection gone (the server's side)."""
     for _ in range(200):

@@ -14,7 +14,7 @@ from halfmoon_server.errors import SettingsError
 from halfmoon_server.lobby import Lobby
 from halfmoon_server.settings import Settings
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient
+from tests.server.test_finished_rooms_sleep import assert_a_new_game_is_welcome
 from tests.server.test_review_sleep import _asleep
 
 
@@ -38,13 +38,7 @@ async def test_reading_sleeping_rooms_over_rest_does_not_crowd_out_new_games_for
     clock.advance(1_000)
     await lobby.tick()  # a ticker round after the reads
     assert not set(asleep) & set(lobby.rooms), "two GETs hold two finished rooms for finished_hold_s"
-    bob = await WsClient.connect(server, "bob")
-    try:
-        await bob.send("solo", name="Bob", code="HM1-N-AAAAAAA")
-        answer = await bob.next("welcome", "error")
-        assert answer["type"] == "welcome", answer
-    finally:
-        await bob.close()
+    await assert_a_new_game_is_welcome(server)
 
 
 @pytest.mark.parametrize(

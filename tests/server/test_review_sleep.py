@@ -15,7 +15,7 @@ from halfmoon_server.lobby import Lobby
 from halfmoon_server.settings import Settings
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
-from tests.server.test_finished_rooms_sleep import _until_idle, _won_solo
+from tests.server.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
 from tests.server.test_review_cluster import _redis_room, redis_server  # noqa: F401 (a fixture)
 
 
@@ -45,13 +45,7 @@ async def test_a_restart_does_not_hold_more_rooms_than_max_rooms(start_server: S
     again = await start_server(tick_s=3600.0, finished_hold_s=1, max_rooms=2)  # the same data dir
     lobby = again.app[keys.LOBBY]
     assert len(lobby.rooms) <= 2, f"restore held {len(lobby.rooms)} rooms, max_rooms is 2"
-    bob = await WsClient.connect(again, "bob")
-    try:
-        await bob.send("solo", name="Bob", code="HM1-N-AAAAAAA")
-        answer = await bob.next("welcome", "error")
-        assert answer["type"] == "welcome", answer
-    finally:
-        await bob.close()
+    await assert_a_new_game_is_welcome(again)
 
 
 async def test_a_resume_that_waits_on_a_load_is_not_handed_a_dropped_copy(
