@@ -36,7 +36,10 @@ from halfmoon_server import Settings, create_app
 port, db, data = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{db}", data_dir=data,
                              secret=b"browser-tests-daily-secret-32-bytes", countdown_s=1.0, solver_workers=1,
-                             room_burst=1000.0)  # every browser comes from 127.0.0.1
+                             room_burst=1000.0,  # every browser comes from 127.0.0.1
+                             # the tests click faster than any player (48 moves in 2.5 s on a fast
+                             # machine): the per-connection message rate (20, then 10 a second) is lifted
+                             rate_burst=1000.0, rate_per_s=1000.0)
 web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 """
 
