@@ -759,6 +759,14 @@ async def drain_and_check(run: SoakRun, dsn: str) -> dict[str, Any]:
         "drain_s": round(drain_s, 1),
         "backlog_at_end": backlog,
         "db_write_errors": metrics.get("halfmoon_db_write_errors_total"),
+        # games whose game_over came while the database was cut (up to a second before it came
+        # back): each one's write was tried, and failed, during the outage
+        "games_ended_in_outages": sum(
+            1
+            for at in run.finished_at
+            for outage in run.outages_done
+            if outage["start_s"] <= at - run.t0 <= outage.get("end_s", outage["start_s"]) - 1.0
+        ),
     }
 
 

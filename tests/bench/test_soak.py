@@ -37,7 +37,9 @@ def test_a_short_soak_with_outages_and_storms_loses_nothing(postgres_url: str, t
     assert result["games"]["races"] > 0 and result["games"]["solo"] > 0
     assert result["check"]["games_seen"] == result["check"]["games_in_db"] > 0
     assert [outage["mode"] for outage in result["outages"]] == ["reset", "blackhole"]
-    assert result["check"]["db_write_errors"] > 0
+    # (a quick run's two 3-second cuts may see no game end: then no write was tried during them)
+    if result["check"]["games_ended_in_outages"] > 0:
+        assert (result["check"]["db_write_errors"] or 0) > 0, result["check"]
     dropped = sum(storm["dropped"] for storm in result["storms"])
     assert dropped > 0
     assert sum(storm["resumed"] + storm["ended_offline"] for storm in result["storms"]) == dropped
