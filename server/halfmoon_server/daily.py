@@ -112,7 +112,7 @@ class DailyService:
         :class:`StorageError`."""
         key = (today, limit)
         kept = self._past.kept(key)
-        if kept is not None and any(self.revealed(d.day) and d.players_final is False for d in kept):
+        if kept is not None and any(self.revealed(d.day) and not d.players_final for d in kept):
             self._past.expire()
 
         async def read() -> list[_PastDay]:
@@ -205,7 +205,6 @@ class DailyService:
             except Exception:
                 log.exception("the daily deals could not be chosen ahead; trying again in %.0f s", every_s)
             await asyncio.sleep(every_s)
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,9 +65,12 @@ def stalling_line(code: str, seed_limit: int = 2000) -> list[Move]:
     raise AssertionError(f"no stalling line found for {code}")
 
 
-async def solo_to_the_end(client: WsClient, code: str, name: str, moves: int, *, timeout: float) -> dict[str, Any]:
-    """A solo game on ``code`` over ``client``: its first legal move ``moves`` times, then give
-    up; its ``game_over``, which must come within ``timeout`` s. The client is closed after."""
+async def solo_to_the_end(
+    client: WsClient, code: str, name: str, moves: int, *, timeout: float = 5.0, end: str = "give_up"
+) -> dict[str, Any]:
+    """A solo game on ``code`` over ``client``: its first legal move ``moves`` times, then
+    ``end`` (``give_up``, or ``leave``); its ``game_over``, which must come within ``timeout`` s.
+    The client is closed after."""
     try:
         await client.send("solo", name=name, code=code)
         await client.next("welcome")
@@ -77,7 +80,7 @@ async def solo_to_the_end(client: WsClient, code: str, name: str, moves: int, *,
             game.push(move)
             await client.send("move", positions=move.names())
             await client.next("moved")
-        await client.send("give_up")
+        await client.send(end)
         return await client.next("game_over", timeout=timeout)
     finally:
         await client.close()

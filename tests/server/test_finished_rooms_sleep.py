@@ -53,19 +53,25 @@ async def _until_idle(lobby: Lobby, room_id: str) -> None:
     raise AssertionError(f"room {room_id} never became idle")
 
 
+async def _held_for_a_minute_once_left(lobby: Lobby, clock: ManualClock, player: WsClient, room_id: str) -> None:
+    """The player leaves the finished room: it stays in memory for ``finished_hold_s`` (60 s
+    here) from its end or its rebuild, then the ticker drops it."""
+    await player.close()
+    await _until_idle(lobby, room_id)
+    await lobby.tick()
+    assert room_id in lobby.rooms, "held for finished_hold_s"
+    clock.advance(60_000)
+    await lobby.tick()
+    assert room_id not in lobby.rooms, "nobody in it past the hold: out of memory"
+
+
 async def test_a_finished_room_nobody_is_in_leaves_memory_and_comes_back_from_the_log(
     start_server: StartServer, clock: ManualClock
 ) -> None:
     server = await start_server(tick_s=3600.0, finished_hold_s=60, finished_ttl_s=600)
     lobby: Lobby = server.app[keys.LOBBY]
     ada, room_id, token, over = await _won_solo(server)
-    await ada.close()
-    await _until_idle(lobby, room_id)
-    await lobby.tick()
-    assert room_id in lobby.rooms, "held for finished_hold_s after the race"
-    clock.advance(60_000)
-    await lobby.tick()
-    assert room_id not in lobby.rooms, "finished a minute ago and nobody in it: out of memory"
+    await _held_for_a_minute_once_left(lobby, clock, ada, room_id)  # from its end
     assert lobby.log.sleeping[room_id] > clock.now_ms()  # type: ignore[attr-defined]
 
     again = await WsClient.connect(server, "again")  # a reload: the room is rebuilt from the log
@@ -77,13 +83,7 @@ async def test_a_finished_room_nobody_is_in_leaves_memory_and_comes_back_from_th
     assert room_id in lobby.rooms
     await lobby.tick()
     assert room_id in lobby.rooms, "a player is in it again: it stays"
-    await again.close()
-    await _until_idle(lobby, room_id)
-    await lobby.tick()
-    assert room_id in lobby.rooms, "held for finished_hold_s from its rebuild, as from its end"
-    clock.advance(60_000)
-    await lobby.tick()
-    assert room_id not in lobby.rooms, "its player gone again, past the hold: out again"
+    await _held_for_a_minute_once_left(lobby, clock, again, room_id)  # from its rebuild
 
     async with aiohttp.ClientSession() as http:
         url = server.make_url(f"/api/rooms/{room_id}")

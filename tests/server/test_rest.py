@@ -12,11 +12,10 @@ import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYA
 from openapi_spec_validator import validate
 
 from halfmoon.deal import Deal
-from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient, won_record
+from tests.server.support import WsClient, solo_to_the_end, won_record
 
 SPEC = yaml.safe_load((ROOT / "docs" / "openapi.yaml").read_text())
 
@@ -97,18 +96,7 @@ async def test_a_leaderboard_lists_each_players_best_game_and_no_solo_game_left(
     code = "HM1-N-AAAAAAB"
 
     async def solo(name: str, moves: int, end: str) -> None:
-        player = await WsClient.connect(server, name)
-        await player.send("solo", name=name, code=code)
-        await player.next("welcome")
-        game = Game.from_code(code)
-        for _ in range(moves):
-            move = next(iter(game.legal_moves()))
-            game.push(move)
-            await player.send("move", positions=move.names())
-            await player.next("moved")
-        await player.send(end)
-        await player.next("game_over")
-        await player.close()
+        await solo_to_the_end(await WsClient.connect(server, name), code, name, moves, end=end)
 
     await solo("Ada", 2, "give_up")
     await solo("ada", 1, "give_up")
