@@ -119,13 +119,21 @@ class Game:
     (0, 0, 104, <Status.PLAYING: 'playing'>)
     """
 
-    __slots__ = ("_history", "_piles", "_reserve", "cards_left", "deal", "move_count", "score")
+    __slots__ = (
+        "_history", "_piles", "_reserve", "_start_piles", "_start_reserve", "cards_left", "deal", "move_count", "score",
+    )  # fmt: skip
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal
         self._piles: list[list[Card]] = [list(pile) for pile in deal.piles]
         self._reserve: list[Card | None] = list(deal.reserve)
-        self._history: deque[tuple[Move, tuple[Card, ...]]] = deque(maxlen=UNDO_LIMIT)
+        # Where undo finds the cards a move removed: cards leave a pile from its top and an
+        # emptied slot stays empty, so the card under pile p's ``n`` cards is always the
+        # starting layout's ``n``-th, and a slot's card its starting card. The undo stack keeps
+        # the moves alone (shared objects), not the cards: a server keeps thousands of games.
+        self._start_piles: tuple[tuple[Card, ...], ...] = deal.piles
+        self._start_reserve: tuple[Card | None, ...] = deal.reserve
+        self._history: deque[Move] = deque(maxlen=UNDO_LIMIT)
         self.score = 0
         self.move_count = 0
         self.cards_left = CARD_COUNT
@@ -157,6 +165,8 @@ class Game:
         game.deal = Deal(parsed, piles, tuple(card for card in reserve if card is not None))
         game._piles = [list(pile) for pile in piles]
         game._reserve = list(reserve)
+        game._start_piles = piles
+        game._start_reserve = reserve
         game._history = deque(maxlen=UNDO_LIMIT)
         game.score = 0
         game.move_count = 0
@@ -169,6 +179,8 @@ class Game:
         other.deal = self.deal
         other._piles = [list(pile) for pile in self._piles]
         other._reserve = list(self._reserve)
+        other._start_piles = self._start_piles
+        other._start_reserve = self._start_reserve
         other._history = deque(self._history, maxlen=UNDO_LIMIT)
         other.score = self.score
         other.move_count = self.move_count
@@ -291,7 +303,7 @@ class Game:
                 piles[p].pop()
             else:
                 self._reserve[p - PILE_COUNT] = None
-        self._history.append((move, cards))
+        self._history.append(move)
         self.score += PAIR_POINTS if len(cards) == 2 else TRIPLE_POINTS
         self.move_count += 1
         self.cards_left -= len(cards)
@@ -305,15 +317,18 @@ class Game:
             if self.move_count:
                 raise UndoError(f"undo reaches back at most {UNDO_LIMIT} moves")
             raise UndoError("nothing to undo: no move has been made")
-        move, cards = self._history.pop()
-        for p, card in zip(move.positions, cards, strict=False):
+        move = self._history.pop()
+        piles = self._piles
+        for p in move.positions:
             if p < PILE_COUNT:
-                self._piles[p].append(card)
+                pile = piles[p]
+                pile.append(self._start_piles[p][len(pile)])
             else:
-                self._reserve[p - PILE_COUNT] = card
-        self.score = max(0, self.score - (PAIR_POINTS if len(cards) == 2 else TRIPLE_POINTS))
+                self._reserve[p - PILE_COUNT] = self._start_reserve[p - PILE_COUNT]
+        count = len(move.positions)
+        self.score = max(0, self.score - (PAIR_POINTS if count == 2 else TRIPLE_POINTS))
         self.move_count -= 1
-        self.cards_left += len(cards)
+        self.cards_left += count
         return move
 
     @property
@@ -327,7 +342,7 @@ class Game:
 
     def history(self) -> list[Move]:
         """The moves that undo can still take back, oldest first."""
-        return [move for move, _ in self._history]
+        return list(self._history)
 
     def legal_moves(self) -> Iterator[Move]:
         """Every legal move now: pairs, then triples, in position order."""

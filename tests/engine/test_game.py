@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from typing import Any
 
 import pytest
@@ -320,6 +321,44 @@ def test_a_whole_game_can_be_undone_to_the_deal() -> None:
     assert game.snapshot() == Game.from_code(WON[0]["code"]).snapshot()
     with pytest.raises(UndoError):
         game.undo()
+
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_undo_after_any_walk_of_moves_and_undos_restores_each_earlier_position(seed: int) -> None:
+    """The undo stack keeps moves only; the cards come back from the starting layout. A random
+    walk of legal moves and undos (and a copy taken mid-way) goes back through the very same
+    positions it went through, in a game from a code and in one built from what a player sees."""
+    rng = random.Random(seed)
+    code = f"HM1-N-{''.join(rng.choice('ABCDEFGHJK') for _ in range(7))}"
+    full = Game.from_code(code)
+    tops = [full.card_at(p) for p in range(len(POSITION_NAMES))]
+    tops[rng.randrange(12, 20)] = None  # an emptied reserve slot stays empty in a seen board
+    for game in (full, Game.from_visible(code, tops, cards_left=sum(t is not None for t in tops))):
+        trail = [game.snapshot()]
+        copied: tuple[Game, list[Any]] | None = None
+        for _ in range(120):
+            moves = list(game.legal_moves())
+            if moves and (not game.can_undo or rng.random() < 0.7):
+                game.push(rng.choice(moves))
+                trail.append(game.snapshot())
+            elif game.can_undo:
+                game.undo()
+                trail.pop()
+                assert game.snapshot() == trail[-1]
+            if copied is None and rng.random() < 0.1:
+                copied = (game.copy(), list(trail))
+        while game.can_undo:
+            game.undo()
+            trail.pop()
+            assert game.snapshot() == trail[-1]
+        assert len(trail) == 1
+        if copied is not None:  # the copy undoes on its own, back to where it was taken from
+            other, kept = copied
+            while other.can_undo:
+                other.undo()
+                kept.pop()
+                assert other.snapshot() == kept[-1]
 
 
 # -- status --------------------------------------------------------------------------------------
