@@ -83,3 +83,35 @@ def test_a_watcher_that_refused_stays_refused() -> None:
     watcher = FrameWatcher()
     assert not watcher.feed(frame(10, masked=False))
     assert not watcher.feed(frame(10))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_reads_of_one_whole_frame_each_the_usual_case_are_followed(seed: int) -> None:
+    """A client's message usually arrives as one read of one whole frame (the fast path); mixed
+    with cut reads, the watcher still catches exactly the unmasked one."""
+    rng = random.Random(2000 + seed)
+    frames = [frame(rng.choice((0, 1, 60, 119, 120, 125, 126, 200))) for _ in range(rng.randint(1, 20))]
+    bad = rng.randrange(len(frames) + 1)  # == len(frames): none is unmasked
+    if bad < len(frames):
+        frames[bad] = frame(rng.choice((0, 60, 125)), masked=False)
+    watcher = FrameWatcher()
+    for n, whole in enumerate(frames):
+        reads = [whole] if rng.random() < 0.7 else split(whole, rng)
+        results = [watcher.feed(read) for read in reads]
+        if n == bad:
+            assert not results[-1] and watcher.violated
+            return
+        assert all(results), n
+    assert not watcher.violated
+
+
+def test_a_read_as_long_as_a_short_frame_but_cut_from_a_longer_one_is_not_taken_for_a_whole_frame() -> None:
+    """A 16-bit or 64-bit length's marker (126, 127) with a read of 132 or 133 bytes: the frame
+    goes on in the next read, whose payload bytes are not a header."""
+    for size, marker in ((200, 126), (70000, 127)):
+        long = frame(size)
+        watcher = FrameWatcher()
+        assert watcher.feed(long[: marker + 6])
+        payload_rest = long[marker + 6 :]
+        assert watcher.feed(payload_rest), "the rest of the payload is payload, not a header"
+        assert not watcher.feed(frame(3, masked=False)), "and the next frame is still followed"
