@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from aiohttp import web
@@ -119,12 +120,15 @@ class ConnectionGuard:
 
 
 def started_middleware(guard: ConnectionGuard) -> Any:
-    """The middleware that tells ``guard`` a connection's request head has arrived."""
+    """The middleware that tells ``guard`` a connection's request head has arrived. It is not a
+    coroutine: it tells the guard and hands the request on, so nothing of it stays in the call
+    chain of a WebSocket's handler, which lives (and is resumed on every message) as long as
+    the socket."""
 
     @web.middleware
-    async def started(request: web.Request, handler: Any) -> web.StreamResponse:
+    def started(request: web.Request, handler: Any) -> Awaitable[web.StreamResponse]:
         guard.started(request.transport)
-        response: web.StreamResponse = await handler(request)
+        response: Awaitable[web.StreamResponse] = handler(request)
         return response
 
     return started

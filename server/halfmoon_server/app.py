@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from halfmoon_server import keys, rest, static
 from halfmoon_server.admission import ConnectionGuard, started_middleware, tcp_limit
-from halfmoon_server.connection import Connection, Flusher, open_files_ctx
+from halfmoon_server.connection import WEBSOCKET_PATH, Connection, Flusher, open_files_ctx
 from halfmoon_server.daily import DailyService
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
@@ -32,7 +32,7 @@ from halfmoon_server.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.solver_pool import SolverPool, warm_up
 from halfmoon_server.storage import MEMORY_URL, open_storage
-from halfmoon_server.ws import websocket_handler
+from halfmoon_server.ws import roomless_ctx, websocket_handler
 
 log = logging.getLogger("halfmoon_server")
 
@@ -232,9 +232,10 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
+    app.cleanup_ctx.append(roomless_ctx)
     app.cleanup_ctx.append(_freeze_gc)  # last: freezes what the others opened
     app.on_shutdown.append(_drain)
-    app.router.add_get("/ws", websocket_handler)
+    app.router.add_get(WEBSOCKET_PATH, websocket_handler)
     app.router.add_get("/metrics", metrics_handler)
     rest.add_routes(app)
     static.add_routes(app)

@@ -31,6 +31,9 @@ log = logging.getLogger("halfmoon_server.connection")
 _TEXT_FIN = 0x81  # FIN + opcode 1 (text); server frames are never masked
 #: "try again later" (RFC 6455): the close code of a WebSocket refused at the open-file limit
 CLOSE_TRY_LATER = 1013
+#: Where clients open their WebSocket. The middlewares hand its requests straight on to the
+#: handler (no coroutine of theirs lives as long as the socket, resumed on every message).
+WEBSOCKET_PATH = "/ws"
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -223,7 +226,7 @@ class Connection:
 
     __slots__ = (
         "_closing", "_flusher", "_pending", "_transport", "dropped", "max_buffer", "peer", "player_id", "rate",
-        "room", "ws",
+        "room", "roomless_since", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -244,6 +247,8 @@ class Connection:
         self.rate = rate
         self.room: str | None = None
         self.player_id: str | None = None  # None: a spectator (when ``room`` is set)
+        #: since when (loop time) it has been seen outside every room; None: in one at the last look
+        self.roomless_since: float | None = None
         self.dropped = False
         self._closing: asyncio.Task[None] | None = None
         self._pending: list[bytes] = []  # frames sent in this turn of the loop, not yet written

@@ -33,7 +33,7 @@ from halfmoon.protocol import (
 from halfmoon.record import UNDO, GameRecord
 from halfmoon_server import keys
 from halfmoon_server.clock import day_start_ms
-from halfmoon_server.connection import client_address
+from halfmoon_server.connection import WEBSOCKET_PATH, client_address
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.lobby import race_code
 from halfmoon_server.ports import PlayerGame, StoredGame
@@ -650,8 +650,17 @@ SECURITY_HEADERS: Final = {
 
 
 @web.middleware
-async def security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Add :data:`SECURITY_HEADERS` to every answer (errors included)."""
+def security_headers(request: web.Request, handler: Any) -> Awaitable[web.StreamResponse]:
+    """Add :data:`SECURITY_HEADERS` to every answer (errors included). The WebSocket's handler
+    is handed the request straight (it adds them to a refused handshake itself): a coroutine
+    here would live as long as the socket, resumed on every message it sends."""
+    if request.path == WEBSOCKET_PATH:
+        response: Awaitable[web.StreamResponse] = handler(request)
+        return response
+    return _with_security_headers(request, handler)
+
+
+async def _with_security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
         response: web.StreamResponse = await handler(request)
     except web.HTTPException as exc:
@@ -664,8 +673,17 @@ async def security_headers(request: web.Request, handler: Any) -> web.StreamResp
 
 
 @web.middleware
-async def api_errors(request: web.Request, handler: Any) -> web.StreamResponse:
-    """JSON errors for the API (and plain ones elsewhere); no traceback ever leaves the server."""
+def api_errors(request: web.Request, handler: Any) -> Awaitable[web.StreamResponse]:
+    """JSON errors for the API (and plain ones elsewhere); no traceback ever leaves the server.
+    The WebSocket's handler answers its own errors (and is handed the request straight, as in
+    :func:`security_headers`)."""
+    if request.path == WEBSOCKET_PATH:
+        response: Awaitable[web.StreamResponse] = handler(request)
+        return response
+    return _with_api_errors(request, handler)
+
+
+async def _with_api_errors(request: web.Request, handler: Any) -> web.StreamResponse:
     is_api = request.path.startswith("/api/") or request.path in ("/healthz", "/readyz")
     try:
         response: web.StreamResponse = await handler(request)

@@ -10,9 +10,11 @@ logged and answered with ``internal`` — never a traceback on the wire.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import socket
+from collections.abc import AsyncIterator
 
 from aiohttp import WSMsgType, web
 from yarl import URL
@@ -49,6 +51,7 @@ from halfmoon_server.errors import Refusal
 from halfmoon_server.limits import RateLimit
 from halfmoon_server.lobby import Lobby, new_token, race_code
 from halfmoon_server.masking import MaskedWebSocket
+from halfmoon_server.rest import SECURITY_HEADERS
 from halfmoon_server.room import Room
 from halfmoon_server.settings import Settings
 
@@ -89,16 +92,25 @@ def origin_allowed(request: web.Request, settings: Settings) -> bool:
 
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
+    # The middlewares hand this handler the request straight (rest.security_headers): a refused
+    # handshake gets the security headers and an unexpected failure its log line here.
     app = request.app
     settings = app[keys.SETTINGS]
-    if not origin_allowed(request, settings):
-        raise web.HTTPForbidden(
-            text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
-            content_type="application/json",
-        )
-    # no permessage-deflate: frames are small, and rooms write frames straight to the transport
-    ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
-    await ws.prepare(request)
+    try:
+        if not origin_allowed(request, settings):
+            raise web.HTTPForbidden(
+                text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
+                content_type="application/json",
+            )
+        # no permessage-deflate: frames are small, and rooms write frames straight to the transport
+        ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
+        await ws.prepare(request)
+    except web.HTTPException as exc:
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    except Exception:
+        log.exception("internal error opening a WebSocket")
+        return web.Response(status=500, text="internal server error", headers=SECURITY_HEADERS)
     if settings.ws_send_buffer is not None and request.transport is not None:
         sock = request.transport.get_extra_info("socket")
         if sock is not None:
@@ -119,8 +131,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     )
     app[keys.CONNECTIONS].add(conn)
     logs.bind(conn)
+    conn.roomless_since = loop.time()
     limit = settings.max_msg_size
-    watchdog = loop.create_task(close_when_roomless(app, conn, settings.join_timeout_s))
     try:
         async for msg in ws:
             if msg.type is WSMsgType.ERROR:
@@ -146,8 +158,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             await dispatch(app, conn, data)
     except ConnectionResetError:  # the peer went while aiohttp answered its ping: a close like any other
         log.debug("connection from %s reset", peer)
+    except Exception:  # a bug: logged once, and the connection closes (never a traceback on the wire)
+        log.exception("internal error on a WebSocket from %s", peer)
     finally:
-        watchdog.cancel()
         try:
             await leave_room(app, conn, closed=True)
         except Refusal as refusal:  # the log is down: the player stays marked as connected
@@ -166,23 +179,44 @@ def in_room(app: web.Application, conn: Connection) -> bool:
     return room is not None and room.holds(conn.player_id, conn)
 
 
-async def close_when_roomless(app: web.Application, conn: Connection, timeout_s: float) -> None:
-    """Close the connection (:data:`CLOSE_NO_ROOM`) once it has been seen outside every room at two
-    looks ``timeout_s`` apart, the first look being its opening: one that never joins, watches,
-    resumes or starts a game goes after ``timeout_s``; one that left its room (or whose room
-    ended and was dropped) after ``timeout_s`` to ``2 * timeout_s``. Idle sockets cannot pile up."""
-    roomless = True  # since it opened
-    while not conn.closed:
-        await asyncio.sleep(timeout_s)
-        if in_room(app, conn):
-            roomless = False
-        elif roomless:
-            log.debug("closing a connection from %s that joined no room in %g s", conn.peer, timeout_s)
-            app[keys.METRICS].refused("no_room_joined")
-            await conn.flush_and_close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
-            return
-        else:
-            roomless = True
+#: Connections looked at per slice of a sweep, between which other work runs.
+SWEEP_SLICE = 1000
+
+
+async def close_roomless(app: web.Application, timeout_s: float) -> None:
+    """Close (:data:`CLOSE_NO_ROOM`) every connection seen outside every room for ``timeout_s``,
+    so idle sockets cannot pile up: one task looks at them all every ``timeout_s / 4`` (not a
+    timer per connection). Each connection counts from its opening, or from the first look that
+    found it outside every room (it left, or its room ended and was dropped): one that never
+    joins goes after ``timeout_s`` to 1¼ times that, one that left after ``timeout_s`` to 1½ times."""
+    loop = asyncio.get_running_loop()
+    connections: set[Connection] = app[keys.CONNECTIONS]
+    period = timeout_s / 4
+    while True:
+        await asyncio.sleep(period)
+        now = loop.time()
+        for n, conn in enumerate(list(connections)):
+            if n and not n % SWEEP_SLICE:
+                await asyncio.sleep(0)
+            if conn.closed:
+                continue
+            if in_room(app, conn):
+                conn.roomless_since = None
+            elif conn.roomless_since is None:
+                conn.roomless_since = now
+            elif now - conn.roomless_since >= timeout_s:
+                log.debug("closing a connection from %s that was in no room for %g s", conn.peer, timeout_s)
+                app[keys.METRICS].refused("no_room_joined")
+                conn.close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
+
+
+async def roomless_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Run :func:`close_roomless` for the application's life (``cleanup_ctx``)."""
+    task = asyncio.get_running_loop().create_task(close_roomless(app, app[keys.SETTINGS].join_timeout_s))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:

@@ -323,7 +323,6 @@ def test_a_whole_game_can_be_undone_to_the_deal() -> None:
         game.undo()
 
 
-
 @pytest.mark.parametrize("seed", range(40))
 def test_undo_after_any_walk_of_moves_and_undos_restores_each_earlier_position(seed: int) -> None:
     """The undo stack keeps moves only; the cards come back from the starting layout. A random

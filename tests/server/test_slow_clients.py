@@ -264,3 +264,47 @@ async def test_behind_a_trusted_proxy_the_forwarded_address_is_what_counts(tmp_p
             assert served.app[keys.ADDRESSES].counts == {"127.0.0.1": 2}
         for ws in [*(ws for ws, _ in opened), same, other]:
             await ws.close()
+
+
+def _await_chain(task: asyncio.Task[Any]) -> list[str]:
+    """The names of the coroutines a task is suspended in, outermost first."""
+    names: list[str] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and hasattr(awaited, "cr_code"):
+        names.append(awaited.cr_code.co_name)
+        awaited = awaited.cr_await
+    return names
+
+
+async def test_a_websocket_handler_runs_under_no_middleware_coroutine_and_refusals_keep_their_headers(
+    tmp_path: Path,
+) -> None:
+    """Every coroutine in a WebSocket handler's call chain lives as long as the socket and is
+    resumed on every message it sends: the middlewares hand ``/ws`` straight on. A refused
+    handshake still carries the security headers, and REST answers still get them too."""
+    async with serve(tmp_path) as served, aiohttp.ClientSession() as http:
+        ws = await http.ws_connect(served.ws)
+        await ws.send_json({"type": "ping", "v": 1})
+        assert (await ws.receive_json(timeout=5))["type"] == "pong"
+        chains = [_await_chain(t) for t in asyncio.all_tasks()]
+        handler = [chain for chain in chains if "websocket_handler" in chain]
+        assert len(handler) == 1, chains
+        assert not {"started", "security_headers", "api_errors", "_with_security_headers", "_with_api_errors"} & set(
+            handler[0]
+        ), handler[0]
+        assert not [chain for chain in chains if "close_when_roomless" in chain], "no watchdog task per connection"
+        await ws.close()
+
+        for headers, status in (({"Origin": "http://evil.example"}, 403), ({}, 400)):
+            if status == 403:
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(served.ws, headers=headers)
+                assert refused.value.status == 403
+                assert refused.value.headers is not None
+                assert refused.value.headers["X-Frame-Options"] == "DENY"
+            else:  # a plain GET of /ws: no upgrade asked for
+                async with http.get(served.base + "/ws") as response:
+                    assert response.status == 400
+                    assert response.headers["X-Frame-Options"] == "DENY"
+        async with http.get(served.base + "/api/daily") as response:
+            assert response.headers["X-Frame-Options"] == "DENY"
