@@ -31,16 +31,25 @@ def right_sized(frame: bytes) -> bytes:
 
 @dataclass(slots=True)
 class Frames:
-    """One versioned event and its frame for each audience (None: not sent to that audience)."""
+    """One versioned event and its frame for each audience (None: not sent to that audience):
+    the players' frame, but ``own`` for the player ``owner`` (a move's mover, who sees its
+    positions and changes; a game's end), and each player's own in ``overrides`` (the start:
+    their board). A room's event log keeps the last few dozen of these per room, by the
+    thousand: one player's frame is two slots, not a dict (184 bytes each)."""
 
     seq: int
     players: bytes | None
     spectators: bytes | None
-    overrides: dict[str, bytes | None]
+    owner: str | None = None
+    own: bytes | None = None
+    overrides: dict[str, bytes | None] | None = None
 
     def for_player(self, player_id: str) -> bytes | None:
-        if player_id in self.overrides:
-            return self.overrides[player_id]
+        if player_id == self.owner:
+            return self.own
+        overrides = self.overrides
+        if overrides is not None and player_id in overrides:
+            return overrides[player_id]
         return self.players
 
 
@@ -75,7 +84,7 @@ class Audience:
                     event.ranked,
                     event.salt,
                 )
-                return Frames(seq, None, None, {event.player: right_sized(wire.encode_event(body, seq))})
+                return Frames(seq, None, None, event.player, right_sized(wire.encode_event(body, seq)))
             case events.GameEnded():
                 return None
             case events.PlayerJoined():
@@ -98,7 +107,7 @@ class Audience:
     def _to_all(self, message: wire.RoomEvent, seq: int, watched: bool) -> Frames:
         frame = right_sized(wire.encode_event(message, seq))
         reveals = self._reveals() if watched and self.race.started_at is not None else []
-        return Frames(seq, frame, wire.encode_event(message, seq, reveals) if reveals else frame, {})
+        return Frames(seq, frame, wire.encode_event(message, seq, reveals) if reveals else frame)
 
     def _started(self, event: events.RaceStarted, seq: int, watched: bool) -> Frames:
         overrides: dict[str, bytes | None] = {
@@ -114,7 +123,7 @@ class Audience:
         )
         if not watched:  # the first spectator gets a snapshot (:meth:`start_watching`)
             self.shown = {}
-            return Frames(seq, players, None, overrides)
+            return Frames(seq, players, None, overrides=overrides)
         self.shown = self.race.spectator_view()  # the same deal for all: everything in sight is shown
         spectators = wire.encode_event(
             wire.Started(
@@ -122,7 +131,7 @@ class Audience:
             ),
             seq,
         )
-        return Frames(seq, players, spectators, overrides)
+        return Frames(seq, players, spectators, overrides=overrides)
 
     def _moved(self, event: events.Moved, seq: int, watched: bool, msg_id: int | None) -> Frames:
         # the hot path: every move of every player. The bodies are built as dicts directly (no
@@ -158,7 +167,8 @@ class Audience:
             seq,
             right_sized(wire.encode_body("moved", common, seq)),
             spectators,
-            {event.player: right_sized(wire.encode_body("moved", mine, seq))},
+            event.player,
+            right_sized(wire.encode_body("moved", mine, seq)),
         )
 
     def _reveals(

@@ -375,7 +375,7 @@ async def test_the_adversary_catches_a_move_told_too_early(
             self: audience.Audience, event: Any, seq: int, watched: bool, msg_id: int | None
         ) -> audience.Frames:
             frames = told(self, event, seq, watched, msg_id)
-            body = json.loads(frames.overrides[event.player] or b"{}")
+            body = json.loads(frames.for_player(event.player) or b"{}")
             for key in ("changes", "can_undo", "id", "type", "seq", "v"):
                 body.pop(key, None)
             frames.players = wire.encode_body("moved", body, seq)
