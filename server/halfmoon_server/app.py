@@ -32,7 +32,7 @@ from halfmoon_server.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.solver_pool import SolverPool, warm_up
 from halfmoon_server.storage import MEMORY_URL, open_storage
-from halfmoon_server.ws import roomless_ctx, websocket_handler
+from halfmoon_server.ws import connections_ctx, websocket_handler
 
 log = logging.getLogger("halfmoon_server")
 
@@ -232,7 +232,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
-    app.cleanup_ctx.append(roomless_ctx)
+    app.cleanup_ctx.append(connections_ctx)
     app.cleanup_ctx.append(_freeze_gc)  # last: freezes what the others opened
     app.on_shutdown.append(_drain)
     app.router.add_get(WEBSOCKET_PATH, websocket_handler)

@@ -29,6 +29,8 @@ from halfmoon_server.limits import RateLimit
 log = logging.getLogger("halfmoon_server.connection")
 
 _TEXT_FIN = 0x81  # FIN + opcode 1 (text); server frames are never masked
+#: A ping with no payload (FIN + opcode 9); the client's pong is any frame it sends.
+PING_FRAME = b"\x89\x00"
 #: "try again later" (RFC 6455): the close code of a WebSocket refused at the open-file limit
 CLOSE_TRY_LATER = 1013
 #: Where clients open their WebSocket. The middlewares hand its requests straight on to the
@@ -225,8 +227,8 @@ class Connection:
     (``room``, a room id) as which player (``player_id``; None for a spectator)."""
 
     __slots__ = (
-        "_closing", "_flusher", "_pending", "_transport", "dropped", "max_buffer", "peer", "player_id", "rate",
-        "room", "roomless_since", "ws",
+        "_closing", "_flusher", "_pending", "_transport", "dropped", "heard_at", "max_buffer", "peer", "pinged_at",
+        "player_id", "rate", "room", "roomless_since", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -249,6 +251,10 @@ class Connection:
         self.player_id: str | None = None  # None: a spectator (when ``room`` is set)
         #: since when (loop time) it has been seen outside every room; None: in one at the last look
         self.roomless_since: float | None = None
+        #: when (loop time) the client was last heard from, as of the last look; when it was pinged
+        #: since (None: not pinged)
+        self.heard_at = 0.0
+        self.pinged_at: float | None = None
         self.dropped = False
         self._closing: asyncio.Task[None] | None = None
         self._pending: list[bytes] = []  # frames sent in this turn of the loop, not yet written
@@ -273,6 +279,15 @@ class Connection:
         if not self._pending:
             self._flusher.add(self)
         self._pending.append(text_frame(payload))
+
+    def ping(self) -> None:
+        """Send a ping (with the frames sent in this turn of the loop); never waits."""
+        transport = self._transport
+        if self.dropped or transport is None or transport.is_closing() or self.ws.closed:
+            return
+        if not self._pending:
+            self._flusher.add(self)
+        self._pending.append(PING_FRAME)
 
     def flush(self) -> None:
         """Write the frames sent so far, in one ``write``. A connection too far behind is dropped."""

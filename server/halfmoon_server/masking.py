@@ -23,16 +23,19 @@ CLOSE_PROTOCOL_ERROR = b"\x88\x02\x03\xea"
 
 
 class FrameWatcher:
-    """Follows a client's frame boundaries; ``feed`` is False once a frame came unmasked."""
+    """Follows a client's frame boundaries; ``feed`` is False once a frame came unmasked.
+    ``heard`` is set on every read (the server's heartbeat clears it when it looks)."""
 
-    __slots__ = ("_header", "_skip", "violated")
+    __slots__ = ("_header", "_skip", "heard", "violated")
 
     def __init__(self) -> None:
         self._header = bytearray()
         self._skip = 0
+        self.heard = False
         self.violated = False
 
     def feed(self, data: bytes) -> bool:
+        self.heard = True
         size = len(data)
         # the usual read: one whole small masked frame (a client's message), nothing pending
         if size >= 6 and not self._skip and not self._header and not self.violated:
@@ -96,11 +99,14 @@ class _WatchedParser:
 
 
 class MaskedWebSocket(web.WebSocketResponse):
-    """A :class:`aiohttp.web.WebSocketResponse` that closes the connection on an unmasked frame."""
+    """A :class:`aiohttp.web.WebSocketResponse` that closes the connection on an unmasked frame.
+    Its ``watcher`` sees every read of the client's bytes (``watcher.heard``)."""
+
+    watcher: FrameWatcher | None = None
 
     def _post_start(self, request: web.BaseRequest, protocol: str | None, writer: Any) -> None:
         handler = request.protocol
-        watcher = FrameWatcher()
+        watcher = self.watcher = FrameWatcher()
         tail = bytes(getattr(handler, "_message_tail", b""))  # what came with the handshake
         unmasked_with_handshake = bool(tail) and not watcher.feed(tail)
         if unmasked_with_handshake:  # never let aiohttp parse it into a message
@@ -116,7 +122,8 @@ class MaskedWebSocket(web.WebSocketResponse):
 
         parser = getattr(handler, "_payload_parser", None)
         if parser is None:
-            return  # an aiohttp that keeps its parser elsewhere: nothing to watch
+            self.watcher = None  # an aiohttp that keeps its parser elsewhere: nothing to watch
+            return
         setattr(handler, "_payload_parser", _WatchedParser(parser, watcher, refuse))  # noqa: B010
         if unmasked_with_handshake:
             refuse()

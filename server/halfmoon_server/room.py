@@ -93,7 +93,7 @@ class RoomServices:
     log: RoomLog
     recorder: Recorder
     tasks: BackgroundTasks
-    event_log: int = 32
+    event_log: int = 16
 
     @property
     def instance(self) -> str:
@@ -391,11 +391,20 @@ class Room:
                 continue
             # the log serves players' resumes: a spectators' copy of its own (reveals) is not kept
             kept = frames.spectators is None or frames.spectators is frames.players
-            self.log.append(frames if kept else Frames(frames.seq, frames.players, None, frames.overrides))
+            self.log.append(
+                frames
+                if kept
+                else Frames(frames.seq, frames.players, None, frames.owner, frames.own, frames.overrides)
+            )
             sent.append(frames)
-            overrides, shared = frames.overrides, frames.players
+            owner, own, overrides, shared = frames.owner, frames.own, frames.overrides, frames.players
             for player_id, outbox in self.outboxes.items():
-                frame = overrides.get(player_id, shared)  # an override of None: not for them
+                if player_id == owner:
+                    frame = own
+                elif overrides is not None:
+                    frame = overrides.get(player_id, shared)  # an override of None: not for them
+                else:
+                    frame = shared
                 if frame is not None:
                     outbox.send(frame)
             if frames.spectators is not None:

@@ -120,6 +120,10 @@ OPTIONS: tuple[Option, ...] = (
         "join_timeout_s", "HALFMOON_JOIN_TIMEOUT_S", float, "--join-timeout",
         "seconds a WebSocket may stay outside every room before it is closed (4002)",
     ),
+    Option(
+        "ping_after_s", "HALFMOON_PING_AFTER_S", float, "--ping-after",
+        "seconds of silence after which a WebSocket is pinged; one that does not answer within half that is dropped",
+    ),
 )
 
 #: Settings whose value may come from a file instead (``HALFMOON_SECRET_FILE``, ``--secret-file``):
@@ -194,7 +198,7 @@ class Settings:
     #: autotuned default. A small one bounds the memory a non-reading client can pin.
     ws_send_buffer: int | None = None
     #: Room events kept for resume catch-up.
-    event_log: int = 32
+    event_log: int = 16
     #: How often the background task checks time limits and abandoned rooms.
     tick_s: float = 0.5
     #: A room whose players are all disconnected (or a lobby nobody is in) is closed after this.
@@ -230,6 +234,9 @@ class Settings:
     #: How long a WebSocket may stay outside every room (it never sent join, watch, resume, solo
     #: or daily, or it left): then it is closed with 4002, so idle sockets cannot pile up.
     join_timeout_s: float = 60.0
+    #: How long a WebSocket may be silent before the server pings it; a socket that sends nothing
+    #: within half that again (no pong) is dropped: a peer that vanished without a close.
+    ping_after_s: float = 30.0
     #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
     #: ``full`` (survives a power cut too, at a higher cost per commit).
     journal_sync: str = "normal"
@@ -355,7 +362,7 @@ class Settings:
         timings = (
             "tick_s", "abandon_after_s", "finished_ttl_s", "finished_hold_s", "shutdown_timeout_s",
             "redis_timeout_s", "db_timeout_s",
-            "body_timeout_s", "join_timeout_s", "head_timeout_s",
+            "body_timeout_s", "join_timeout_s", "head_timeout_s", "ping_after_s",
         )
         for setting in fields(self):  # nan and inf pass every comparison below
             value = getattr(self, setting.name)

@@ -103,7 +103,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 content_type="application/json",
             )
         # no permessage-deflate: frames are small, and rooms write frames straight to the transport
-        ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, heartbeat=30.0, compress=False)
+        # no heartbeat of aiohttp's (a callback per message received): look_after_connections pings
+        ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, compress=False)
         await ws.prepare(request)
     except web.HTTPException as exc:
         exc.headers.update(SECURITY_HEADERS)
@@ -131,7 +132,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     )
     app[keys.CONNECTIONS].add(conn)
     logs.bind(conn)
-    conn.roomless_since = loop.time()
+    conn.roomless_since = conn.heard_at = loop.time()
     limit = settings.max_msg_size
     try:
         async for msg in ws:
@@ -179,27 +180,50 @@ def in_room(app: web.Application, conn: Connection) -> bool:
     return room is not None and room.holds(conn.player_id, conn)
 
 
-#: Connections looked at per slice of a sweep, between which other work runs.
+#: Connections looked at per slice of a look, between which other work runs.
 SWEEP_SLICE = 1000
 
 
-async def close_roomless(app: web.Application, timeout_s: float) -> None:
-    """Close (:data:`CLOSE_NO_ROOM`) every connection seen outside every room for ``timeout_s``,
-    so idle sockets cannot pile up: one task looks at them all every ``timeout_s / 4`` (not a
-    timer per connection). Each connection counts from its opening, or from the first look that
-    found it outside every room (it left, or its room ended and was dropped): one that never
-    joins goes after ``timeout_s`` to 1¼ times that, one that left after ``timeout_s`` to 1½ times."""
+def look_period(settings: Settings) -> float:
+    """How often :func:`look_after_connections` looks at every connection."""
+    return min(settings.join_timeout_s / 4, settings.ping_after_s / 2)
+
+
+async def look_after_connections(app: web.Application, settings: Settings) -> None:
+    """One task looks at every connection every :func:`look_period` (not a timer per
+    connection, nor a callback per message received):
+
+    - **Roomless**: a connection seen outside every room for ``join_timeout_s`` is closed
+      (:data:`CLOSE_NO_ROOM`), so idle sockets cannot pile up. It counts from its opening, or
+      from the first look that found it outside every room (it left, or its room ended and was
+      dropped): one that never joins goes after ``join_timeout_s`` to 1¼ times that, one that
+      left after ``join_timeout_s`` to 1½ times.
+    - **Heartbeat**: a client silent for ``ping_after_s`` is pinged; one that still sends
+      nothing (no pong) within half that is dropped — a peer gone without a close (a phone
+      that lost its network) holds nothing for long. Any read of its bytes counts as heard
+      (:attr:`halfmoon_server.masking.FrameWatcher.heard`)."""
     loop = asyncio.get_running_loop()
     connections: set[Connection] = app[keys.CONNECTIONS]
-    period = timeout_s / 4
+    timeout_s, ping_after_s = settings.join_timeout_s, settings.ping_after_s
     while True:
-        await asyncio.sleep(period)
+        await asyncio.sleep(look_period(settings))
         now = loop.time()
         for n, conn in enumerate(list(connections)):
             if n and not n % SWEEP_SLICE:
                 await asyncio.sleep(0)
             if conn.closed:
                 continue
+            watcher = getattr(conn.ws, "watcher", None)
+            if watcher is not None:
+                if watcher.heard:
+                    watcher.heard = False
+                    conn.heard_at, conn.pinged_at = now, None
+                elif conn.pinged_at is not None and now - conn.pinged_at >= ping_after_s / 2:
+                    conn.drop(f"no answer to a ping in {ping_after_s / 2:g} s")
+                    continue
+                elif conn.pinged_at is None and now - conn.heard_at >= ping_after_s:
+                    conn.pinged_at = now
+                    conn.ping()
             if in_room(app, conn):
                 conn.roomless_since = None
             elif conn.roomless_since is None:
@@ -210,9 +234,9 @@ async def close_roomless(app: web.Application, timeout_s: float) -> None:
                 conn.close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
 
 
-async def roomless_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Run :func:`close_roomless` for the application's life (``cleanup_ctx``)."""
-    task = asyncio.get_running_loop().create_task(close_roomless(app, app[keys.SETTINGS].join_timeout_s))
+async def connections_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Run :func:`look_after_connections` for the application's life (``cleanup_ctx``)."""
+    task = asyncio.get_running_loop().create_task(look_after_connections(app, app[keys.SETTINGS]))
     yield
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):

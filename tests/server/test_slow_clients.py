@@ -308,3 +308,37 @@ async def test_a_websocket_handler_runs_under_no_middleware_coroutine_and_refusa
                     assert response.headers["X-Frame-Options"] == "DENY"
         async with http.get(served.base + "/api/daily") as response:
             assert response.headers["X-Frame-Options"] == "DENY"
+
+
+async def test_a_silent_websocket_is_pinged_and_one_that_never_answers_is_dropped(tmp_path: Path) -> None:
+    """A client silent for ``ping_after_s`` gets a ping; one that answers (aiohttp's client
+    answers pings by itself while it reads) stays, one that sends nothing more is dropped within
+    half that again (and a look's period) — a peer gone without a close holds no socket for long."""
+    async with serve(tmp_path, ping_after_s=0.4, join_timeout_s=60) as served, aiohttp.ClientSession() as http:
+        answering = await http.ws_connect(served.ws)  # autoping: its pongs are sent for it
+        silent = await http.ws_connect(served.ws, autoping=False)
+        for ws in (answering, silent):
+            await ws.send_json({"type": "solo", "v": 1, "name": "Ada"})
+            assert (await ws.receive_json(timeout=5))["type"] == "welcome"
+        heard: list[Any] = []
+
+        async def read() -> None:
+            async for message in answering:
+                heard.append(json.loads(message.data)["type"] if message.type is aiohttp.WSMsgType.TEXT else message)
+
+        reader = asyncio.create_task(read())
+        started = asyncio.get_running_loop().time()
+        ping = await silent.receive(timeout=5)
+        assert ping.type is aiohttp.WSMsgType.PING
+        assert asyncio.get_running_loop().time() - started >= 0.3, "not before it has been silent for a while"
+        closed = await silent.receive(timeout=5)  # no pong: dropped
+        assert closed.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR, aiohttp.WSMsgType.CLOSE)
+        assert asyncio.get_running_loop().time() - started < 2.0
+        await asyncio.sleep(1.2)  # three pings' worth: the answering one stays
+        await answering.send_json({"type": "ping", "v": 1})
+        async with asyncio.timeout(5):
+            while "pong" not in heard:
+                await asyncio.sleep(0.01)
+        assert len(served.app[keys.CONNECTIONS]) == 1
+        await answering.close()
+        await reader
