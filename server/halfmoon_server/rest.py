@@ -32,6 +32,7 @@ from halfmoon.protocol import (
 )
 from halfmoon.record import UNDO, GameRecord
 from halfmoon_server import keys
+from halfmoon_server.audience import right_sized
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import WEBSOCKET_PATH, client_address
 from halfmoon_server.errors import Refusal, StorageError
@@ -51,7 +52,10 @@ _GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
+    # right-sized: aiohttp keeps a keep-alive connection's last response until its next request
+    # is answered — for the whole life of a WebSocket when the connection is then upgraded —
+    # and orjson's bytes hold a 4 KiB buffer
+    return web.Response(body=right_sized(orjson.dumps(data)), status=status, content_type="application/json")
 
 
 def json_error(status: int, code: str, message: str) -> web.Response:
