@@ -20,6 +20,7 @@ A refused command raises :class:`~halfmoon_server.errors.Refusal` and changes no
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -97,7 +98,7 @@ class Racer:
     steps: list[Step] = field(default_factory=list)
     #: the player's clock (ms) when each of ``steps`` was taken: stored with the record, so the
     #: game can be raced as a ghost
-    times: list[int] = field(default_factory=list)
+    times: array[int] = field(default_factory=lambda: array("q"))  # 8 bytes a step, not an int object
     connected: bool = True
     away_since: int | None = None
     time_ms: int | None = None  # the final time, once the game is over

@@ -24,7 +24,6 @@ import base64
 import hashlib
 import itertools
 import logging
-from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -155,7 +154,8 @@ class Room:
         self.holders: dict[str, str] = {}
         self.departing: dict[str, Outbox] = {}  # players who left, until their game_over
         self.seq = 0
-        self.log: deque[Frames] = deque(maxlen=services.event_log)
+        #: the last ``event_log`` events' frames, for resumes (a list: a deque's block is 624 bytes)
+        self.log: list[Frames] = []
         self.applied = 0  # log entries applied
         self.replaying = False
         self.recording: set[str] = set()  # games being recorded by this instance
@@ -396,6 +396,8 @@ class Room:
                 if kept
                 else Frames(frames.seq, frames.players, None, frames.owner, frames.own, frames.overrides)
             )
+            if len(self.log) > self.services.event_log:
+                del self.log[0]
             sent.append(frames)
             owner, own, overrides, shared = frames.owner, frames.own, frames.overrides, frames.players
             for player_id, outbox in self.outboxes.items():

@@ -8,7 +8,6 @@ A :class:`Game` is the only mutable object of the engine, in the manner of pytho
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -133,7 +132,7 @@ class Game:
         # the moves alone (shared objects), not the cards: a server keeps thousands of games.
         self._start_piles: tuple[tuple[Card, ...], ...] = deal.piles
         self._start_reserve: tuple[Card | None, ...] = deal.reserve
-        self._history: deque[Move] = deque(maxlen=UNDO_LIMIT)
+        self._history: list[Move] = []  # the last UNDO_LIMIT moves (a list: 8 bytes a move)
         self.score = 0
         self.move_count = 0
         self.cards_left = CARD_COUNT
@@ -167,7 +166,7 @@ class Game:
         game._reserve = list(reserve)
         game._start_piles = piles
         game._start_reserve = reserve
-        game._history = deque(maxlen=UNDO_LIMIT)
+        game._history = []
         game.score = 0
         game.move_count = 0
         game.cards_left = cards_left
@@ -181,7 +180,7 @@ class Game:
         other._reserve = list(self._reserve)
         other._start_piles = self._start_piles
         other._start_reserve = self._start_reserve
-        other._history = deque(self._history, maxlen=UNDO_LIMIT)
+        other._history = list(self._history)
         other.score = self.score
         other.move_count = self.move_count
         other.cards_left = self.cards_left
@@ -303,7 +302,10 @@ class Game:
                 piles[p].pop()
             else:
                 self._reserve[p - PILE_COUNT] = None
-        self._history.append(move)
+        history = self._history
+        history.append(move)
+        if len(history) > UNDO_LIMIT:  # (never in a real game: 104 cards make at most 52 moves)
+            del history[0]
         self.score += PAIR_POINTS if len(cards) == 2 else TRIPLE_POINTS
         self.move_count += 1
         self.cards_left -= len(cards)
