@@ -657,8 +657,9 @@ SECURITY_HEADERS: Final = {
 def security_headers(request: web.Request, handler: Any) -> Awaitable[web.StreamResponse]:
     """Add :data:`SECURITY_HEADERS` to every answer (errors included). The WebSocket's handler
     is handed the request straight (it adds them to a refused handshake itself): a coroutine
-    here would live as long as the socket, resumed on every message it sends."""
-    if request.path == WEBSOCKET_PATH:
+    here would live as long as the socket, resumed on every message it sends. Any other method
+    on ``/ws`` is the router's 405, and gets them like every other answer."""
+    if request.path == WEBSOCKET_PATH and request.method == "GET":
         response: Awaitable[web.StreamResponse] = handler(request)
         return response
     return _with_security_headers(request, handler)
@@ -681,7 +682,7 @@ def api_errors(request: web.Request, handler: Any) -> Awaitable[web.StreamRespon
     """JSON errors for the API (and plain ones elsewhere); no traceback ever leaves the server.
     The WebSocket's handler answers its own errors (and is handed the request straight, as in
     :func:`security_headers`)."""
-    if request.path == WEBSOCKET_PATH:
+    if request.path == WEBSOCKET_PATH and request.method == "GET":
         response: Awaitable[web.StreamResponse] = handler(request)
         return response
     return _with_api_errors(request, handler)

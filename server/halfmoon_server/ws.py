@@ -213,25 +213,33 @@ async def look_after_connections(app: web.Application, settings: Settings) -> No
                 await asyncio.sleep(0)
             if conn.closed:
                 continue
-            watcher = getattr(conn.ws, "watcher", None)
-            if watcher is not None:
-                if watcher.heard:
-                    watcher.heard = False
-                    conn.heard_at, conn.pinged_at = now, None
-                elif conn.pinged_at is not None and now - conn.pinged_at >= ping_after_s / 2:
-                    conn.drop(f"no answer to a ping in {ping_after_s / 2:g} s")
-                    continue
-                elif conn.pinged_at is None and now - conn.heard_at >= ping_after_s:
-                    conn.pinged_at = now
-                    conn.ping()
-            if in_room(app, conn):
-                conn.roomless_since = None
-            elif conn.roomless_since is None:
-                conn.roomless_since = now
-            elif now - conn.roomless_since >= timeout_s:
-                log.debug("closing a connection from %s that was in no room for %g s", conn.peer, timeout_s)
-                app[keys.METRICS].refused("no_room_joined")
-                conn.close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
+            try:
+                _look_at(app, conn, now, timeout_s, ping_after_s)
+            except Exception:  # a bug met on one connection must not end every later look
+                log.exception("looking after a connection from %s failed", conn.peer)
+
+
+def _look_at(app: web.Application, conn: Connection, now: float, timeout_s: float, ping_after_s: float) -> None:
+    """One connection's look: its heartbeat, then whether it has been roomless too long."""
+    watcher = getattr(conn.ws, "watcher", None)
+    if watcher is not None:
+        if watcher.heard:
+            watcher.heard = False
+            conn.heard_at, conn.pinged_at = now, None
+        elif conn.pinged_at is not None and now - conn.pinged_at >= ping_after_s / 2:
+            conn.drop(f"no answer to a ping in {ping_after_s / 2:g} s")
+            return
+        elif conn.pinged_at is None and now - conn.heard_at >= ping_after_s:
+            conn.pinged_at = now
+            conn.ping()
+    if in_room(app, conn):
+        conn.roomless_since = None
+    elif conn.roomless_since is None:
+        conn.roomless_since = now
+    elif now - conn.roomless_since >= timeout_s:
+        log.debug("closing a connection from %s that was in no room for %g s", conn.peer, timeout_s)
+        app[keys.METRICS].refused("no_room_joined")
+        conn.close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
 
 
 async def connections_ctx(app: web.Application) -> AsyncIterator[None]:
