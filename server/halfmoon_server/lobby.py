@@ -398,9 +398,9 @@ def _instance(origin: str) -> str:
 def _next_look(room: Room, now: int) -> int:
     """When a room next needs a look by some instance: its deadline, or when it may go stale."""
     race = room.race
-    times = [race.next_deadline()]
     if race.phase is Phase.FINISHED and race.finished_at is not None:
-        times.append(race.finished_at + race.config.finished_ttl_ms + 1)
+        later = race.finished_at + race.config.finished_ttl_ms + 1
     else:
-        times.append(now + race.config.abandon_after_ms + 1)
-    return min(t for t in times if t is not None)
+        later = now + race.config.abandon_after_ms + 1
+    deadline = race.next_deadline()
+    return later if deadline is None else min(deadline, later)

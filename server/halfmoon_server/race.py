@@ -653,8 +653,12 @@ class Race:
         if self.phase is Phase.FINISHED:
             assert self.finished_at is not None
             return not self.unrecorded and now - self.finished_at > self.config.finished_ttl_ms
-        if self.spectators or any(r.connected for r in [*self.players.values(), *self.seated.values()]):
+        if self.spectators:
             return False
+        for racers in (self.players, self.seated):  # (asked of every room twice a second: no generators)
+            for racer in racers.values():
+                if racer.connected:
+                    return False
         away = [r.away_since or self.created_at for r in self.players.values()]
         return now - max(away, default=self.created_at) > self.config.abandon_after_ms
 

@@ -524,14 +524,18 @@ class Room:
     def record_overdue(self, now: int) -> None:
         """Pick up what another instance (that may have died) should have done: games whose end
         was logged a while ago and not recorded, and recorded games not stored."""
-        for player_id in list(self.race.unrecorded):
-            if now - self.ended_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
-                self.record(player_id)
-        for player_id in list(self.unstored):
-            if now - self.recorded_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
-                self.store(player_id)
-        for stored_as in list(self.parked):
-            self.store_parked(stored_as)
+        # (the ticker asks every room this twice a second: most have nothing pending)
+        if self.race.unrecorded:
+            for player_id in list(self.race.unrecorded):
+                if now - self.ended_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
+                    self.record(player_id)
+        if self.unstored:
+            for player_id in list(self.unstored):
+                if now - self.recorded_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
+                    self.store(player_id)
+        if self.parked:
+            for stored_as in list(self.parked):
+                self.store_parked(stored_as)
 
     async def _record(self, player_id: str) -> None:
         stored_as = self._game_id(player_id)
