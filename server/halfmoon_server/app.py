@@ -25,7 +25,14 @@ from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.limits import AddressCount
 from halfmoon_server.lobby import Lobby
-from halfmoon_server.metrics import CountedExecutor, Metrics, TimedStorage, lag_probe_ctx, metrics_handler
+from halfmoon_server.metrics import (
+    CountedExecutor,
+    Metrics,
+    TimedStorage,
+    gc_probe_ctx,
+    lag_probe_ctx,
+    metrics_handler,
+)
 from halfmoon_server.ports import RoomLog
 from halfmoon_server.results import Recorder
 from halfmoon_server.room import BackgroundTasks, RoomServices
@@ -229,6 +236,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
     app.cleanup_ctx.append(open_files_ctx)
     app.cleanup_ctx.append(lag_probe_ctx)
+    app.cleanup_ctx.append(gc_probe_ctx)
     app.cleanup_ctx.append(_storage_ctx)
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)

@@ -5,7 +5,8 @@ servers in one process). Most figures are read when Prometheus scrapes — conne
 spectators, rooms by mode and phase, the recording backlog — so the hot path pays nothing for
 them; the rest are a few counters that the transport bumps (moves, refusals by reason), a
 timing wrapper around the storage's writes (:class:`TimedStorage`), one around the solver's
-executor (:class:`CountedExecutor`), and a task that measures the event loop's lag.
+executor (:class:`CountedExecutor`), a task that measures the event loop's lag, and a
+``gc.callbacks`` hook that times each garbage collection.
 
 Every label takes values from a small closed set (modes, phases, refusal codes, storage
 operations, solver job names): no room ids, nicknames or addresses, so the series stay few.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections import Counter as Tally
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -59,6 +61,13 @@ class Metrics:
             "halfmoon_event_loop_lag_histogram_seconds",
             "How late the event loop runs a timer",
             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+            registry=r,
+        )
+        self.gc_pauses = Histogram(
+            "halfmoon_gc_pause_seconds",
+            "Garbage collections (each one stops the event loop), by the oldest generation collected",
+            ["generation"],
+            buckets=(0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
             registry=r,
         )
         self.db_writes = Histogram(
@@ -175,6 +184,25 @@ async def lag_probe_ctx(app: web.Application) -> AsyncIterator[None]:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def gc_probe_ctx(app: web.Application) -> AsyncIterator[None]:
+    """A ``cleanup_ctx``: time every garbage collection (``gc.callbacks``) into
+    ``halfmoon_gc_pause_seconds``. A collection stops everything: the server freezes its heap
+    (``--gc-freeze``) so that none should take long; this shows whether that holds."""
+    by_generation = [app[keys.METRICS].gc_pauses.labels(str(generation)) for generation in range(3)]
+    clock = time.perf_counter
+    started = [0.0]
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = clock()
+        else:
+            by_generation[min(info["generation"], 2)].observe(clock() - started[0])
+
+    gc.callbacks.append(timed)
+    yield
+    gc.callbacks.remove(timed)
 
 
 class CountedExecutor(Executor):

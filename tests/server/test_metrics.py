@@ -1,6 +1,6 @@
 """``GET /metrics`` after a real race: the Prometheus text parses, and the names and counts are
 what happened — players, spectators, rooms by phase, moves, refusals by reason, database writes,
-solver jobs, the event loop's lag and the recording backlog."""
+solver jobs, the event loop's lag, garbage collections and the recording backlog."""
 
 from __future__ import annotations
 
@@ -137,3 +137,17 @@ def test_the_grafana_dashboard_shows_only_metrics_the_server_exports() -> None:
     titles = " ".join(p["title"] for p in dashboard["panels"]).lower()
     for topic in ("players", "rooms", "moves", "refusals", "lag", "database", "backlog", "solver"):
         assert topic in titles, topic
+
+
+async def test_every_garbage_collection_is_timed_by_generation(start_server: StartServer) -> None:
+    import gc
+
+    server = await start_server()
+    before = await scrape(server)
+    count = ("halfmoon_gc_pause_seconds_count", (("generation", "2"),))
+    gc.collect()  # a full collection: generation 2
+    gc.collect(0)
+    after = await scrape(server)
+    assert after[count] >= before.get(count, 0) + 1
+    assert value(after, "halfmoon_gc_pause_seconds_count", generation="0") >= 1
+    assert value(after, "halfmoon_gc_pause_seconds_sum", generation="2") > 0
