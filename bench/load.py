@@ -17,7 +17,11 @@ pinned to CPU 1, through real WebSockets:
   coordinated omission);
 - the *echo ceiling* (``--echo``): the same connections against a bare aiohttp WebSocket echo
   server, each sending a move-sized frame and waiting for it back: what one core does with
-  aiohttp and nothing else.
+  aiohttp and nothing else;
+- the *game-like ceiling* (``--only gamelike-1k``): the same closed loop against
+  ``bench/gamelike.py``, which answers the protocol's shape (rooms, join, start, moves fanned out
+  to room mates and spectators, game and race over) with no rules, no log and no bookkeeping:
+  the stack's floor for a game with fan-out.
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
 the acknowledgement latency (p50/p99/max), the time from a game's last move to its
@@ -63,6 +67,8 @@ from benchlib import cpu_seconds, free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = 4  # players in a room
+#: the runs on a server of their own, not on a tree's (run once, whatever --compare says)
+CEILINGS = ("echo", "gamelike")
 SPECTATOR_EVERY = 10  # one spectator per this many tables
 #: the environment that lifts every limit a load test would hit (each is a server setting)
 LIFTED = {
@@ -148,6 +154,21 @@ def echo_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The ceiling: a bare aiohttp WebSocket server that sends every frame back."""
     port = free_port()
     command = [*pin(0), sys.executable, __file__, "--echo-serve", str(port)]
+    process = subprocess.Popen(command)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        asyncio.run(wait_up(base, process))
+        yield base, process
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+@contextlib.contextmanager
+def gamelike_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The game-like ceiling (``bench/gamelike.py``): the protocol's shape, no rules, no log."""
+    port = free_port()
+    command = [*pin(0), sys.executable, str(Path(__file__).resolve().parent / "gamelike.py"), str(port)]
     process = subprocess.Popen(command)
     try:
         base = f"http://127.0.0.1:{port}"
@@ -587,7 +608,7 @@ def room_footprint(rooms: int, moves: int) -> dict[str, Any]:
 class Config:
     name: str
     players: int
-    loop: str  # "closed" | "open" | "echo"
+    loop: str  # "closed" | "open" | "echo" | "gamelike" (closed loop on bench/gamelike.py)
     rate: float | None = None
     seconds: float = 10.0
     warmup: float = 3.0
@@ -596,6 +617,7 @@ class Config:
 def matrix(minutes: float) -> list[Config]:
     return [
         Config("echo-1k", 1000, "echo", seconds=8),
+        Config("gamelike-1k", 1000, "gamelike"),
         Config("closed-100", 100, "closed"),
         Config("closed-1k", 1000, "closed"),
         Config("closed-10k", 10_000, "closed", seconds=15, warmup=8),
@@ -611,6 +633,7 @@ def matrix(minutes: float) -> list[Config]:
 
 QUICK = [
     Config("echo", 8, "echo", seconds=1.0),
+    Config("gamelike", 8, "gamelike", seconds=1.0, warmup=0.5),
     Config("closed", 8, "closed", seconds=2.0, warmup=0.5),
     Config("open", 8, "open", rate=200, seconds=2.0, warmup=0.5),
 ]
@@ -623,6 +646,11 @@ def run_config(
     if config.loop == "echo":
         with echo_server() as (base, process):
             result.update(asyncio.run(echo_run(base, config.players, config.seconds, process.pid)))
+        return result
+    if config.loop == "gamelike":
+        with gamelike_server() as (base, process):
+            client = Client(base, deals, None, config.players)
+            result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, [])))
         return result
     with game_server(tree, env) as (base, process, logfile):
         samples: list[tuple[float, int]] = []
@@ -823,12 +851,12 @@ def main() -> int:
         for config in configs:
             by_label: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in runs}
             for _ in range(args.repeat):
-                for label, tree, run_env in runs if config.loop != "echo" else runs[-1:]:
+                for label, tree, run_env in runs if config.loop not in CEILINGS else runs[-1:]:
                     result = run_config(config, tree, deals, run_env, label)
                     results.append(result)
                     by_label[label].append(result)
                     print(json.dumps({k: v for k, v in result.items() if k != "rss_series"}), flush=True)
-            if args.compare and config.loop != "echo":
+            if args.compare and config.loop not in CEILINGS:
                 before, after = summarise(by_label["before"]), summarise(by_label["after"])
                 ratios = {key: round(after[key] / before[key], 3) for key in after if before.get(key)}
                 summary = {"config": config.name, "before": before, "after": after, "after/before": ratios}

@@ -1,5 +1,5 @@
 """The load benchmark still runs: ``bench/load.py --quick`` drives a real server (and the echo
-server) for a few seconds with whole games on the real protocol, and draws its chart. Figures
+and game-like ceilings) for a few seconds with whole games on the real protocol, and draws its chart. Figures
 are measured by hand and written in docs/benchmarks.md, never asserted here."""
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ def test_the_quick_load_run_plays_whole_games_and_draws_its_chart(tmp_path: Path
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(out.read_text())
     by_loop = {r["config"]["loop"]: r for r in results}
-    assert set(by_loop) == {"echo", "closed", "open"}
+    assert set(by_loop) == {"echo", "gamelike", "closed", "open"}
     assert by_loop["echo"]["msgs_per_s_median"] > 0
+    gamelike = by_loop["gamelike"]  # the game-like ceiling: the same client plays whole races on it
+    assert gamelike["errors"] == {} and gamelike["ack_ms"]["n"] > 0 and gamelike["games"] > 0
     for loop in ("closed", "open"):
         run = by_loop[loop]
         assert run["errors"] == {}, run["errors"]  # every move of the winning lines was accepted

@@ -34,7 +34,7 @@ async def test_a_client_trickling_a_large_frame_is_heard_and_one_that_stops_mid_
     tmp_path: Path,
 ) -> None:
     async with serve(tmp_path, ping_after_s=0.4, join_timeout_s=60) as served:
-        reader, writer = await _raw_ws(served.port)
+        _reader, writer = await _raw_ws(served.port)
         size = 3000  # a 16-bit length frame, sent a few bytes at a time
         writer.write(bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big") + b"\x00\x00\x00\x00")
         loop = asyncio.get_running_loop()
