@@ -358,11 +358,22 @@ class Game:
             yield Move(tuple(sorted(triple)))
 
     def has_legal_move(self) -> bool:
-        ranks = {pile[-1].rank for pile in self._piles if pile}
-        ranks.update(card.rank for card in self._reserve if card is not None)
-        if {JACK, QUEEN, KING} <= ranks:
-            return True
-        return any(rank in ranks and 11 - rank in ranks for rank in range(1, 6))
+        # asked after every move (a game's status): ranks seen as flags, no sets or generators
+        seen = [False] * 14
+        for pile in self._piles:
+            if pile:
+                seen[pile[-1].rank] = True
+        for card in self._reserve:
+            if card is not None:
+                seen[card.rank] = True
+        return (
+            (seen[JACK] and seen[QUEEN] and seen[KING])
+            or (seen[1] and seen[10])
+            or (seen[2] and seen[9])
+            or (seen[3] and seen[8])
+            or (seen[4] and seen[7])
+            or (seen[5] and seen[6])
+        )
 
     @property
     def is_won(self) -> bool:
