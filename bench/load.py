@@ -385,6 +385,7 @@ class Client:
         await asyncio.sleep(warmup)
         gc.freeze()
         self.tally.measuring = True
+        pauses_before = await self.pauses()
         cpu_before, own_before = cpu_seconds(pid), time.process_time()
         windows: list[int] = []
         last = 0
@@ -401,6 +402,7 @@ class Client:
         elapsed = time.perf_counter() - began
         cpu_used, own_used = cpu_seconds(pid) - cpu_before, time.process_time() - own_before
         self.tally.measuring = False
+        pauses = pause_counts(pauses_before, await self.pauses())
         rss_end = rss_kib(pid)
         self.stopping = True
         for task in tasks:
@@ -434,7 +436,59 @@ class Client:
             "rss_mib_connected": round(rss_connected / 1024, 1),
             "rss_mib_end": round(rss_end / 1024, 1),
             "rss_kib_per_player": round((rss_end - rss_before) / players, 1),
+            "pauses": pauses,
         }
+
+    async def pauses(self) -> dict[str, float]:
+        """The server's pause histograms as ``/metrics`` has them now: its garbage collections
+        by generation and its event loop's lag (cumulative counts per bucket; empty where the
+        server has no ``/metrics`` or no such series, as the game-like ceiling)."""
+        assert self.session is not None
+        try:
+            async with self.session.get(f"{self.base}/metrics") as response:
+                if response.status != 200:
+                    return {}
+                text = await response.text()
+        except aiohttp.ClientError:
+            return {}
+        from prometheus_client.parser import text_string_to_metric_families
+
+        kept: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            if family.name not in ("halfmoon_gc_pause_seconds", "halfmoon_event_loop_lag_histogram_seconds"):
+                continue
+            for sample in family.samples:
+                if sample.name.endswith(("_bucket", "_count", "_sum")):
+                    labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+                    kept[f"{sample.name}{{{labels}}}"] = sample.value
+        return kept
+
+
+def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
+    """What the run's window added to the pause histograms: per GC generation the collections,
+    their total time and how many took over 10 ms; the lag probes (every 0.25 s) over 10 and
+    50 ms."""
+    def added(key: str) -> float:
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    out: dict[str, Any] = {}
+    for generation in ("0", "1", "2"):
+        count = added(f"halfmoon_gc_pause_seconds_count{{generation={generation}}}")
+        if f"halfmoon_gc_pause_seconds_count{{generation={generation}}}" not in after:
+            continue
+        within = added(f"halfmoon_gc_pause_seconds_bucket{{generation={generation},le=0.01}}")
+        out[f"gc{generation}"] = {
+            "n": int(count),
+            "total_ms": round(1000 * added(f"halfmoon_gc_pause_seconds_sum{{generation={generation}}}"), 1),
+            "over_10ms": int(count - within),
+        }
+    lag = "halfmoon_event_loop_lag_histogram_seconds"
+    if f"{lag}_count{{}}" in after:
+        probes = added(f"{lag}_count{{}}")
+        out["lag_probes"] = int(probes)
+        out["lag_over_10ms"] = int(probes - added(f"{lag}_bucket{{le=0.01}}"))
+        out["lag_over_50ms"] = int(probes - added(f"{lag}_bucket{{le=0.05}}"))
+    return out
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:

@@ -191,8 +191,12 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
     collection's sight, freed as usual when its reference count drops. Without it the oldest
     generation's collections walk every room, frame and connection — at 10,000 players 0.4-1 s
     stalls every few seconds. Every ``gc_collect_s`` the heap is unfrozen and collected whole,
-    once, for the reference cycles that became garbage after they were frozen."""
+    once, for the reference cycles that became garbage after they were frozen. The young
+    generation's threshold is ``gc_young`` (50,000; Python's 700 is crossed by the moves in flight
+    alone, and each young collection walks them all)."""
     settings = app[keys.SETTINGS]
+    thresholds = gc.get_threshold()
+    gc.set_threshold(settings.gc_young, thresholds[1], thresholds[2])  # (Settings.gc_young says why)
     gc.collect()
     gc.freeze()
     task = None
@@ -203,6 +207,7 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    gc.set_threshold(*thresholds)
 
 
 async def _keep_frozen(every_s: float, collect_every_s: float) -> None:

@@ -7,6 +7,7 @@ counts the bytes really sent."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -18,13 +19,16 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp.test_utils import TestServer
 
+from halfmoon_server.app import create_app
 from halfmoon_server.cli import register_serve
+from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import SettingsError
 from halfmoon_server.settings import OPTIONS, Settings
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient
+from tests.server.support import WsClient, make_settings
 
 SECRET = "a-daily-secret-of-forty-bytes-for-tests!"
 
@@ -189,3 +193,16 @@ async def test_json_logs_access_log_bytes_and_level_from_the_environment(tmp_pat
     assert tagged, "no log line names the room and the player"
     assert any(line["level"] == "DEBUG" for line in lines)
     assert re.match(r"\d{4}-\d\d-\d\dT", lines[0]["time"])
+
+
+async def test_the_young_generations_threshold_is_the_servers_while_it_runs(tmp_path: Path) -> None:
+    before = gc.get_threshold()
+    server = TestServer(create_app(make_settings(tmp_path / "data", ManualClock(0), gc_young=12_345)))
+    await server.start_server()
+    try:
+        assert gc.get_threshold() == (12_345, before[1], before[2])
+    finally:
+        await server.close()
+    assert gc.get_threshold() == before  # given back: it is the process's, not the app's
+    with pytest.raises(SettingsError, match="gc_young"):
+        Settings(gc_young=0).validate()
