@@ -379,7 +379,10 @@ class Client:
         ]
         start = time.perf_counter()
         # the client's own garbage collector: with thousands of sockets here too, a full
-        # collection would stall this process and show as the server's latency (open loop)
+        # collection would stall this process and show as the server's latency (open loop);
+        # and its young collections walk every move in flight, as the server's did (--gc-young)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(50_000, thresholds[1], thresholds[2])
         gc.collect()
         gc.freeze()
         await asyncio.sleep(warmup)
@@ -413,6 +416,7 @@ class Client:
             player.reader.cancel()
         await self.session.close()
         gc.unfreeze()  # the next run starts from a heap the collector sees whole again
+        gc.set_threshold(*thresholds)
         tally = self.tally
         moves = max(1, tally.acks)
         players = tables * TABLE

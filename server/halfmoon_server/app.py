@@ -195,8 +195,11 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
     generation's threshold is ``gc_young`` (50,000; Python's 700 is crossed by the moves in flight
     alone, and each young collection walks them all)."""
     settings = app[keys.SETTINGS]
-    thresholds = gc.get_threshold()
-    gc.set_threshold(settings.gc_young, thresholds[1], thresholds[2])  # (Settings.gc_young says why)
+    _YOUNG_THRESHOLDS.append(settings.gc_young)  # (Settings.gc_young says why)
+    if len(_YOUNG_THRESHOLDS) == 1:
+        _PROCESS_THRESHOLDS[:] = gc.get_threshold()
+    thresholds = _PROCESS_THRESHOLDS
+    gc.set_threshold(settings.gc_young, thresholds[1], thresholds[2])
     gc.collect()
     gc.freeze()
     task = None
@@ -207,7 +210,21 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    gc.set_threshold(*thresholds)
+    # the thresholds are the process's: the latest application still running keeps its own,
+    # and the last one to close gives back what the process had
+    _YOUNG_THRESHOLDS.reverse()
+    _YOUNG_THRESHOLDS.remove(settings.gc_young)
+    _YOUNG_THRESHOLDS.reverse()
+    if _YOUNG_THRESHOLDS:
+        gc.set_threshold(_YOUNG_THRESHOLDS[-1], thresholds[1], thresholds[2])
+    else:
+        gc.set_threshold(*thresholds)
+
+
+#: The young thresholds of the applications running in this process, oldest first, and the
+#: thresholds the process had before the first of them started.
+_YOUNG_THRESHOLDS: list[int] = []
+_PROCESS_THRESHOLDS: list[int] = []
 
 
 async def _keep_frozen(every_s: float, collect_every_s: float) -> None:
@@ -221,6 +238,10 @@ async def _keep_frozen(every_s: float, collect_every_s: float) -> None:
             started = loop.time()
             found = gc.collect()
             log.info("gc: full collection, %d unreachable objects, %.0f ms", found, 1000 * (loop.time() - started))
+        else:
+            # freezing resets the young count: with a high --gc-young a young collection may never
+            # come by itself, and every cycle made since the last freeze would be frozen with the rest
+            gc.collect(1)
         gc.freeze()
 
 

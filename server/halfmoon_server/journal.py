@@ -9,9 +9,9 @@ The journal writes with *group commit*: every entry appended while a write is un
 the next transaction, so under load one commit carries many moves. SQLite runs in WAL mode with
 ``synchronous=NORMAL`` by default: a committed entry survives the process being killed (even
 with SIGKILL); a power cut may lose the last commits. ``synchronous=FULL`` (``--journal-sync
-full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). A thread
-of its own copies the write-ahead log back into the file (:class:`_Checkpointer`), so that no
-commit waits for that.
+full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). SQLite's own
+checkpoint copies the write-ahead log back into the file between commits (every 1,000 pages),
+so the log restarts from its beginning however busy the journal is.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ log = logging.getLogger("halfmoon_server.journal")
 Entry = dict[str, Any]
 #: How long one journal round (a group commit, a read) may take before it counts as failed.
 COMMIT_TIMEOUT_S = 10.0
-#: How often the checkpointer copies the write-ahead log back into the journal's file.
-CHECKPOINT_EVERY_S = 1.0
 
 
 def new_instance_name() -> str:
@@ -201,49 +199,6 @@ class _Worker:
             self._thread.join()
 
 
-class _Checkpointer:
-    """Copies the journal's write-ahead log back into its file, from a connection and a thread of
-    its own, every :data:`CHECKPOINT_EVERY_S` (a ``PASSIVE`` checkpoint: it never waits for, nor
-    blocks, the writer). The writer's connection checkpoints nothing itself
-    (``wal_autocheckpoint=0``): SQLite's automatic checkpoint runs inside the ``COMMIT`` that
-    crosses 1,000 pages, which then copies them and, with ``synchronous=NORMAL``, waits for two
-    ``fsync`` — a commit every few hundred took tens of milliseconds more, and every move in it
-    waited. The log's size is what a second of moves writes; it restarts from its beginning
-    once a checkpoint has copied it all."""
-
-    def __init__(self, path: Path, every_s: float | None = None) -> None:
-        self.path = path
-        self.every_s = CHECKPOINT_EVERY_S if every_s is None else every_s
-        self.done = 0  # checkpoints run (tests)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="halfmoon-journal-checkpoint", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        db: sqlite3.Connection | None = None
-        failing = False
-        while not self._stop.wait(self.every_s):
-            try:
-                if db is None:
-                    db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=0)
-                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                self.done += 1
-                failing = False
-            except sqlite3.Error as exc:  # a disk error: the commits say so on their own; tried again
-                if not failing:
-                    log.warning("the journal's checkpoint failed (%s); trying again every %g s", exc, self.every_s)
-                failing = True
-                if db is not None:
-                    db.close()
-                    db = None
-        if db is not None:
-            db.close()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (id TEXT PRIMARY KEY, header TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
@@ -260,7 +215,6 @@ class JournalLog(_LocalLog):
         self.path = path
         self.synchronous = synchronous
         self._worker = _Worker("halfmoon-journal")
-        self._checkpointer: _Checkpointer | None = None
         self._db: sqlite3.Connection | None = None
         self._queue: list[_Pending] = []
         self._writer: asyncio.Task[None] | None = None
@@ -277,11 +231,8 @@ class JournalLog(_LocalLog):
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")
-        db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's work, off the commits' path
         db.executescript(_SCHEMA)
         self._db = db
-        if self._checkpointer is None:
-            self._checkpointer = _Checkpointer(self.path)
         counts = db.execute(
             "SELECT rooms.id, COALESCE(MAX(entries.n), 0) FROM rooms LEFT JOIN entries ON entries.room = rooms.id"
             " GROUP BY rooms.id"
@@ -292,6 +243,8 @@ class JournalLog(_LocalLog):
         try:
             async with asyncio.timeout(COMMIT_TIMEOUT_S):
                 return await self._worker.submit(work, *args)
+        except RuntimeError as exc:  # closed: its thread has stopped (a task that outlived shutdown)
+            raise LogUnavailable(str(exc)) from None
         except TimeoutError:  # a stalled disk: the write may still land (first: TimeoutError is an OSError)
             raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
         except (sqlite3.Error, OSError) as exc:
@@ -417,9 +370,6 @@ class JournalLog(_LocalLog):
     async def close(self) -> None:
         if self._writer is not None:
             await asyncio.gather(self._writer, return_exceptions=True)
-        if self._checkpointer is not None:
-            checkpointer, self._checkpointer = self._checkpointer, None
-            await asyncio.get_running_loop().run_in_executor(None, checkpointer.stop)
         if self._db is not None:
             db, self._db = self._db, None
             await self._worker.submit(db.close)  # the last connection: SQLite checkpoints the rest

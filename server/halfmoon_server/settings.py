@@ -28,6 +28,8 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 #: The longest any timing setting may be: ten years (a larger one overflows as milliseconds).
 MAX_SECONDS = 315_360_000
+#: The largest young-generation threshold (``gc.set_threshold`` takes a C int; far past any use).
+MAX_GC_YOUNG = 100_000_000
 
 
 class Option(NamedTuple):
@@ -258,7 +260,9 @@ class Settings:
     #: objects were allocated and not freed. Python's 700 is crossed by the objects of moves in
     #: flight alone (a busy server's backlog), ~100 times a second, each collection walking all of
     #: them: at 10,000 players 20-25 % of the process's time went to collections. Objects freed by
-    #: their count do not add up, so at 50,000 only real growth and reference cycles start one.
+    #: their count do not add up, so at 50,000 only real growth and reference cycles start one;
+    #: and before each freeze (``gc_freeze_s``) the young generations are collected, so that the
+    #: cycles made since the last one are freed, not frozen.
     gc_young: int = 50_000
     #: Logging: the level, and ``text`` (readable lines) or ``json`` (one object a line).
     log_level: str = "INFO"
@@ -384,6 +388,8 @@ class Settings:
         for name in (*timings, "countdown_s", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) > MAX_SECONDS:  # (in milliseconds past 64 bits, or infinite)
                 raise SettingsError(f"{name} must be at most {MAX_SECONDS} s (ten years), not {getattr(self, name)}")
+        if self.gc_young > MAX_GC_YOUNG:  # gc.set_threshold takes a C int
+            raise SettingsError(f"gc_young must be at most {MAX_GC_YOUNG:,}, not {self.gc_young}")
         never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
         for name in (*never_negative, "daily_ranked_per_address", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
