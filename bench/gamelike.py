@@ -4,9 +4,12 @@ nothing more — parse the JSON, find the room (a dict lookup), answer the mover
 out to the room mates and the spectators.
 
 No rules engine (every move is taken), no room log (nothing is durable), no clocks, splits,
-tokens, audiences or metrics. What the real server spends per move above this server is what
-its rules, its durability and its bookkeeping cost; this server's own figure is the stack's
-floor for a game with fan-out (PERF-NOTES: about 0.47x the echo ceiling at 1,000 connections).
+tokens, audiences or metrics; the mover's answer carries no ``changes``, and spectators get the
+room mates' summary. It writes each frame at once, where the real server gathers a
+connection's frames into one write per loop turn. So it is a rough ceiling, not an exact one:
+what the real server spends per move above it is about what its rules, its durability and its
+bookkeeping cost (the project's perf notes measured such a server at about 0.47x the echo
+ceiling's messages at 1,000 connections).
 
 Run by ``load.py`` (``--only gamelike-1k``, and in ``--matrix``); by hand:
 ``python bench/gamelike.py PORT``.
