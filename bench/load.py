@@ -150,11 +150,10 @@ def game_server(tree: Path, env: dict[str, str] | None = None) -> Iterator[tuple
 
 
 @contextlib.contextmanager
-def echo_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The ceiling: a bare aiohttp WebSocket server that sends every frame back."""
+def ceiling_server(script: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A ceiling's server (``script`` and its arguments, then the port), pinned to CPU 0."""
     port = free_port()
-    command = [*pin(0), sys.executable, __file__, "--echo-serve", str(port)]
-    process = subprocess.Popen(command)
+    process = subprocess.Popen([*pin(0), sys.executable, *script, str(port)])
     try:
         base = f"http://127.0.0.1:{port}"
         asyncio.run(wait_up(base, process))
@@ -164,19 +163,10 @@ def echo_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         process.wait(20)
 
 
-@contextlib.contextmanager
-def gamelike_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """The game-like ceiling (``bench/gamelike.py``): the protocol's shape, no rules, no log."""
-    port = free_port()
-    command = [*pin(0), sys.executable, str(Path(__file__).resolve().parent / "gamelike.py"), str(port)]
-    process = subprocess.Popen(command)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        asyncio.run(wait_up(base, process))
-        yield base, process
-    finally:
-        process.terminate()
-        process.wait(20)
+#: The echo ceiling: a bare aiohttp WebSocket server that sends every frame back.
+ECHO = [__file__, "--echo-serve"]
+#: The game-like ceiling (``bench/gamelike.py``): the protocol's shape, no rules, no log.
+GAMELIKE = [str(Path(__file__).resolve().parent / "gamelike.py")]
 
 
 def serve_echo(port: int) -> None:
@@ -702,11 +692,11 @@ def run_config(
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"config": asdict(config), "tree": str(tree), "label": label, "env": env}
     if config.loop == "echo":
-        with echo_server() as (base, process):
+        with ceiling_server(ECHO) as (base, process):
             result.update(asyncio.run(echo_run(base, config.players, config.seconds, process.pid)))
         return result
     if config.loop == "gamelike":
-        with gamelike_server() as (base, process):
+        with ceiling_server(GAMELIKE) as (base, process):
             client = Client(base, deals, None, config.players)
             result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, [])))
         return result

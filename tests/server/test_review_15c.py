@@ -35,21 +35,11 @@ from halfmoon_server.errors import LogUnavailable, SettingsError
 from halfmoon_server.journal import JournalLog
 from halfmoon_server.settings import Settings
 from tests.server.support import make_settings
+from tests.server.test_journal import _Room
 
 PAGE = 4096
 #: SQLite's own automatic checkpoint (what the writer did before): at 1,000 pages of log
 AUTOCHECKPOINT_BYTES = 1000 * PAGE
-
-
-class _Room:
-    """What the journal needs of a room: its id, and where committed entries are delivered."""
-
-    def __init__(self, room_id: str) -> None:
-        self.id = room_id
-        self.delivered: list[tuple[int, dict[str, Any]]] = []
-
-    def deliver(self, number: int, entry: dict[str, Any]) -> None:
-        self.delivered.append((number, entry))
 
 
 def _wal_size(path: Path) -> int:
