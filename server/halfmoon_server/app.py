@@ -210,11 +210,9 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    # the thresholds are the process's: the latest application still running keeps its own,
-    # and the last one to close gives back what the process had
-    _YOUNG_THRESHOLDS.reverse()
+    # the thresholds are the process's: an application still running keeps its own, and the
+    # last one to close gives back what the process had
     _YOUNG_THRESHOLDS.remove(settings.gc_young)
-    _YOUNG_THRESHOLDS.reverse()
     if _YOUNG_THRESHOLDS:
         gc.set_threshold(_YOUNG_THRESHOLDS[-1], thresholds[1], thresholds[2])
     else:

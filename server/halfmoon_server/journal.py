@@ -10,8 +10,8 @@ the next transaction, so under load one commit carries many moves. SQLite runs i
 ``synchronous=NORMAL`` by default: a committed entry survives the process being killed (even
 with SIGKILL); a power cut may lose the last commits. ``synchronous=FULL`` (``--journal-sync
 full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). SQLite's own
-checkpoint copies the write-ahead log back into the file between commits (every 1,000 pages),
-so the log restarts from its beginning however busy the journal is.
+checkpoint, run by the commit that takes the write-ahead log past 1,000 pages, copies it back
+into the file, so the log restarts from its beginning however busy the journal is.
 """
 
 from __future__ import annotations
@@ -169,8 +169,8 @@ class _Worker:
         self._thread.start()
 
     def submit(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-        if not self._thread.is_alive():
-            raise RuntimeError("the journal's thread has stopped: the journal is closed")
+        if not self._thread.is_alive():  # (a task that outlived the shutdown)
+            raise LogUnavailable("the journal is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._jobs.put((loop, future, work, args))
@@ -243,8 +243,6 @@ class JournalLog(_LocalLog):
         try:
             async with asyncio.timeout(COMMIT_TIMEOUT_S):
                 return await self._worker.submit(work, *args)
-        except RuntimeError as exc:  # closed: its thread has stopped (a task that outlived shutdown)
-            raise LogUnavailable(str(exc)) from None
         except TimeoutError:  # a stalled disk: the write may still land (first: TimeoutError is an OSError)
             raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
         except (sqlite3.Error, OSError) as exc:

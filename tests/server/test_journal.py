@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.journal import JournalLog, _Worker
 
 
@@ -41,7 +42,7 @@ async def test_the_worker_runs_jobs_in_order_hands_back_errors_and_skips_a_job_g
             await worker.submit(lambda: 1 // 0)
     finally:
         worker.shutdown()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(LogUnavailable, match="closed"):
         worker.submit(ran.append, "too late")
 
 

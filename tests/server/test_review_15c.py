@@ -136,7 +136,8 @@ async def test_a_move_appended_to_a_closed_journal_is_refused_not_left_waiting(t
     which ``_run`` does not turn into LogUnavailable. In ``append`` it ends the writer task
     ("Task exception was never retrieved") and the mover's future is never settled: the move
     hangs for ever instead of being refused ``unavailable`` (a room's background task that
-    outlived shutdown's 10 s, a late message). Every other call gets the RuntimeError."""
+    outlived shutdown's 10 s, a late message). Every other call got the RuntimeError. (Fixed:
+    ``submit`` on a closed journal raises LogUnavailable.)"""
     journal = JournalLog(tmp_path / "journal.db")
     await journal.open()
     room: Any = _Room("R1")
