@@ -71,6 +71,12 @@ class Metrics:
             buckets=(0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
             registry=r,
         )
+        self.gc_collected = Counter(
+            "halfmoon_gc_collected_objects",
+            "Unreachable objects the garbage collector freed (reference cycles), by the oldest generation collected",
+            ["generation"],
+            registry=r,
+        )
         self.db_writes = Histogram(
             "halfmoon_db_write_seconds",
             "Database writes (finished games, daily attempts and deals), by operation",
@@ -194,7 +200,9 @@ async def gc_probe_ctx(app: web.Application) -> AsyncIterator[None]:
     """A ``cleanup_ctx``: time every garbage collection (``gc.callbacks``) into
     ``halfmoon_gc_pause_seconds``. A collection stops everything: the server freezes its heap
     (``--gc-freeze``) so that none should take long; this shows whether that holds."""
-    by_generation = [app[keys.METRICS].gc_pauses.labels(str(generation)) for generation in range(3)]
+    metrics = app[keys.METRICS]
+    by_generation = [metrics.gc_pauses.labels(str(generation)) for generation in range(3)]
+    collected = [metrics.gc_collected.labels(str(generation)) for generation in range(3)]
     clock = time.perf_counter
     started = [0.0]
 
@@ -202,7 +210,10 @@ async def gc_probe_ctx(app: web.Application) -> AsyncIterator[None]:
         if phase == "start":
             started[0] = clock()
         else:
-            by_generation[min(info["generation"], 2)].observe(clock() - started[0])
+            generation = min(info["generation"], 2)
+            by_generation[generation].observe(clock() - started[0])
+            if info["collected"]:
+                collected[generation].inc(info["collected"])
 
     gc.callbacks.append(timed)
     yield

@@ -40,8 +40,17 @@ async def wait_healthy(base: str, timeout: float = 30.0) -> None:
 class Instance:
     """One ``halfmoon serve`` process."""
 
-    def __init__(self, data_dir: Path, *, db: str | None = None, redis: str | None = None, port: int | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        db: str | None = None,
+        redis: str | None = None,
+        port: int | None = None,
+        args: tuple[str, ...] = (),
+    ):
         self.data_dir = data_dir
+        self.args = args  # more of ``halfmoon serve``'s options
         self.db = db
         self.redis = redis
         self.port = port or free_port()
@@ -66,6 +75,7 @@ class Instance:
             command += ["--db", self.db]
         if self.redis:
             command += ["--redis", self.redis]
+        command += self.args
         env = {
             **os.environ,
             "HALFMOON_ROOM_BURST": "10000",

@@ -151,3 +151,24 @@ async def test_every_garbage_collection_is_timed_by_generation(start_server: Sta
     assert after[count] >= before.get(count, 0) + 1
     assert value(after, "halfmoon_gc_pause_seconds_count", generation="0") >= 1
     assert value(after, "halfmoon_gc_pause_seconds_sum", generation="2") > 0
+
+
+class _Node:
+    pass
+
+
+async def test_the_objects_a_collection_frees_are_counted(start_server: StartServer) -> None:
+    """``halfmoon_gc_collected_objects_total``: what the collections found unreachable (cycles:
+    the server makes none, so anything here is worth a look)."""
+    import gc
+
+    server = await start_server()
+    gc.collect()
+    before = (await scrape(server)).get(("halfmoon_gc_collected_objects_total", (("generation", "2"),)), 0.0)
+    for _ in range(100):
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a  # type: ignore[attr-defined]
+    del a, b
+    gc.collect()
+    after = value(await scrape(server), "halfmoon_gc_collected_objects_total", generation="2")
+    assert after - before >= 200  # 100 cycles of two nodes (and their dicts)
