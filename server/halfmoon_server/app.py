@@ -194,10 +194,10 @@ async def _freeze_gc(app: web.Application) -> AsyncIterator[None]:
     stalls every few seconds. Every ``gc_collect_s`` the heap is unfrozen and collected whole,
     once, for the reference cycles that became garbage after they were frozen. The young
     generation's threshold is ``gc_young`` (50,000; Python's 700 is crossed by the moves in flight
-    alone, and each young collection walks them all). Between two full collections nothing else
-    collects: what is young is frozen as it is (see :func:`_keep_frozen`)."""
+    alone, and each young collection walks them all); the young generations are collected just
+    before each freeze instead, so that the cycles made since the last one are freed, not frozen."""
     settings = app[keys.SETTINGS]
-    release_transport_cycles()  # (nothing collects between full collections: no cycle may be made)
+    release_transport_cycles()  # (a cycle a closed connection leaves holds all of it until a collection)
     _YOUNG_THRESHOLDS.append(settings.gc_young)  # (Settings.gc_young says why)
     if len(_YOUNG_THRESHOLDS) == 1:
         _PROCESS_THRESHOLDS[:] = gc.get_threshold()
@@ -239,12 +239,11 @@ async def _keep_frozen(every_s: float, collect_every_s: float) -> None:
             started = loop.time()
             found = gc.collect()
             log.info("gc: full collection, %d unreachable objects, %.0f ms", found, 1000 * (loop.time() - started))
-        # No young collection before the freeze: it would find nothing and stop everything. The
-        # server's paths make no cyclic garbage (tests/server/test_gc_cycles.py; asyncio's one, a
-        # transport's, is broken by halfmoon_server.cycles) while the young generations hold every
-        # connection's waiting read (its coroutine, future, message…): at 10,000 players such a
-        # walk took 80-170 ms every 2 s and found 0 objects. A cycle that does appear is frozen
-        # and freed by the next full collection (halfmoon_gc_collected_objects_total counts it).
+        else:
+            # freezing resets the young count: with a high --gc-young a young collection may never
+            # come by itself, and every cycle made since the last freeze would be frozen with the rest
+            # (aiohttp leaves some: a refused request's exception, a 405, an unparsable request)
+            gc.collect(1)
         gc.freeze()
 
 

@@ -244,7 +244,8 @@ class Room:
             events = self._apply(entry, waiting)
         except Refusal as refusal:
             if waiting is not None and not waiting.done.done():
-                waiting.done.set_exception(refusal)
+                # without this frame: it holds the future the refusal goes in (a reference cycle)
+                waiting.done.set_exception(refusal.with_traceback(None))
             return
         except Exception as exc:  # a bug: never let one entry stop the room
             log.exception("room %s could not apply entry %d (%s)", self.id, number, entry.get("k"))  # no token in logs

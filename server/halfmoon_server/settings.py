@@ -261,8 +261,8 @@ class Settings:
     #: flight alone (a busy server's backlog), ~100 times a second, each collection walking all of
     #: them: at 10,000 players 20-25 % of the process's time went to collections. Objects freed by
     #: their count do not add up, and each freeze (``gc_freeze_s``) starts the count again, so at
-    #: 50,000 a young collection by itself is rare. The server's paths make no cyclic garbage, so
-    #: none is missed: a cycle that does appear is frozen and freed by the next full collection.
+    #: 50,000 a young collection by itself is rare; instead the young generations are collected
+    #: once before each freeze, so that the cycles made since the last one are freed, not frozen.
     gc_young: int = 50_000
     #: Logging: the level, and ``text`` (readable lines) or ``json`` (one object a line).
     log_level: str = "INFO"

@@ -47,6 +47,7 @@ from halfmoon.protocol import (
 )
 from halfmoon_server import keys, logs
 from halfmoon_server.connection import Connection, client_address
+from halfmoon_server.cycles import forget_traceback
 from halfmoon_server.errors import Refusal
 from halfmoon_server.limits import RateLimit
 from halfmoon_server.lobby import Lobby, new_token, race_code
@@ -170,6 +171,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             log.exception("disconnect failed")
         app[keys.CONNECTIONS].discard(conn)
         app[keys.ADDRESSES].release(peer)
+        forget_traceback(ws.exception())  # (aiohttp keeps what its close met: a cycle with this frame)
     return ws
 
 
@@ -262,6 +264,7 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         app[keys.METRICS].refused(exc.code)
         log.debug("refused (%s): %s", exc.code, exc.message)
         conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
+        forget_traceback(exc)  # (a refusal set on a command's future is held by the frames it holds)
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
         app[keys.METRICS].refused("internal")
@@ -356,6 +359,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
                 except Refusal as refusal:
                     if refusal.code != "race_started":  # it started meanwhile: watch instead
                         raise
+                    forget_traceback(refusal)
             await room.submit({"k": "watch"}, conn)
         case Watch(room=room_id):
             _not_in_room(app, conn)

@@ -1,13 +1,12 @@
-"""The server makes no cyclic garbage: what it frees, it frees by reference count.
+"""The server's usual paths make no cyclic garbage: what it frees, it frees by reference count.
 
-``_keep_frozen`` (server/halfmoon_server/app.py) freezes what survived every ``--gc-freeze``
-without collecting the young generations first (at 10,000 players that walk took 80-170 ms every
-2 s and found nothing): a reference cycle dropped between two freezes waits, frozen, for the
-next full collection (``--gc-collect``, 15 minutes). That is only harmless while the server's
-paths make no such cycles, which this test holds it to: a real ``halfmoon serve`` process,
-collecting its whole heap every half second, plays whole races of bots with a spectator, a
-player who drops and resumes, refused moves, bad frames and REST reads, and its full
+A reference cycle is freed only by a collection, and each one a connection leaves holds the whole
+connection until then (``halfmoon_server.cycles``). A real ``halfmoon serve`` process, collecting
+its whole heap every half second, plays whole races of bots with a spectator, a player who drops
+and resumes, refused moves, bad frames, a solo game and a daily attempt, and REST reads; its
 collections (``halfmoon_gc_collected_objects_total``) find nothing more after them than before.
+``test_review_15d.py`` holds more paths to it (peers gone mid-frame, heartbeat drops, joins
+refused as applied) and names those aiohttp still leaves cycles on.
 """
 
 from __future__ import annotations
