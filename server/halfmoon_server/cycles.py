@@ -12,8 +12,10 @@ here (``tests/server/test_gc_cycles.py`` and ``test_review_15d.py`` count what i
   ``close()`` (python/cpython#100348, gh-100349), which a transport ended by ``abort()`` or a reset
   never calls; this drops them once the connection is lost, however it ended, on every version.
 - :func:`forget_traceback`: an exception kept after it was handled (aiohttp's WebSocket keeps the
-  one its failed close met; a command's future keeps its refusal) holds, through its traceback,
-  the frames that hold it.
+  one its failed close met) holds, through its traceback, the frames that hold it.
+
+(A refusal the race decides when a command is applied reaches its sender without a future in
+between for the same reason: ``halfmoon_server.room.Room.submit``.)
 """
 
 from __future__ import annotations

@@ -108,6 +108,8 @@ class _Waiting:
     outbox: Outbox | None
     done: asyncio.Future[list[Event]]
     orphaned_at: int | None = None
+    #: the race refused it when it was applied (``done`` then holds no events)
+    refusal: Refusal | None = None
 
 
 def game_id(nonce: str, player_id: str, round_: int = 1) -> str:
@@ -203,6 +205,14 @@ class Room:
             if not done.done():  # taken, yet not applied here: the log must have gone back
                 waiting.orphaned_at = self.clock.now_ms()
                 raise Refusal("unavailable", f"the game state was not confirmed saved: {_UNSURE}")
+            if waiting.refusal is not None:
+                # raised from here, the refusal's traceback holds this frame: nothing it holds may
+                # hold the refusal (a future set with it would), or the two make a reference cycle
+                refusal, waiting.refusal = waiting.refusal, None
+                try:
+                    raise refusal
+                finally:
+                    del refusal
             return done.result()
         except LogUnavailable as exc:
             if not exc.certain:
@@ -244,8 +254,8 @@ class Room:
             events = self._apply(entry, waiting)
         except Refusal as refusal:
             if waiting is not None and not waiting.done.done():
-                # without this frame: it holds the future the refusal goes in (a reference cycle)
-                waiting.done.set_exception(refusal.with_traceback(None))
+                waiting.refusal = refusal.with_traceback(None)  # (Room.submit says why)
+                waiting.done.set_result([])
             return
         except Exception as exc:  # a bug: never let one entry stop the room
             log.exception("room %s could not apply entry %d (%s)", self.id, number, entry.get("k"))  # no token in logs

@@ -264,7 +264,6 @@ async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
         app[keys.METRICS].refused(exc.code)
         log.debug("refused (%s): %s", exc.code, exc.message)
         conn.send(encode(Error(exc.code, exc.message, exc.msg_id or msg_id, exc.reason)))
-        forget_traceback(exc)  # (a refusal set on a command's future is held by the frames it holds)
     except Exception:
         log.exception("internal error handling a message from %s", conn.peer)
         app[keys.METRICS].refused("internal")
@@ -359,7 +358,6 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
                 except Refusal as refusal:
                     if refusal.code != "race_started":  # it started meanwhile: watch instead
                         raise
-                    forget_traceback(refusal)
             await room.submit({"k": "watch"}, conn)
         case Watch(room=room_id):
             _not_in_room(app, conn)

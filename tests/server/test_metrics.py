@@ -158,8 +158,8 @@ class _Node:
 
 
 async def test_the_objects_a_collection_frees_are_counted(start_server: StartServer) -> None:
-    """``halfmoon_gc_collected_objects_total``: what the collections found unreachable (cycles:
-    the server makes none, so anything here is worth a look)."""
+    """``halfmoon_gc_collected_objects_total``: what the collections found unreachable (reference
+    cycles; the server's own paths make none, tests/server/test_gc_cycles.py)."""
     import gc
 
     server = await start_server()
