@@ -120,7 +120,7 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
 
 
 async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartServer, clock: ManualClock) -> None:
-    from halfmoon.solver import first_winnable_daily
+    from halfmoon_server.solver import first_winnable_daily
 
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
     client, _, room = await _attempt(server, "Ada", timeout=60)  # the solver runs in a fresh process
