@@ -66,6 +66,12 @@ def test_the_wheel_carries_the_licence_metadata_and_py_typed(dist: Path) -> None
         assert f"{package}/py.typed" in names, package
     assert "halfmoon_web/static/index.html" in names
     assert any(n.startswith("halfmoon_server/migrations/versions/") for n in names)
+    # the solver is the server's (an operator's tool), never the engine's
+    assert "halfmoon_server/solver.py" in names and "halfmoon_server/solver_cli.py" in names
+    assert not [n for n in names if n.startswith("halfmoon/") and "solve" in n]
+    # nothing else at the top, not what `pip install ./client` leaves in client/build either
+    tops = {n.split("/")[0] for n in names if "/" in n}
+    assert {top for top in tops if not top.endswith(".dist-info")} == set(TYPED), tops
     meta = _metadata(dist)
     assert meta["License-Expression"] == "MIT"
     assert meta["License"] is None  # the deprecated table is gone
@@ -87,7 +93,8 @@ def test_the_sdist_holds_the_licence_and_runnable_tests(dist: Path, tmp_path: Pa
     with tarfile.open(sdist) as tar:
         tar.extractall(tmp_path, filter="data")
     root = next(tmp_path.glob("halfmoon-*"))
-    for path in ("LICENSE", "tests/conftest.py", "tests/vectors/deals.json", "tests/vectors/won_games.json"):
+    for path in ("LICENSE", "tests/conftest.py", "tests/vectors/deals.json", "tests/vectors/won_games.json",
+                 "client/pyproject.toml"):  # fmt: skip
         assert (root / path).is_file(), path
     for package in TYPED:
         folder = {"halfmoon": "shared", "halfmoon_server": "server"}.get(package, "client")
