@@ -275,7 +275,8 @@ def daily_code(day: date, secret: bytes, *, attempt: int = 0, long: bool = False
     """The ``attempt``-th candidate daily-challenge code for a UTC day.
 
     ``HMAC-SHA256(secret, "halfmoon-daily:YYYY-MM-DD:attempt")`` read as a big-endian integer,
-    modulo 26**7 — or, with ``long=True``, the same 256-bit digest modulo 26**28 for a long code.
+    modulo 26**7 — or, with ``long=True``, ``HMAC-SHA256(secret, "halfmoon-daily-long:YYYY-MM-DD:attempt")``
+    modulo 26**28 for a long code (a text of its own: a long daily shares no letters with a short one).
     Without the secret the code cannot be known in advance; a short daily's 26**7 codes can be
     searched from its opening cards, a long one's cannot (``docs/security.md``). The server walks
     ``attempt = 0, 1, 2, …`` when it wants the first candidate with some property (a deal the
@@ -284,9 +285,10 @@ def daily_code(day: date, secret: bytes, *, attempt: int = 0, long: bool = False
     >>> daily_code(date(2026, 1, 1), b"halfmoon-test-secret")
     DealCode.parse('HM1-D-ZPHASSJ')
     >>> str(daily_code(date(2026, 1, 1), b"halfmoon-test-secret", long=True))
-    'HM1-D-AYJJJGS-BRCXXGI-GGHBCMP-ZPHASSJ'
+    'HM1-D-RAJWVQF-PSJSHQG-RFOMJEO-QRKYPXG'
     """
-    message = f"halfmoon-daily:{day.isoformat()}:{attempt}".encode("ascii")
+    label = "halfmoon-daily-long" if long else "halfmoon-daily"
+    message = f"{label}:{day.isoformat()}:{attempt}".encode("ascii")
     digest = hmac.new(secret, message, hashlib.sha256).digest()
     space = LONG_CODE_SPACE if long else CODE_SPACE
     return DealCode("D", int.from_bytes(digest, "big") % space, long=long)

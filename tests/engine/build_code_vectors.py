@@ -193,7 +193,8 @@ def parse_vector(text: str) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     daily = []
     for day, secret, attempt, long in DAILY:
-        digest = hmac.new(secret.encode(), f"halfmoon-daily:{day}:{attempt}".encode(), hashlib.sha256).digest()
+        label = "halfmoon-daily-long" if long else "halfmoon-daily"
+        digest = hmac.new(secret.encode(), f"{label}:{day}:{attempt}".encode(), hashlib.sha256).digest()
         number = int.from_bytes(digest, "big") % 26 ** (28 if long else 7)
         code = code_text("D", number, long=long)
         entry = {"day": day, "secret": secret, "attempt": attempt, "long": long, "hmac": digest.hex(), "code": code}
