@@ -51,7 +51,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0005"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0006"
 
     await check_storage_contract(SqlStorage(engine))
 
