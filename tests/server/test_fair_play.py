@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from halfmoon.codes import daily_code
+from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
 from halfmoon.protocol import commitment_of
 from halfmoon_server import keys
@@ -86,22 +86,26 @@ async def play_moves(client: WsClient, game: Game, count: int) -> None:
                 break
 
 
+ADA_ENTROPY, BOB_ENTROPY = "a1" * 16, "b2" * 16
+
+
 async def sealed_race(server: Any) -> tuple[list[Party], str]:
-    """A sealed race with two racers, a spectator and a REST reader; returns the parties (the
-    REST reader's entitlement marked; the others' are where their game_over or race_over is)."""
+    """A sealed race with two racers (each sends a contribution), a spectator and a REST reader;
+    returns the parties (the REST reader's entitlement marked; the others' are where their
+    game_over or race_over is)."""
     async with aiohttp.ClientSession() as http:
         created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
         room_id = created["room"]
         assert created["sealed"] is True and "code" not in created
         room = server.app[keys.LOBBY].rooms[room_id]
-        code = str(room.race.code)  # the test knows it; nobody at the table may, yet
+        assert room.race.code is None and room.race.deal is None  # no deal exists before the start
         ada_p, bob_p, sam_p, rex_p = Party("Ada"), Party("Bob"), Party("spectator"), Party("REST reader")
         ada = await WsClient.connect(server, "ada")
         bob = await WsClient.connect(server, "bob")
         sam = await WsClient.connect(server, "sam")
-        await ada.send("join", room=room_id, name="Ada")
+        await ada.send("join", room=room_id, name="Ada", entropy=ADA_ENTROPY)
         await ada.next("welcome")
-        await bob.send("join", room=room_id, name="Bob")
+        await bob.send("join", room=room_id, name="Bob", entropy=BOB_ENTROPY)
         await bob.next("welcome")
         await sam.send("watch", room=room_id)
         await sam.next("welcome")
@@ -110,7 +114,9 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         started = await ada.next("started")
         await bob.next("started")
         await sam.next("started")
+        code = str(room.race.code)  # the test knows it now; nobody at the table may, yet
         assert started["code"] is None and started["commitment"] == created["commitment"]
+        assert started["contributions"] == sorted([ADA_ENTROPY, BOB_ENTROPY])
         await play_moves(ada, Game.from_code(code), 4)
         bob_game = Game.from_code(code)
         await play_moves(bob, bob_game, 2)
@@ -135,7 +141,9 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         rex_p.entitled_now()  # the race is over: anyone may know
         after = await rest(http, server, rex_p, f"/api/rooms/{room_id}", f"/api/games/{ada_over['game']}")
         assert after[0][1]["code"] == code and after[1][0] == 200
-        assert after[1][1]["commitment"] == commitment_of(code, after[1][1]["salt"]) == created["commitment"]
+        stored = after[1][1]
+        assert stored["commitment"] == seal_commitment(stored["seed"]) == created["commitment"]
+        assert str(sealed_code(stored["seed"], stored["contributions"])) == code == stored["code"]
         for client, party in ((ada, ada_p), (bob, bob_p), (sam, sam_p)):
             await client.drain(0.05)
             for message in client.history:
