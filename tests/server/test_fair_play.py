@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from datetime import date
 from typing import Any
 
@@ -24,6 +25,7 @@ import pytest
 from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
 from halfmoon.protocol import commitment_of
+from halfmoon_client.verify import opening_board
 from halfmoon_server import keys
 from halfmoon_server import race as race_module
 from halfmoon_server.clock import ManualClock, day_start_ms
@@ -178,21 +180,22 @@ async def test_a_sealed_race_keeps_its_code_from_every_door_until_each_party_is_
 
 
 async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the race tell every viewer its code (the bug the seal exists to prevent): the audit fails."""
-    monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: str(self.code))
+    """Let the race tell every viewer its code once dealt (the bug the seal exists to prevent): the
+    audit fails — Ada's own end and a REST reader's look while Bob still plays carry it."""
+    monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: self.code and str(self.code))
     server = await start_server()
     parties, code = await sealed_race(server)
     for party, kind in zip(parties[:3], ("race_over", "game_over", "race_over"), strict=True):
         _entitled_at_first(party, kind)
     found = leaks(parties, code)
-    assert found and any(f.startswith("Bob") for f in found) and any(f.startswith("spectator") for f in found)
+    assert any(f.startswith("Ada") for f in found) and any(f.startswith("REST reader") for f in found), found
 
 
 async def test_a_daily_code_reaches_nobody_until_every_attempt_of_the_day_has_ended(
     start_server: StartServer, clock: ManualClock
 ) -> None:
     server = await start_server()
-    code = str(daily_code(DAY, b"test-secret"))
+    code = str(daily_code(DAY, b"test-secret", long=True))
     ada_p, rex_p = Party("Ada"), Party("REST reader")
     ada = await WsClient.connect(server, "ada")
     await ada.send("daily", name="Ada")
@@ -329,20 +332,67 @@ def test_halfmoon_verify_checks_a_commitment_and_refuses_a_forged_one() -> None:
     assert bad.returncode == 1 and "NOT VERIFIED" in bad.stdout
 
 
-async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer) -> None:
+def _verify(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "halfmoon", "verify", *args], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+
+
+def test_halfmoon_verify_accepts_a_true_seal_and_refuses_a_tampered_seed_contribution_code_or_board(
+    tmp_path: Path,
+) -> None:
+    seed, contributions = "5e" * 32, ["a1" * 16, "b2" * 16]
+    code = str(sealed_code(seed, contributions))
+    board = tmp_path / "board.json"
+    board.write_text(json.dumps(opening_board(code)))
+    other_board = tmp_path / "other.json"
+    other_board.write_text(json.dumps(opening_board(str(sealed_code(seed, contributions[:1])))))
+    true = {
+        "--commitment": seal_commitment(seed),
+        "--code": code,
+        "--seed": seed,
+        "--contributions": ",".join(contributions),
+        "--contribution": contributions[0],
+        "--board": str(board),
+    }
+
+    def run(**changed: str) -> subprocess.CompletedProcess[str]:
+        given = {**true, **{f"--{k}": v for k, v in changed.items()}}
+        return _verify(*[part for pair in given.items() for part in pair])
+
+    ok = run()
+    assert ok.returncode == 0 and f"verified: {code}" in ok.stdout, ok.stdout + ok.stderr
+    tampered = {
+        "seed": "5f" + seed[2:],
+        "contributions": contributions[0],  # Bob's left out: a deal the server alone could pick
+        "code": str(sealed_code(seed, [])),
+        "board": str(other_board),
+        "contribution": "c3" * 16,  # mine is not in
+    }
+    for field_name, value in tampered.items():
+        refused = run(**{field_name: value})
+        assert refused.returncode == 1 and "NOT VERIFIED" in refused.stdout, (field_name, refused.stdout)
+
+
+async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer, tmp_path: Path) -> None:
     server = await start_server()
     parties, code = await sealed_race(server)
     started = next(json.loads(t) for t in parties[0].texts if '"type": "started"' in t)
+    board = tmp_path / "started.json"
+    board.write_text(json.dumps(started))  # the whole started message Ada got: its board is what she saw
     async with aiohttp.ClientSession() as http:
-        board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
-    game = board["entries"][0]["game"]
-    base = [sys.executable, "-m", "halfmoon", "verify", game, "--server", str(server.make_url("/")).rstrip("/")]
+        leaderboard = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
+    game = leaderboard["entries"][0]["game"]
+    base = ["--server", str(server.make_url("/")).rstrip("/")]
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*base, *extra], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        return _verify(*base, *extra, "--", game)  # (a game id may begin with '-')
 
-    mine = await asyncio.to_thread(run, "--commitment", started["commitment"])  # what Ada was given
+    mine = await asyncio.to_thread(
+        run, "--commitment", started["commitment"], "--contribution", ADA_ENTROPY, "--board", str(board)
+    )  # what Ada was given, sent and saw
     assert mine.returncode == 0 and f"verified: {code}" in mine.stdout, mine.stdout + mine.stderr
+    not_mine = await asyncio.to_thread(run, "--commitment", started["commitment"], "--contribution", "c3" * 16)
+    assert not_mine.returncode == 1 and "not among" in not_mine.stdout
     alone = await asyncio.to_thread(run)  # the server's own word proves nothing: a commitment is needed
     assert alone.returncode == 2 and "--commitment" in alone.stderr
-
