@@ -351,6 +351,8 @@ def sealed_code(seed_hex: str, contributions: Iterable[str]) -> DealCode:
     check_seed_hex(seed_hex)
     if isinstance(contributions, str):
         raise InvalidCodeError(f"contributions must be a list of strings, not the string {_quote(contributions)}")
+    if not isinstance(contributions, Iterable):
+        raise InvalidCodeError(f"contributions must be a list of strings, not {_quote(contributions)}")
     joined = ",".join(sorted(check_contribution(text) for text in contributions))
     digest = hashlib.sha256(f"{SEALED_DEAL_PREFIX}{seed_hex}:{joined}".encode("ascii")).digest()
     return DealCode("S", int.from_bytes(digest, "big") % LONG_CODE_SPACE, long=True)

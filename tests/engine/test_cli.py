@@ -309,7 +309,7 @@ def test_play_move_errors_explain_in_the_seeds_words() -> None:
 def test_play_announces_a_stall() -> None:
     game = Game.from_code("HM1-N-AAAAAAH")
     moves = []
-    while (legal := list(game.legal_moves())):
+    while legal := list(game.legal_moves()):
         game.push(legal[0])
         moves.append(str(legal[0]))
     assert game.is_stalled

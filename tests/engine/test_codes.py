@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import random
 import re
 from datetime import date
+from typing import Any
 
 import pytest
 
@@ -26,6 +28,8 @@ from halfmoon.codes import (
     sealed_code,
     word_stream,
 )
+from halfmoon.deal import Deal
+from tests.conftest import VECTORS
 
 RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
 
@@ -399,3 +403,68 @@ def test_a_seal_seed_is_the_hmac_of_the_context_and_nonce() -> None:
         new_seal_seed(b"server secret", bytes(15), "room-3:2")
     with pytest.raises(ValueError, match="secret as non-empty bytes"):
         new_seal_seed(b"", nonce, "room-3:2")
+
+
+# -- The golden vectors shared with the browser (tests/vectors/codes.json)
+
+GOLDEN: dict[str, Any] = json.loads((VECTORS / "codes.json").read_text(encoding="utf-8"))
+
+
+def test_the_golden_parse_vectors_pass() -> None:
+    assert len(GOLDEN["parse"]) >= 10
+    for vector in GOLDEN["parse"]:
+        code = parse_code(vector["input"])
+        assert str(code) == vector["canonical"], vector
+        assert (code.kind, code.long, code.letters, code.number) == (
+            vector["kind"],
+            vector["long"],
+            vector["letters"],
+            int(vector["number"]),
+        ), vector
+
+
+def test_the_golden_invalid_codes_raise_their_exact_message() -> None:
+    assert len(GOLDEN["invalid"]) >= 15
+    for vector in GOLDEN["invalid"]:
+        with pytest.raises(InvalidCodeError) as info:
+            parse_code(vector["input"])
+        assert str(info.value) == vector["error"]
+
+
+def test_the_golden_daily_codes_pass() -> None:
+    assert any(vector["long"] for vector in GOLDEN["daily"])
+    for vector in GOLDEN["daily"]:
+        day, secret = date.fromisoformat(vector["day"]), vector["secret"].encode()
+        code = daily_code(day, secret, attempt=vector["attempt"], long=vector["long"])
+        assert str(code) == vector["code"], vector
+
+
+def test_the_golden_seals_pass() -> None:
+    assert len(GOLDEN["seals"]) >= 5
+    for vector in GOLDEN["seals"]:
+        assert seal_commitment(vector["seed"]) == vector["commitment"]
+        code = sealed_code(vector["seed"], vector["contributions"])
+        assert str(code) == vector["code"], vector
+        assert check_seal(vector["commitment"], vector["seed"], vector["contributions"], vector["code"])
+    for vector in GOLDEN["seal_seeds"]:
+        seed = new_seal_seed(vector["secret"].encode(), bytes.fromhex(vector["nonce"]), vector["context"])
+        assert seed == vector["seed"]
+    for vector in GOLDEN["bad_contributions"]:
+        with pytest.raises(InvalidCodeError) as info:
+            check_contribution(vector["input"])
+        assert str(info.value) == vector["error"]
+
+
+def test_the_golden_long_deals_pass() -> None:
+    dealt = {deal["code"] for deal in GOLDEN["deals"]}
+    assert {vector["code"] for vector in GOLDEN["seals"]} <= dealt
+    assert {vector["code"] for vector in GOLDEN["daily"] if vector["long"]} <= dealt
+    assert {parse_code(code).kind for code in dealt if parse_code(code).long} == {"N", "D", "S"}
+    for deal in GOLDEN["deals"]:
+        assert Deal.from_code(deal["code"]).to_json() == deal, deal["code"]
+
+
+def test_the_vector_builder_still_writes_the_committed_file() -> None:
+    from tests.engine import build_code_vectors  # here: the builder imports this module's reference_deck
+
+    assert build_code_vectors.dumps(build_code_vectors.build()) == (VECTORS / "codes.json").read_text(encoding="utf-8")
