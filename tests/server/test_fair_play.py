@@ -14,7 +14,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from datetime import date
 from typing import Any
@@ -24,9 +24,11 @@ import pytest
 
 from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
-from halfmoon.protocol import commitment_of
+from halfmoon.protocol import Mode, commitment_of
 from halfmoon_client.verify import opening_board
 from halfmoon_server import keys
+from halfmoon_server.commands import apply_entry, room_header
+from halfmoon_server.room import race_of
 from halfmoon_server import race as race_module
 from halfmoon_server.clock import ManualClock, day_start_ms
 from tests.conftest import ROOT
@@ -396,3 +398,86 @@ async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartSe
     assert not_mine.returncode == 1 and "not among" in not_mine.stdout
     alone = await asyncio.to_thread(run)  # the server's own word proves nothing: a commitment is needed
     assert alone.returncode == 2 and "--commitment" in alone.stderr
+
+
+def _sealed_race_of(entropies: dict[str, str | None], seed: str = "5e" * 32) -> race_module.Race:
+    race = race_module.Race("K7WQ2M", Mode.RACE, None, race_module.RaceConfig(countdown_ms=0), now=0, seed=seed)
+    for name, entropy in entropies.items():
+        race.join(name, 0, entropy)
+    race.start("p1", None, 0)
+    race.tick(0)
+    return race
+
+
+def test_the_racers_contributions_change_the_deal_so_the_server_alone_cannot_choose_it() -> None:
+    alone = _sealed_race_of({"Ada": None, "Bob": None})  # nobody contributed: the server's seed alone
+    both = _sealed_race_of({"Ada": ADA_ENTROPY, "Bob": BOB_ENTROPY})
+    other_bob = _sealed_race_of({"Ada": ADA_ENTROPY, "Bob": "c3" * 16})
+    assert both.contributions == (ADA_ENTROPY, BOB_ENTROPY)
+    assert both.code == sealed_code("5e" * 32, [ADA_ENTROPY, BOB_ENTROPY])
+    assert len({str(alone.code), str(both.code), str(other_bob.code)}) == 3  # each racer's say changes the deal
+    assert both.commitment == other_bob.commitment == seal_commitment("5e" * 32)  # committed before any of it
+
+
+def test_a_racer_who_leaves_the_lobby_has_no_say_and_one_may_replace_theirs_before_the_start() -> None:
+    race = race_module.Race("K7WQ2M", Mode.RACE, None, race_module.RaceConfig(countdown_ms=0), now=0, seed="5e" * 32)
+    race.join("Ada", 0, ADA_ENTROPY)
+    race.join("Bob", 0, BOB_ENTROPY)
+    race.join("Cy", 0, "c3" * 16)
+    race.leave("p3", 0)
+    race.connect("p2", 0, "d4" * 16)  # Bob reloads his page in the lobby: a new contribution replaces his
+    race.start("p1", None, 0)
+    race.tick(0)
+    assert race.contributions == (ADA_ENTROPY, "d4" * 16)
+    race.connect("p2", 1, "e5" * 16)  # too late: the deal is dealt
+    assert race.entropy["p2"] == "d4" * 16 and race.code == sealed_code("5e" * 32, [ADA_ENTROPY, "d4" * 16])
+
+
+@pytest.mark.parametrize("entropy", ["abc", "A1" * 16, "a1" * 33, 7, "g" * 32])
+async def test_a_bad_contribution_is_refused_and_changes_nothing(start_server: StartServer, entropy: object) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+    room = server.app[keys.LOBBY].rooms[created["room"]]
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=created["room"], name="Ada", entropy=entropy)
+    refused = await ada.next("error", "welcome")
+    assert refused["type"] == "error" and refused["code"] == "bad_message" and "entropy" in refused["message"]
+    assert room.race.players == {} and room.race.entropy == {} and room.applied == 0  # nothing logged
+    await ada.close()
+
+
+async def test_the_commitment_is_public_before_anyone_joins(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+        room = await (await http.get(server.make_url(f"/api/rooms/{created['room']}"))).json()
+    race = server.app[keys.LOBBY].rooms[created["room"]].race
+    assert race.players == {} and race.seed is not None
+    assert created["commitment"] == room["commitment"] == seal_commitment(race.seed)
+    assert race.seed not in json.dumps([created, room]) and "contributions" not in room
+
+
+def test_a_sealed_room_logged_by_the_previous_release_replays_with_its_code_and_salt() -> None:
+    """A header of the previous release holds the sealed race's code and salt (no seed): the room
+    is rebuilt from it, committed to ``sha256(CODE:SALT)``, and its reveal is the code and salt."""
+    header = room_header("K7WQ2M", Mode.RACE, "HM1-N-AAAAAAA", created_at=0, nonce="n0nce", daily_day=None)
+    header.update(config=asdict(race_module.RaceConfig(countdown_ms=0)), salt="5" * 32)
+    race = race_of(header)
+    events: list[Any] = []
+    for t, entry in enumerate(
+        [
+            {"k": "join", "n": "Ada", "tok": "a"},
+            {"k": "join", "n": "Bob", "tok": "b"},
+            {"k": "start", "p": "p1"},
+            {"k": "tick"},
+            {"k": "give_up", "p": "p1"},
+            {"k": "give_up", "p": "p2"},
+            {"k": "recorded", "p": "p1", "g": "g1"},
+            {"k": "recorded", "p": "p2", "g": "g2"},
+        ]
+    ):
+        events += apply_entry(race, {**entry, "t": t})
+    assert race.sealed and race.seed is None and race.commitment == commitment_of("HM1-N-AAAAAAA", "5" * 32)
+    over = events[-1]
+    assert (over.code, over.salt, over.seed, over.sealed) == ("HM1-N-AAAAAAA", "5" * 32, None, True)
