@@ -146,7 +146,7 @@ async def test_tomorrows_daily_commitment_is_public_a_day_ahead_and_the_reveal_o
         monkeypatch.setattr(daily_module, "choose_daily_code", lambda *args: "HM1-D-AAAAAAA")
         server.app[keys.DAILY]._codes.clear()
         clock.set(day_start_ms(DAY2) + 1_000)
-        ada, welcome, room = await _attempt(server, "Ada")
+        ada, _, room = await _attempt(server, "Ada")
         assert room["commitment"] == ahead["commitment"]
         started_with = room["commitment"]
         await _play_and_give_up(ada, code2, 2)  # the deal committed to a day ahead is the one dealt

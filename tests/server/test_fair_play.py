@@ -15,8 +15,8 @@ import json
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -27,10 +27,10 @@ from halfmoon.game import Game
 from halfmoon.protocol import Mode, commitment_of
 from halfmoon_client.verify import opening_board
 from halfmoon_server import keys
-from halfmoon_server.commands import apply_entry, room_header
-from halfmoon_server.room import race_of
 from halfmoon_server import race as race_module
 from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.commands import apply_entry, room_header
+from halfmoon_server.room import race_of
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information

@@ -11,7 +11,6 @@ import aiohttp
 
 from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
-from halfmoon.protocol import commitment_of
 from halfmoon_server import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, won_record
