@@ -363,6 +363,8 @@ class Session:
         self.code = snap.get("code")
         self.commitment = snap.get("commitment") or self.commitment
         self.contributions = snap.get("contributions") or self.contributions
+        if self.code and self.verified is None:  # a resume once the deal is out: check it again
+            self._verify({**snap, "seed": snap.get("seed"), "salt": snap.get("salt")})
         self.host = snap.get("host")
         if isinstance(snap.get("now"), int):
             self.offset_ms = snap["now"] - local_ms
@@ -383,6 +385,9 @@ class Session:
         for data in snap.get("seated") or []:
             self.seated[data["id"]] = Player(str(data["id"]), str(data.get("name") or data["id"]))
             self.seated[data["id"]].update(data)
+        over = snap.get("game_over")
+        if isinstance(over, dict):  # a resume after the end: how your game ended comes back
+            self.outcome = Outcome(over["outcome"], over["score"], over["moves"], over["time_ms"], over.get("code"))
         if self.role == "spectator" and self.token is None:
             self.notice = ("watching", {})
 
