@@ -28,8 +28,8 @@ from aiohttp.test_utils import TestServer
 
 from halfmoon.codes import daily_code, new_seal_seed, seal_commitment, sealed_code
 from halfmoon.game import Game, Move
-from halfmoon.protocol import commitment_of
 from halfmoon.positions import PILE_COUNT, POSITION_NAMES
+from halfmoon.protocol import commitment_of
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
 from halfmoon_server.lobby import Lobby
