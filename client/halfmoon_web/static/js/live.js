@@ -330,8 +330,8 @@ export function openLive(app, intent) {
   /** The bar's code: the code (✓/✗ once a sealed race's is checked), «sigillato», or a daily's «a fine giornata». */
   function codeText(st, w) {
     if (st.code) return `${st.code}${st.verified ? " ✓" : st.verified === false ? " ✗" : ""}`;
-    if (st.commitment) return w.sealed;
-    return st.mode === "daily" ? w.dailyCodeHidden : "—";
+    if (st.mode === "daily") return w.dailyCodeHidden; // (committed to a day ahead: its reveal is checked too)
+    return st.commitment ? w.sealed : "—";
   }
 
   function statBox(name, label) {
