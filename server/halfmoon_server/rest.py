@@ -253,8 +253,14 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
     if first.daily_date is not None and not request.app[keys.DAILY].revealed(first.daily_date):
         code = None  # the daily code stays hidden until every attempt of the day has ended
     results = entries(games)["entries"]
+    opened: dict[str, Any] = {}  # what opens a sealed race's commitment (its race is over: stored games only)
+    if first.seal is not None:
+        seed = first.seal["seed"]
+        opened = {"sealed": True, "commitment": seal_commitment(seed), "seed": seed}
+        opened["contributions"] = list(first.seal["contributions"])
     return json_response(
         {
+            **opened,
             "room": room_id,
             "mode": first.mode,
             "phase": "finished",

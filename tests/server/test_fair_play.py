@@ -481,3 +481,21 @@ def test_a_sealed_room_logged_by_the_previous_release_replays_with_its_code_and_
     assert race.sealed and race.seed is None and race.commitment == commitment_of("HM1-N-AAAAAAA", "5" * 32)
     over = events[-1]
     assert (over.code, over.salt, over.seed, over.sealed) == ("HM1-N-AAAAAAA", "5" * 32, None, True)
+
+
+async def test_a_sealed_room_read_back_from_its_stored_games_still_opens_its_commitment(
+    start_server: StartServer,
+) -> None:
+    server = await start_server()
+    parties, code = await sealed_race(server)
+    rest_reader = parties[3]
+    created_commitment = json.loads(rest_reader.texts[0])["commitment"]
+    lobby = server.app[keys.LOBBY]
+    room_id = next(iter(lobby.rooms))
+    await lobby.services.tasks.settle()
+    lobby._release(lobby.rooms[room_id])  # the room expired: only its stored games are left
+    await lobby.log.forget(room_id)
+    async with aiohttp.ClientSession() as http:
+        past = await (await http.get(server.make_url(f"/api/rooms/{room_id}"))).json()
+    assert past["phase"] == "finished" and past["code"] == code and past["commitment"] == created_commitment
+    assert str(sealed_code(past["seed"], past["contributions"])) == code
