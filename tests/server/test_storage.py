@@ -213,7 +213,9 @@ async def test_a_whole_server_in_memory(start_server: StartServer) -> None:
     await client.close()
 
 
-async def test_every_storage_keeps_a_sealed_races_long_code_and_seal_and_a_dailys_long_code(any_storage: Storage) -> None:
+async def test_every_storage_keeps_a_sealed_races_long_code_and_seal_and_a_dailys_long_code(
+    any_storage: Storage,
+) -> None:
     """A sealed race's code (HM1-S-…, 37 characters) and its seal, and a long daily code, are kept
     whole on every backend (PostgreSQL enforces the columns' length: 0006 widened them)."""
     seed, contributions = "5e" * 32, ["a1" * 16, "b2" * 16]
