@@ -306,7 +306,9 @@ def check_contribution(text: str) -> str:
     halfmoon.errors.InvalidCodeError: contribution '00112233' has 8 hex characters; it needs 32 to 64 (0-9, a-f)
     """
     if not isinstance(text, str):
-        raise InvalidCodeError(f"a contribution must be a string of 32 to 64 lowercase hex characters, not {text!r}")
+        raise InvalidCodeError(
+            f"a contribution must be a string of 32 to 64 lowercase hex characters, not {_quote(text)}"
+        )
     if CONTRIBUTION_RE.fullmatch(text) is None:
         raise InvalidCodeError(
             f"contribution {_quote(text)} has {len(text)} hex characters; it needs 32 to 64 (0-9, a-f)"

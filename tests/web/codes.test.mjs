@@ -49,6 +49,7 @@ test("codes of each kind and length round-trip through their numbers", () => {
   assert.throws(() => codeOf("N", 26n ** 7n), /outside 0…8031810175 \(a short code\)/);
   assert.throws(() => codeOf("S", LONG_CODE_SPACE, true), /\(a long code\)/);
   assert.throws(() => codeOf("Q", 0n), /unknown deal kind 'Q'/);
+  assert.throws(() => codeOf("N", 1), /a deal number must be a BigInt, not 1/);
 });
 
 test("the golden deals pass: short codes (deals.json) and long ones of each kind (codes.json)", async () => {

@@ -81,7 +81,8 @@ export function parseCode(text) {
 export function codeOf(kind, number, long = false) {
   const space = long ? LONG_CODE_SPACE : CODE_SPACE;
   if (!Object.hasOwn(KINDS, kind)) throw new InvalidCodeError(`unknown deal kind ${quote(kind)} (known: ${Object.keys(KINDS).join(", ")})`);
-  if (typeof number !== "bigint" || number < 0n || number >= space) {
+  if (typeof number !== "bigint") throw new InvalidCodeError(`a deal number must be a BigInt, not ${quote(number)}`);
+  if (number < 0n || number >= space) {
     throw new InvalidCodeError(`deal number ${number} is outside 0…${space - 1n} (a ${long ? "long" : "short"} code)`);
   }
   let letters = "";
