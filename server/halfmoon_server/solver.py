@@ -1039,15 +1039,17 @@ def first_winnable_daily(
     *,
     node_budget: int = DEFAULT_NODE_BUDGET,
     max_attempts: int = 50,
+    long: bool = True,
 ) -> DealCode:
-    """The first of ``daily_code(day, secret, attempt=0, 1, 2, …)`` the solver proves winnable.
+    """The first of ``daily_code(day, secret, attempt=0, 1, 2, …, long=long)`` the solver proves
+    winnable (a new day's daily is a long code: docs/security.md).
 
     Deterministic: the same day and secret always give the same code. Raises
     :class:`NoWinnableDealError` when none of the first ``max_attempts`` candidates is proved
     winnable within ``node_budget`` nodes each.
     """
     for attempt in range(max_attempts):
-        code = daily_code(day, secret, attempt=attempt)
+        code = daily_code(day, secret, attempt=attempt, long=long)
         if solve(Game.from_code(code), node_budget=node_budget).verdict is Verdict.WINNABLE:
             return code
     raise NoWinnableDealError(

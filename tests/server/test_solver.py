@@ -396,8 +396,8 @@ def test_first_winnable_daily_is_deterministic_and_proved_winnable() -> None:
     day, secret = date(2026, 3, 14), b"a server secret"
     code = first_winnable_daily(day, secret, node_budget=BUDGET)
     assert first_winnable_daily(day, secret, node_budget=BUDGET) == code
-    assert code.kind == "D"
-    candidates = [daily_code(day, secret, attempt=k) for k in range(50)]
+    assert code.kind == "D" and code.long  # a new day's daily is a long code
+    candidates = [daily_code(day, secret, attempt=k, long=True) for k in range(50)]
     attempt = candidates.index(code)
     assert solve(Game.from_code(code), node_budget=BUDGET).verdict is Verdict.WINNABLE
     for earlier in candidates[:attempt]:

@@ -15,6 +15,7 @@ import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
+from halfmoon.codes import daily_code, sealed_code
 from halfmoon.protocol import ranking_key
 from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.ports import Storage
@@ -52,7 +53,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0005"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0006"
 
     await check_storage_contract(SqlStorage(engine))
 
@@ -230,3 +231,19 @@ async def test_a_whole_server_in_memory(start_server: StartServer) -> None:
     assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [("Ada", 520, over["game"])]
     assert game["outcome"] == "won" and len(game["moves"]) == 48
     await client.close()
+
+
+async def test_every_storage_keeps_a_sealed_races_long_code_and_seal_and_a_dailys_long_code(
+    any_storage: Storage,
+) -> None:
+    """A sealed race's code (HM1-S-…, 37 characters) and its seal, and a long daily code, are kept
+    whole on every backend (PostgreSQL enforces the columns' length: 0006 widened them)."""
+    seed, contributions = "5e" * 32, ["a1" * 16, "b2" * 16]
+    code = str(sealed_code(seed, contributions))
+    game = replace(_game("Ada", 10, 1000, code=code), seal={"seed": seed, "contributions": contributions})
+    await any_storage.save_game(game, "sealed-1")
+    stored = await any_storage.get_game("sealed-1")
+    assert stored is not None and stored.code == code and stored.seal == game.seal
+    day = date(2026, 12, 6)
+    daily = str(daily_code(day, b"secret", long=True))
+    assert await any_storage.save_daily_code(day, daily, NOW) == daily == await any_storage.daily_code(day)
