@@ -187,6 +187,9 @@ class Session:
     #: contributions must give the code, and the code the opening board this session was shown
     commitment: str | None = None
     verified: bool | None = None
+    #: a later message of the same race named another commitment than the first this session was
+    #: given (a server that drew its seed after seeing the contributions): the reveal cannot hold
+    commitment_changed: bool = False
     #: this session's own contribution to the sealed deal (sent on join, accept, rematch), the
     #: contributions the race started with (``started``), and the opening board it was shown
     entropy: str | None = None
@@ -356,12 +359,16 @@ class Session:
             if not self.welcomed:
                 raise ValueError("a first welcome without a room snapshot")
             return  # a resume the server can catch up with: the missed events follow
+        round_ = int(snap.get("round") or 1)
+        if self.welcomed and self.room == snap["room"] and self.round == round_:
+            self._hold_commitment(snap.get("commitment"))
+        else:  # a first look at this race
+            self.commitment, self.commitment_changed = snap.get("commitment"), False
         self.welcomed = True
         self.room = snap["room"]
         self.mode = snap.get("mode")
         self.phase = snap["phase"]
         self.code = snap.get("code")
-        self.commitment = snap.get("commitment") or self.commitment
         self.contributions = snap.get("contributions") or self.contributions
         if self.code and self.verified is None:  # a resume once the deal is out: check it again
             self._verify({**snap, "seed": snap.get("seed"), "salt": snap.get("salt")})
@@ -425,7 +432,7 @@ class Session:
     def _started(self, m: Message, local_ms: int) -> None:
         self.phase = "running"
         self.code = m.get("code")
-        self.commitment = m.get("commitment") or self.commitment
+        self._hold_commitment(m.get("commitment"))
         self.contributions = m.get("contributions")
         self.started_at = m["started_at"]
         if m.get("board") is not None:
@@ -493,7 +500,7 @@ class Session:
         self.phase = "lobby"
         self.host = m.get("host")
         self.code = m.get("code")
-        self.commitment = m.get("commitment")
+        self.commitment, self.commitment_changed = m.get("commitment"), False
         self.series = m.get("series")
         self.starts_at = self.started_at = None
         self.board, self.boards = None, {}
@@ -508,12 +515,27 @@ class Session:
         host = self.players.get(self.host or "")
         self.notice = ("rematch", {"name": host.name if host else "?"})
 
+    def _hold_commitment(self, commitment: object) -> None:
+        """Keep the first commitment this session was given for the race: a later message of the
+        same race (``started``, a resume's snapshot) that names another one marks the race's
+        reveal as failed — the commitment proves something only if it came before the
+        contributions (docs/security.md, "Nobody picks the deal")."""
+        if not isinstance(commitment, str) or not commitment:
+            return
+        if self.commitment is None:
+            self.commitment = commitment
+        elif commitment != self.commitment:
+            self.commitment_changed = True
+
     def _verify(self, m: Message) -> None:
         """Check a revealed deal (``game_over``, ``race_over``) against the commitment the race
         started with: a sealed race's seed and contributions must open it as the code, which must
         deal the opening board this session was shown (and hold its own contribution)."""
         code, seed, salt = m.get("code"), m.get("seed"), m.get("salt")
         if not self.commitment or not isinstance(code, str) or not (isinstance(seed, str) or isinstance(salt, str)):
+            return
+        if self.commitment_changed:  # whatever the reveal opens, it is not what the race began with
+            self.verified = False
             return
         contributions = m.get("contributions", self.contributions)
         mine = self.entropy if self.opening is not None else None  # sent by this session, which started

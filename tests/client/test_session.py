@@ -258,6 +258,27 @@ def test_the_terminal_checks_a_sealed_races_reveal_against_its_commitment_contri
     assert shown_another.verified is False
 
 
+def test_a_commitment_swapped_after_the_lobby_fails_the_terminals_check() -> None:
+    # A server that knows every contribution before the start could draw seeds until one deals
+    # what it likes, then announce that seed's commitment in `started` (or in a later snapshot)
+    # and reveal it: the check must hold the reveal to the commitment given in the lobby.
+    other = "6a" * 32
+    for door in ("started", "snapshot"):
+        session = Session()
+        session.receive(welcome(1, code=None, sealed=True, commitment=seal_commitment(SEED)), T0)
+        mine = session.contribute()
+        contributions = sorted([mine, THEIRS])
+        code = str(sealed_code(other, contributions))
+        opening = started(2, Game.from_code(code))
+        swapped = seal_commitment(other) if door == "started" else seal_commitment(SEED)
+        session.receive({**opening, "code": None, "commitment": swapped, "contributions": contributions}, T0)
+        if door == "snapshot":  # a resume mid-race: the server's snapshot names another commitment
+            room = {"phase": "running", "sealed": True, "commitment": seal_commitment(other), "contributions": contributions}
+            session.receive(welcome(2, code=None, **room), T0)
+        session.receive(race_over(code, other, contributions), T0)
+        assert session.verified is False, door
+
+
 def test_the_join_carries_the_sessions_fresh_contribution() -> None:
     session = Session()
     entropy = session.contribute()

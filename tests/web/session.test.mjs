@@ -408,6 +408,33 @@ test("a sealed race's reveal: the seed opens the commitment, gives the code with
   assert.deepEqual(session.accept(s, "c3".repeat(16)).commands, [{ type: "accept", entropy: "c3".repeat(16) }]);
 });
 
+test("a commitment swapped after the lobby (in started, or a mid-race snapshot) fails the page's check", async () => {
+  // a server that sees every contribution before the start could draw seeds until one deals what it
+  // likes and announce that seed's commitment in `started`: the reveal must open the lobby's commitment
+  const seed = "5e".repeat(32);
+  const other = "6a".repeat(32);
+  const contributions = ["a1".repeat(16), "b2".repeat(16)];
+  const code = (await sealedCode(other, contributions)).canonical;
+  const opening = session.openingOf(await dealFromCode(code));
+  for (const door of ["started", "snapshot"]) {
+    let s = session.initialState({ kind: "race", room: "K7WQ2M" }, null);
+    const room = {
+      room: "K7WQ2M", mode: "race", phase: "lobby", code: null, sealed: true, commitment: await sealCommitment(seed),
+      host: "p1", now: 1000, players: [{ id: "p1", name: "Ada", status: "waiting" }], spectators: 0,
+    };
+    s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room, seq: 1 }, 1000);
+    const announced = door === "started" ? await sealCommitment(other) : room.commitment;
+    s = session.reduce(s, { type: "started", seq: 2, code: null, started_at: 1000, commitment: announced, contributions, board: opening }, 1000);
+    if (door === "snapshot") {
+      const running = { ...room, phase: "running", commitment: await sealCommitment(other), contributions, board: opening };
+      s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room: running, seq: 2 }, 1000);
+    }
+    s = session.reduce(s, { type: "race_over", seq: 3, results: [], code, sealed: true, seed: other, contributions }, 1000);
+    const check = session.toVerify(s);
+    assert.ok(check === null ? s.verified === false : !(await checkSeal(check)), `${door}: the swapped seal must not verify`);
+  }
+});
+
 test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {
   const room = { ...lobbyRoom(), phase: "finished", code: "HM1-N-AAAAAAA", commitment: "c0ffee", sealed: true };
   const over = { outcome: "gave_up", score: 40, moves: 3, time_ms: 9000, code: "HM1-N-AAAAAAA", salt: "5a17", game: "G1", ranked: true };

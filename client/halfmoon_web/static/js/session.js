@@ -68,7 +68,9 @@ function event(s, msg, now) {
       const players = {};
       for (const p of Object.values(s.players)) players[p.id] = p.status === "waiting" ? { ...p, status: "playing" } : p;
       // a sealed race's contributions, and the opening board a player was shown: what its reveal is checked against
-      return seated({ ...s, phase: "running", code: msg.code, commitment: msg.commitment || s.commitment, startedAt: msg.started_at, players,
+      // the commitment given in the lobby stays the one the reveal must open: one named only now, after
+      // the contributions, could be a seed drawn to deal what the server likes (docs/security.md)
+      return seated({ ...s, phase: "running", code: msg.code, commitment: s.commitment || msg.commitment || null, startedAt: msg.started_at, players,
         board: msg.board || s.board, boards: msg.boards || s.boards, contributions: msg.contributions || s.contributions || null,
         opening: msg.board || null });
     }
@@ -103,9 +105,11 @@ function event(s, msg, now) {
 }
 
 function snapshot(s, room, now) {
+  const sameRace = s.room === room.room && s.round === (room.round || 1);
   return {
     ...s, room: room.room, mode: room.mode, phase: room.phase, code: room.code, host: room.host,
-    commitment: room.commitment || null,
+    // a resume into the race this page saw begin keeps the commitment it was given first
+    commitment: (sameRace && s.commitment) || room.commitment || null,
     offset: offsetOf(s, room.now, now), startedAt: room.started_at, startsAt: room.starts_at, timeLimit: room.time_limit_s,
     players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
     board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
@@ -114,7 +118,7 @@ function snapshot(s, room, now) {
     gameOver: room.game_over || null, salt: room.salt || (room.game_over && room.game_over.salt) || null,
     seed: room.seed || (room.game_over && room.game_over.seed) || null, contributions: room.contributions || null,
     // the board a reload shows is the game as it stands: the opening board is known only from `started`
-    opening: s.room === room.room && s.round === (room.round || 1) ? s.opening || null : null,
+    opening: sameRace ? s.opening || null : null,
   };
 }
 
