@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from halfmoon_server.errors import LogUnavailable
+from halfmoon_server.private_files import private_sqlite_file
 
 if TYPE_CHECKING:
     from halfmoon_server.room import Room
@@ -227,7 +228,7 @@ class JournalLog(_LocalLog):
         await self._run(self._open)
 
     def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_sqlite_file(self.path)  # it holds every live sealed race's seed
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")

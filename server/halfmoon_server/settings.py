@@ -409,7 +409,7 @@ def load_secret(settings: Settings) -> bytes:
             text = path.read_text(encoding="ascii").strip()
             if text:
                 return text.encode("ascii")
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         text = secrets.token_urlsafe(32)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="ascii") as handle:

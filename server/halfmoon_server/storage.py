@@ -28,6 +28,7 @@ from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.models import DailyAttemptRow, DailyChallengeRow, GameRow
 from halfmoon_server.names import name_key
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
+from halfmoon_server.private_files import private_sqlite_file
 
 __all__ = ["FinishedGame", "MemoryStorage", "SqlStorage", "StoredGame", "migrate", "open_storage"]
 
@@ -97,7 +98,7 @@ def make_engine(
         if url.startswith("sqlite"):
             path = url.split(":///", 1)[1] if ":///" in url else ""
             if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                private_sqlite_file(Path(path.split("?", 1)[0]))  # daily codes, games of races still on: owner-only
                 options["pool_timeout"] = timeout_s  # a file's pool is a queue (memory's is one connection)
             options["connect_args"] = {"timeout": timeout_s}
         else:

@@ -4,6 +4,8 @@ order; what it committed is there, in order, once it is opened again."""
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -65,3 +67,25 @@ async def test_committed_entries_survive_a_reopen_in_order(tmp_path: Path) -> No
         assert reopened.counts["R1"] == 300
     finally:
         await reopened.close()
+
+
+async def test_the_journal_is_readable_by_the_servers_user_alone(tmp_path: Path) -> None:
+    # the journal holds every live sealed race's seed (and a daily attempt's code): with the usual
+    # umask (022) its files would be world-readable, and any account on the host could deal the cards
+    path = tmp_path / "data" / "journal.db"
+    old = os.umask(0o022)
+    try:
+        journal = JournalLog(path)
+        await journal.open()
+        try:
+            assert await journal.create({"room": "R1", "v": 1, "seed": "5e" * 32})
+            await journal.append(_Room("R1"), {"k": "join", "n": "Ada"})
+            files = sorted(p for p in path.parent.iterdir() if p.name.startswith("journal.db"))
+            assert {p.name for p in files} >= {"journal.db", "journal.db-wal"}
+            for file in files:
+                assert stat.S_IMODE(file.stat().st_mode) & 0o077 == 0, (file.name, oct(file.stat().st_mode))
+            assert stat.S_IMODE(path.parent.stat().st_mode) & 0o077 == 0, oct(path.parent.stat().st_mode)
+        finally:
+            await journal.close()
+    finally:
+        os.umask(old)

@@ -5,6 +5,8 @@ by the one ranking rule, the daily bookkeeping), and whole servers on PostgreSQL
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -82,6 +84,26 @@ async def test_open_storage_picks_the_implementation_the_url_names(tmp_path: Pat
     sql = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
     assert isinstance(sql, SqlStorage)
     await sql.close()
+
+
+async def test_a_sqlite_database_is_readable_by_the_servers_user_alone(tmp_path: Path) -> None:
+    # it holds today's and tomorrow's daily codes and the games of races still being played: with
+    # the usual umask (022) any account on the host could read the deals
+    path = tmp_path / "data" / "halfmoon.db"
+    old = os.umask(0o022)
+    try:
+        storage = await open_storage(f"sqlite+aiosqlite:///{path}")
+        try:
+            day = date(2026, 12, 7)
+            await storage.save_daily_code(day, str(daily_code(day, b"s" * 32, long=True)), datetime.now(UTC))
+            files = [p for p in path.parent.iterdir() if p.name.startswith("halfmoon.db")]
+            assert path in files
+            for file in files:
+                assert stat.S_IMODE(file.stat().st_mode) & 0o077 == 0, (file.name, oct(file.stat().st_mode))
+        finally:
+            await storage.close()
+    finally:
+        os.umask(old)
 
 
 async def test_every_storage_keeps_the_same_contract(any_storage: Storage) -> None:
