@@ -193,6 +193,9 @@ class Session:
     #: this session's own contribution to the sealed deal (sent on join, accept, rematch), the
     #: contributions the race started with (``started``), and the opening board it was shown
     entropy: str | None = None
+    #: every contribution this session sent for the race to come (a ``rematch`` or ``accept`` sent
+    #: twice before the server's answer: the server takes the first and refuses the next)
+    sent: list[str] = field(default_factory=list)
     contributions: list[str] | None = None
     opening: dict[str, Any] | None = None
     #: the room's race number (a rematch makes the next), its series (``race_over.series``) and
@@ -214,6 +217,7 @@ class Session:
         """A fresh random contribution to a sealed race's deal (16 random bytes in hex), kept to
         check at the end that it was in (docs/protocol.md, "Sealed races")."""
         self.entropy = secrets.token_hex(16)
+        self.sent.append(self.entropy)
         return self.entropy
 
     @staticmethod
@@ -493,6 +497,7 @@ class Session:
         if m.get("code"):
             self.code = m["code"]
             self._verify(m)
+        self.sent = []  # what is sent from now on is for the next race
 
     def _rematch(self, m: Message, local_ms: int) -> None:
         """A rematch: a lobby again, on a new sealed deal; what the last race left is cleared."""
@@ -538,7 +543,9 @@ class Session:
             self.verified = False
             return
         contributions = m.get("contributions", self.contributions)
-        mine = self.entropy if self.opening is not None else None  # sent by this session, which started
+        listed = [str(c) for c in contributions or ()]
+        # sent by this session, which started: the one the server took, if any of them is in
+        mine = next((e for e in self.sent if e in listed), self.entropy) if self.opening is not None else None
         problems = check_reveal(
             self.commitment,
             code,

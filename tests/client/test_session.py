@@ -219,6 +219,7 @@ def test_my_move_message_is_a_legal_wire_move() -> None:
 
 SEED = "5e" * 32
 THEIRS = "b2" * 16
+OTHER_SEED = "6a" * 32
 
 
 def sealed_session(*, board_of: str | None = None) -> tuple[Session, str, list[str]]:
@@ -278,6 +279,28 @@ def test_a_commitment_swapped_after_the_lobby_fails_the_terminals_check() -> Non
             session.receive(welcome(2, code=None, **room), T0)
         session.receive(race_over(code, other, contributions), T0)
         assert session.verified is False, door
+
+
+def test_a_rematch_proposed_twice_still_verifies_with_the_contribution_the_server_took() -> None:
+    # `r` pressed twice before the rematch event comes: the server takes the first `rematch` (and
+    # refuses the second), so the deal holds the first contribution — an honest reveal, not a ✗
+    session, code, contributions = sealed_session()
+    session.receive(race_over(code, SEED, contributions), T0)
+    first, second = session.rematch_message()["entropy"], session.rematch_message()["entropy"]
+    assert first != second
+    session.receive({"type": "error", "v": 1, "code": "no_rematch", "message": "a rematch is proposed already"}, T0)
+    lobby = {"type": "rematch", "v": 1, "seq": 4, "round": 2, "host": "p1", "players": [], "seated": [], "code": None}
+    session.receive({**lobby, "sealed": True, "commitment": seal_commitment(OTHER_SEED), "series": None}, T0)
+    taken = sorted([first, THEIRS])
+    again = str(sealed_code(OTHER_SEED, taken))
+    opening = started(5, Game.from_code(again))
+    session.receive({**opening, "code": None, "commitment": seal_commitment(OTHER_SEED), "contributions": taken}, T0)
+    session.receive({**race_over(again, OTHER_SEED, taken), "seq": 6}, T0)
+    assert session.verified is True
+    left_out = sorted([THEIRS])  # but a deal without any contribution of this session's still fails
+    session, code, contributions = sealed_session()
+    session.receive(race_over(str(sealed_code(SEED, left_out)), SEED, left_out), T0)
+    assert session.verified is False
 
 
 def test_the_join_carries_the_sessions_fresh_contribution() -> None:

@@ -435,6 +435,13 @@ test("a commitment swapped after the lobby (in started, or a mid-race snapshot) 
   }
 });
 
+test("a rematch proposed twice before the answer: the contribution the server took still counts as the page's own", () => {
+  const [first, second, theirs] = ["a1".repeat(16), "c3".repeat(16), "b2".repeat(16)];
+  assert.equal(session.holdsOwn([first, second], [first, theirs].sort()), true, "the first rematch was taken, the second refused");
+  assert.equal(session.holdsOwn([first, second], [theirs]), false, "none of the page's is in: a deal it had no say in");
+  assert.equal(session.holdsOwn([], [theirs]), true, "a page that sent none (a reload) has nothing to look for");
+});
+
 test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {
   const room = { ...lobbyRoom(), phase: "finished", code: "HM1-N-AAAAAAA", commitment: "c0ffee", sealed: true };
   const over = { outcome: "gave_up", score: 40, moves: 3, time_ms: 9000, code: "HM1-N-AAAAAAA", salt: "5a17", game: "G1", ranked: true };

@@ -55,8 +55,9 @@ def test_two_racers_rematch_on_a_new_sealed_deal(pages: Pages) -> None:
     race_to_the_results(ada, bob)
     first_code = ada.locator(".bar [data-stat=code]").text_content() or ""
     assert re.match(r"HM1-S-", first_code)
-    # one tap proposes: Bob is in, and hosts the rematch; Ada is asked
-    bob.get_by_role("button", name="Rivincita").click()
+    # one tap proposes: Bob is in, and hosts the rematch; Ada is asked. (He taps twice: the second
+    # `rematch` goes before the first's answer and is refused; the deal holds his first contribution.)
+    bob.get_by_role("button", name="Rivincita").dblclick()
     expect(bob.locator(".lobby h1")).to_contain_text(f"{room} · gara 2")
     expect(bob.get_by_role("button", name="Via!")).to_be_visible()
     expect(ada.locator(".lobby")).to_contain_text("Bob propone la rivincita su una nuova smazzata")
@@ -77,6 +78,7 @@ def test_two_racers_rematch_on_a_new_sealed_deal(pages: Pages) -> None:
     second_code = ada.locator(".bar [data-stat=code]").text_content() or ""
     assert re.match(r"HM1-S-", second_code) and second_code != first_code
     expect(ada.locator(".bar [data-stat=code]")).to_contain_text("✓")  # checked against its commitment
+    expect(bob.locator(".bar [data-stat=code]")).to_contain_text("✓")  # his own contribution in, though sent twice
     rows = ada.locator("table.results tbody tr")
     expect(rows.first).to_contain_text("Bob")  # he gave up first this time
 

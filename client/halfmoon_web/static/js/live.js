@@ -15,6 +15,9 @@ const SESSION_KEY = "halfmoon.session";
 // today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
 const DAILY_KEY = "halfmoon.daily";
 
+/** `sentFor` of a contribution sent with a join: for the race joined, whichever round of its room that is. */
+const JOINED = -1;
+
 /** A contribution to a sealed race's deal: 16 random bytes in hex (32 characters). */
 export const newEntropy = () => [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 
@@ -53,7 +56,9 @@ export function openLive(app, intent) {
   let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
-  let mine = null; // this page's contribution to the sealed deal of the race it is in (docs/protocol.md, "Sealed races")
+  // this page's contributions to the sealed deal of the race `sentFor` (a round of the room): docs/protocol.md, "Sealed races"
+  let sent = [];
+  let sentFor = 0; // JOINED: the race the page joined (its round is not known when the join goes)
   // a ghost race (`intent.ghost`: a stored game; a daily's, its progress only)
   let ghost = null;
   let ghostFailed = false;
@@ -76,7 +81,7 @@ export function openLive(app, intent) {
     hello: () => {
       const entropy = newEntropy();
       const message = session.hello(s, playerName(), playerKey(localStorage), entropy);
-      if (message.entropy === entropy) mine = entropy; // a join (a resume keeps the one sent before)
+      if (message.entropy === entropy) [sent, sentFor] = [[entropy], JOINED]; // a join (a resume keeps the one sent before)
       return message;
     },
     onState: (status) => {
@@ -99,7 +104,11 @@ export function openLive(app, intent) {
   function contributing(make) {
     const entropy = newEntropy();
     const result = make(entropy);
-    if (result.commands.some((command) => command.entropy === entropy)) mine = entropy;
+    const sending = result.commands.find((command) => command.entropy === entropy);
+    if (sending) {
+      const round = sending.type === "rematch" ? (s.round || 1) + 1 : s.round || 1; // an accept: the rematch's round already
+      [sent, sentFor] = [sentFor === round ? [...sent, entropy] : [entropy], round]; // sent twice: the server takes the first
+    }
     return result;
   }
 
@@ -113,8 +122,8 @@ export function openLive(app, intent) {
       return;
     }
     commit(session.verified(s, null)); // once
-    const sent = mine; // (a rematch makes a new one)
-    holds(check, sent).catch(() => false).then((ok) => {
+    const own = sentFor === JOINED || sentFor === (s.round || 1) ? [...sent] : []; // (a rematch makes new ones)
+    holds(check, own).catch(() => false).then((ok) => {
       commit(session.verified(s, ok));
       app.toast(ok ? words().dealVerified : words().dealNotVerified);
       render();
@@ -127,7 +136,7 @@ export function openLive(app, intent) {
       return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
     }
     if (!(await checkSeal(check))) return false;
-    if (sent && check.opening && !check.contributions.includes(sent)) return false; // the page's own is missing
+    if (check.opening && !session.holdsOwn(sent, check.contributions)) return false; // none of the page's own is in
     return !check.opening || session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening);
   }
 

@@ -134,6 +134,10 @@ export function toVerify(s) {
   return null;
 }
 
+/** Whether a sealed race's contributions hold one this page sent for it (any of them: a rematch or
+ * accept sent twice before the answer is taken once, the first), or the page sent none (a reload). */
+export const holdsOwn = (sent, contributions) => !sent.length || sent.some((entropy) => (contributions || []).includes(entropy));
+
 /** The check's answer: true when the reveal opens the commitment the race started with. */
 export const verified = (s, ok) => ({ ...s, verified: ok });
 
