@@ -554,6 +554,7 @@ class Session:
             salt=salt if isinstance(salt, str) else None,
             mine=mine,
             board=self.opening,
+            racers=len(self.players),  # the race's players (the seated ones are apart): none joins after the start
         )
         self.verified = not problems
 

@@ -69,11 +69,13 @@ def check_reveal(
     salt: str | None = None,
     mine: str | None = None,
     board: dict[str, Any] | None = None,
+    racers: int | None = None,
 ) -> list[str]:
     """What is wrong with a reveal (empty: it holds). A seal: ``seal_commitment(seed)`` is the
     commitment and ``sealed_code(seed, contributions)`` the code; a salt: ``sha256(CODE:SALT)`` is
     the commitment. ``mine``: a contribution that must be among them; ``board``: the opening board
-    the player was shown, which the code must deal."""
+    the player was shown, which the code must deal; ``racers``: how many raced — no more
+    contributions than that (one from nobody is the server's own, chosen after seeing the others')."""
     problems: list[str] = []
     if seed is not None:
         contributions = list(contributions or ())
@@ -81,6 +83,8 @@ def check_reveal(
             problems.append(f"the seed {seed} and contributions {contributions} do not open {commitment} as {code}")
         if mine is not None and mine not in contributions:
             problems.append(f"your contribution {mine} is not among {contributions}")
+        if racers is not None and len(contributions) > racers:
+            problems.append(f"{len(contributions)} contributions for {racers} racers: one came from no racer")
     elif salt is not None:
         if commitment_of(code, salt) != commitment.strip().lower():
             problems.append(f"sha256({code}:{salt}) = {commitment_of(code, salt)}, not the commitment {commitment}")

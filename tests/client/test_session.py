@@ -227,7 +227,8 @@ def sealed_session(*, board_of: str | None = None) -> tuple[Session, str, list[s
     (``started`` lists it with a rival's) and was shown the opening board of ``board_of`` (the
     sealed code itself when None)."""
     session = Session()
-    session.receive(welcome(1, code=None, sealed=True, commitment=seal_commitment(SEED)), T0)
+    racers = [summary("p1", "Ada"), summary("p2", "Bob")]
+    session.receive(welcome(1, code=None, sealed=True, commitment=seal_commitment(SEED), players=racers), T0)
     mine = session.contribute()
     contributions = sorted([mine, THEIRS])
     code = str(sealed_code(SEED, contributions))
@@ -289,7 +290,9 @@ def test_a_rematch_proposed_twice_still_verifies_with_the_contribution_the_serve
     first, second = session.rematch_message()["entropy"], session.rematch_message()["entropy"]
     assert first != second
     session.receive({"type": "error", "v": 1, "code": "no_rematch", "message": "a rematch is proposed already"}, T0)
-    lobby = {"type": "rematch", "v": 1, "seq": 4, "round": 2, "host": "p1", "players": [], "seated": [], "code": None}
+    racers = [summary("p1", "Ada"), summary("p2", "Bob")]  # (Bob's accept is in)
+    lobby = {"type": "rematch", "v": 1, "seq": 4, "round": 2, "host": "p1", "players": racers, "seated": []}
+    lobby["code"] = None
     session.receive({**lobby, "sealed": True, "commitment": seal_commitment(OTHER_SEED), "series": None}, T0)
     taken = sorted([first, THEIRS])
     again = str(sealed_code(OTHER_SEED, taken))
@@ -300,6 +303,21 @@ def test_a_rematch_proposed_twice_still_verifies_with_the_contribution_the_serve
     left_out = sorted([THEIRS])  # but a deal without any contribution of this session's still fails
     session, code, contributions = sealed_session()
     session.receive(race_over(str(sealed_code(SEED, left_out)), SEED, left_out), T0)
+    assert session.verified is False
+
+
+def test_a_contribution_from_no_racer_fails_the_terminals_check() -> None:
+    # two racers, three contributions: the server added one of its own after seeing theirs, and
+    # with its seed it could pick that one to deal whatever it likes — the reveal must not verify
+    session = Session()
+    racers = [summary("p1", "Ada"), summary("p2", "Bob")]
+    session.receive(welcome(1, code=None, sealed=True, commitment=seal_commitment(SEED), players=racers), T0)
+    mine = session.contribute()
+    contributions = sorted([mine, THEIRS, "9c" * 16])
+    code = str(sealed_code(SEED, contributions))
+    opening = started(2, Game.from_code(code))
+    session.receive({**opening, "code": None, "commitment": seal_commitment(SEED), "contributions": contributions}, T0)
+    session.receive(race_over(code, SEED, contributions), T0)
     assert session.verified is False
 
 

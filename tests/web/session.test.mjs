@@ -384,7 +384,7 @@ test("a sealed race's reveal: the seed opens the commitment, gives the code with
   let s = session.initialState({ kind: "race", room: "K7WQ2M" }, null);
   const room = {
     room: "K7WQ2M", mode: "race", phase: "lobby", code: null, sealed: true, commitment: await sealCommitment(seed),
-    host: "p1", now: 1000, players: [{ id: "p1", name: "Ada", status: "waiting" }], spectators: 0,
+    host: "p1", now: 1000, players: [{ id: "p1", name: "Ada", status: "waiting" }, { id: "p2", name: "Bob", status: "waiting" }], spectators: 0,
   };
   assert.deepEqual(session.hello(s, "Ada", null, "a1".repeat(16)), { type: "join", room: "K7WQ2M", name: "Ada", entropy: "a1".repeat(16) });
   s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room, seq: 1 }, 1000);
@@ -392,7 +392,8 @@ test("a sealed race's reveal: the seed opens the commitment, gives the code with
   assert.equal(session.toVerify(s), null, "nothing to check before the race is over");
   s = session.reduce(s, { type: "race_over", seq: 3, results: [], code, sealed: true, seed, contributions: [...contributions].sort() }, 1000);
   const check = session.toVerify(s);
-  assert.deepEqual(check, { commitment: room.commitment, seed, contributions: [...contributions].sort(), code, opening });
+  assert.deepEqual(check, { commitment: room.commitment, seed, contributions: [...contributions].sort(), code, opening, racers: 2 });
+  assert.ok(session.fromRacers(check));
   assert.equal(await checkSeal(check), true);
   assert.ok(session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening));
   // tampered: a contribution left out (a deal the server alone picks), another seed, another board
@@ -440,6 +441,22 @@ test("a rematch proposed twice before the answer: the contribution the server to
   assert.equal(session.holdsOwn([first, second], [first, theirs].sort()), true, "the first rematch was taken, the second refused");
   assert.equal(session.holdsOwn([first, second], [theirs]), false, "none of the page's is in: a deal it had no say in");
   assert.equal(session.holdsOwn([], [theirs]), true, "a page that sent none (a reload) has nothing to look for");
+});
+
+test("more contributions than racers: one came from no racer (the server's own, picked after seeing the others'), and the check fails", async () => {
+  const seed = "5e".repeat(32);
+  const players = [{ id: "p1", name: "Ada", status: "waiting" }, { id: "p2", name: "Bob", status: "waiting" }];
+  for (const [contributions, holds] of [[["a1".repeat(16), "b2".repeat(16)], true], [["a1".repeat(16), "b2".repeat(16), "9c".repeat(16)], false]]) {
+    const code = (await sealedCode(seed, contributions)).canonical;
+    let s = session.initialState({ kind: "race", room: "K7WQ2M" }, null);
+    const room = { room: "K7WQ2M", mode: "race", phase: "lobby", code: null, sealed: true, commitment: await sealCommitment(seed), host: "p1", now: 1000, players, spectators: 0 };
+    s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room, seq: 1 }, 1000);
+    s = session.reduce(s, { type: "started", seq: 2, code: null, started_at: 1000, commitment: room.commitment, contributions, board: session.openingOf(await dealFromCode(code)) }, 1000);
+    s = session.reduce(s, { type: "race_over", seq: 3, results: [], code, sealed: true, seed, contributions }, 1000);
+    const check = session.toVerify(s);
+    assert.equal(await checkSeal(check), true, "the seal itself opens");
+    assert.equal(session.fromRacers(check), holds, `${contributions.length} contributions for 2 racers`);
+  }
 });
 
 test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {

@@ -135,7 +135,7 @@ export function openLive(app, intent) {
       const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text));
       return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
     }
-    if (!(await checkSeal(check))) return false;
+    if (!(await checkSeal(check)) || !session.fromRacers(check)) return false;
     if (check.opening && !session.holdsOwn(sent, check.contributions)) return false; // none of the page's own is in
     return !check.opening || session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening);
   }

@@ -129,10 +129,17 @@ function snapshot(s, room, now) {
  * commitment}; null when there is nothing to check. */
 export function toVerify(s) {
   if (!s.commitment || !s.code || s.verified !== undefined) return null;
-  if (s.seed) return { commitment: s.commitment, seed: s.seed, contributions: s.contributions || [], code: s.code, opening: s.opening || null };
+  if (s.seed) {
+    return { commitment: s.commitment, seed: s.seed, contributions: s.contributions || [], code: s.code, opening: s.opening || null,
+      racers: Object.keys(s.players || {}).length }; // the race's players: none joins after the start
+  }
   if (s.salt) return { text: `${s.code}:${s.salt}`, commitment: s.commitment };
   return null;
 }
+
+/** Whether a sealed race's contributions are no more than its racers: one from nobody would be the
+ * server's own, chosen after it saw the others' — with its seed, a deal it picked. */
+export const fromRacers = (check) => check.contributions.length <= check.racers;
 
 /** Whether a sealed race's contributions hold one this page sent for it (any of them: a rematch or
  * accept sent twice before the answer is taken once, the first), or the page sent none (a reload). */
