@@ -140,7 +140,11 @@ async def run_bot(
     rng = brain.rng
 
     def hello() -> Message:
-        return session.resume_message() if session.token else session.join_message(room, name)
+        # a bot contributes to a sealed deal like any racer: a racer without a contribution is a
+        # slot a server could fill with one of its own (docs/security.md, "Nobody picks the deal")
+        if session.token:
+            return session.resume_message()
+        return session.join_message(room, name, None, session.contribute())
 
     link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout)
 

@@ -156,6 +156,9 @@ async def test_a_terminal_racer_two_bots_and_a_spectator_race_to_the_results(ser
     session = await asyncio.wait_for(watcher, 20)
 
     assert racer.session.race_over and session.race_over
+    # every racer has a say in the sealed deal, the bots too: a racer without a contribution is a
+    # slot where a server could put one of its own, chosen after seeing the others'
+    assert len(racer.session.contributions or []) == 3 and racer.session.verified is True
     assert screen.last.startswith(f"Results — room {created.room}")
     assert "Ada" in screen.last and "gave up" in screen.last
     assert watcher_screen.last.startswith(f"Results — room {created.room}")
