@@ -246,6 +246,14 @@ test("the spectator sees cards face down until every racer still playing has see
   assert.ok(!session.anyHidden(stateAt(page, (e) => e.recv && e.recv.reveals)[0]), "Bob's same move reveals them");
 });
 
+test("a race page's resume carries a fresh contribution: in a sealed race's lobby it replaces the one a reloaded page forgot", () => {
+  const seat = { room: "ROOM-1", token: "TOKEN-2" };
+  const race = session.initialState({ kind: "race", room: "ROOM-1" }, seat);
+  assert.deepEqual(session.hello(race, "Bob", null, "a1".repeat(16)), { type: "resume", room: "ROOM-1", token: "TOKEN-2", entropy: "a1".repeat(16) });
+  const daily = session.initialState({ kind: "daily" }, seat);
+  assert.deepEqual(session.hello(daily, "Bob", null, "a1".repeat(16)), { type: "resume", room: "ROOM-1", token: "TOKEN-2" }, "no sealed deal to contribute to");
+});
+
 test("a reloaded page resumes its seat without since; a seat the server forgot joins afresh", () => {
   const page = SCENARIOS.race.pages["Bob after a reload"];
   const fresh = session.initialState(page.intent, page.seat);

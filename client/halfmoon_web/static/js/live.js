@@ -81,7 +81,9 @@ export function openLive(app, intent) {
     hello: () => {
       const entropy = newEntropy();
       const message = session.hello(s, playerName(), playerKey(localStorage), entropy);
-      if (message.entropy === entropy) [sent, sentFor] = [[entropy], JOINED]; // a join (a resume keeps the one sent before)
+      if (message.entropy === entropy) { // a join; or a resume, whose contribution replaces ours only in the lobby
+        [sent, sentFor] = message.type === "resume" && sent.length ? [[...sent, entropy], sentFor] : [[entropy], JOINED];
+      }
       return message;
     },
     onState: (status) => {

@@ -271,7 +271,11 @@ export const clearSelection = (state) => ({ ...state, selection: [] });
 /** The first message on a socket: resume the seat (`since` once events were seen), else what the intent asks — with the player key (js/me.js), when there is one, so the game joins the player's history. */
 export function hello(state, name, playerKey = null, entropy = null) {
   const { intent, seat } = state;
-  if (seat) return state.seq ? { type: "resume", room: seat.room, token: seat.token, since: state.seq } : { type: "resume", room: seat.room, token: seat.token };
+  if (seat) {
+    const resume = state.seq ? { type: "resume", room: seat.room, token: seat.token, since: state.seq } : { type: "resume", room: seat.room, token: seat.token };
+    // in a sealed race's lobby a fresh contribution replaces the last (a reloaded page forgot it); later the server ignores it
+    return intent.kind === "race" ? withEntropy(resume, entropy) : resume;
+  }
   if (state.role === "spectator" && state.room) return { type: "watch", room: state.room };
   const key = playerKey ? { player_key: playerKey } : {};
   switch (intent.kind) {
