@@ -447,6 +447,43 @@ async def test_a_bad_contribution_is_refused_and_changes_nothing(start_server: S
     await ada.close()
 
 
+@pytest.mark.parametrize("entropy", ["abc", "A1" * 16, "a1" * 33, 7, "g" * 32, "é" * 32, "a1" * 16 + "\n"])
+async def test_a_bad_contribution_on_resume_rematch_or_accept_is_refused_and_changes_nothing(
+    start_server: StartServer, clock: ManualClock, entropy: object
+) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+    room = server.app[keys.LOBBY].rooms[created["room"]]
+    ada, bob = await WsClient.connect(server, "ada"), await WsClient.connect(server, "bob")
+    await ada.send("join", room=created["room"], name="Ada", entropy="a1" * 16)
+    await ada.next("welcome")
+    await bob.send("join", room=created["room"], name="Bob", entropy="b2" * 16)
+    token = (await bob.next("welcome"))["token"]
+
+    async def refused(client: WsClient, kind: str, **fields: object) -> None:
+        applied, kept, round_ = room.applied, dict(room.race.entropy), room.race.round
+        await client.send(kind, entropy=entropy, **fields)
+        error = await client.next("error", "welcome", "rematch", "player_joined")
+        assert error["type"] == "error" and error["code"] == "bad_message" and "entropy" in error["message"], kind
+        assert (room.applied, room.race.entropy, room.race.round) == (applied, kept, round_), kind  # nothing logged
+
+    again = await WsClient.connect(server, "bob again")  # Bob reloads his page in the lobby
+    await refused(again, "resume", room=created["room"], token=token)
+    await ada.send("start")
+    await ada.next("started")
+    for client in (ada, bob):
+        await client.send("give_up")
+    await ada.next("race_over")
+    await refused(ada, "rematch")
+    await ada.send("rematch", entropy="a3" * 16)
+    await bob.next("rematch")
+    await refused(bob, "accept")
+    assert list(room.race.players) == ["p1"] and room.race.entropy == {"p1": "a3" * 16}
+    for client in (ada, bob, again):
+        await client.close()
+
+
 async def test_the_commitment_is_public_before_anyone_joins(start_server: StartServer) -> None:
     server = await start_server()
     async with aiohttp.ClientSession() as http:
