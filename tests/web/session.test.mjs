@@ -467,6 +467,20 @@ test("more contributions than racers: one came from no racer (the server's own, 
   }
 });
 
+test("the daily's commitments are kept as first seen (GET /api/daily: today's, and tomorrow's a day ahead): an attempt dealt under another fails", () => {
+  const yesterday = session.keepDailyCommitments({}, { date: "2026-12-05", commitment: "aa".repeat(32), next: { date: "2026-12-06", commitment: "bb".repeat(32) } });
+  assert.deepEqual(yesterday, { "2026-12-05": "aa".repeat(32), "2026-12-06": "bb".repeat(32) });
+  // today the server answers another commitment for today: the one seen a day ahead stays
+  const today = session.keepDailyCommitments(yesterday, { date: "2026-12-06", commitment: "cc".repeat(32), next: { date: "2026-12-07", commitment: "dd".repeat(32) } });
+  assert.equal(today["2026-12-06"], "bb".repeat(32));
+  assert.equal(today["2026-12-07"], "dd".repeat(32));
+  assert.equal(session.dailyAsPublished(today, "2026-12-06", "bb".repeat(32)), true);
+  assert.equal(session.dailyAsPublished(today, "2026-12-06", "cc".repeat(32)), false, "an attempt dealt under a commitment not published a day ahead");
+  assert.equal(session.dailyAsPublished({}, "2026-12-06", "cc".repeat(32)), true, "nothing kept: nothing to hold it to");
+  const old = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`2026-10-${String(i % 28 + 1).padStart(2, "0")}`, "ee".repeat(32)]));
+  assert.ok(Object.keys(session.keepDailyCommitments(old, { date: "2026-12-06", commitment: "cc".repeat(32) })).length <= 14, "a fortnight kept");
+});
+
 test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {
   const room = { ...lobbyRoom(), phase: "finished", code: "HM1-N-AAAAAAA", commitment: "c0ffee", sealed: true };
   const over = { outcome: "gave_up", score: 40, moves: 3, time_ms: 9000, code: "HM1-N-AAAAAAA", salt: "5a17", game: "G1", ranked: true };

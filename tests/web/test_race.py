@@ -5,7 +5,7 @@ leaderboards and the daily challenge."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -185,6 +185,12 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
     expect(page.locator(".board")).to_be_visible()
     expect(page.locator('[data-stat="code"]')).to_have_text("a fine giornata")
     expect(page.locator(".bar")).to_contain_text("Sfida del giorno")
+    # the browser keeps today's commitment and tomorrow's, published a day ahead: tomorrow's attempt
+    # (its reveal) is held to the one seen now, not to whatever the server says then
+    day = datetime.now(UTC).date()
+    kept = "JSON.parse(localStorage.getItem('halfmoon.dailyCommitments') || '{}')"
+    page.wait_for_function(f"Object.keys({kept}).length === 2")
+    assert sorted(page.evaluate(kept)) == [day.isoformat(), (day + timedelta(days=1)).isoformat()]
     # one stray tap on «Abbandona» does not end the ranked attempt: the bar's button asks first
     page.locator(".bar").get_by_role("button", name="Abbandona").click()
     confirm = page.locator("dialog.confirm")

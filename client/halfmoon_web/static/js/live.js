@@ -14,6 +14,8 @@ import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
 const SESSION_KEY = "halfmoon.session";
 // today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
 const DAILY_KEY = "halfmoon.daily";
+// the daily's commitments as this browser first saw them (GET /api/daily: today's, and tomorrow's a day ahead)
+const DAILY_COMMITMENTS_KEY = "halfmoon.dailyCommitments";
 
 /** `sentFor` of a contribution sent with a join: for the race joined, whichever round of its room that is. */
 const JOINED = -1;
@@ -69,6 +71,12 @@ export function openLive(app, intent) {
       .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
       .then((game) => { ghost = ghostOf(game); })
       .catch(() => { ghostFailed = true; }); // the ticker draws it
+  }
+
+  if (intent.kind === "daily") { // keep today's and tomorrow's commitments: tomorrow's attempt is held to the one seen today
+    fetch("/api/daily").then((response) => (response.ok ? response.json() : null)).then((daily) => {
+      if (daily) localStorage.setItem(DAILY_COMMITMENTS_KEY, JSON.stringify(session.keepDailyCommitments(read(localStorage, DAILY_COMMITMENTS_KEY), daily)));
+    }).catch(() => {}); // (a page that cannot read it checks against the attempt's own commitment only)
   }
 
   const words = () => t(app.lang());
@@ -135,7 +143,10 @@ export function openLive(app, intent) {
   async function holds(check, sent) {
     if (!check.seed) {
       const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text));
-      return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
+      const opens = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
+      // a daily attempt: its commitment must be the one this browser kept for the day (seen a day ahead, if it was)
+      const day = s.mode === "daily" && s.startedAt ? utcDay(s.startedAt) : null;
+      return opens && (!day || session.dailyAsPublished(read(localStorage, DAILY_COMMITMENTS_KEY), day, check.commitment));
     }
     if (!(await checkSeal(check)) || !session.fromRacers(check)) return false;
     if (check.opening && !session.holdsOwn(sent, check.contributions)) return false; // none of the page's own is in

@@ -137,6 +137,23 @@ export function toVerify(s) {
   return null;
 }
 
+/** How many days of the daily's commitments a browser keeps. */
+const DAILY_COMMITMENTS_KEPT = 14;
+
+/** The daily's commitments as this browser first saw them, day → commitment, with those of a
+ * `GET /api/daily` answer added (today's, and tomorrow's `next`, a day ahead): a day already kept
+ * keeps its first value, so a commitment seen a day ahead is the one the day's reveal must open. */
+export function keepDailyCommitments(kept, daily) {
+  const out = { ...(kept || {}) };
+  for (const day of [daily, daily && daily.next]) {
+    if (day && typeof day.date === "string" && typeof day.commitment === "string" && !(day.date in out)) out[day.date] = day.commitment;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? 1 : -1)).slice(0, DAILY_COMMITMENTS_KEPT));
+}
+
+/** Whether a daily attempt's commitment is the one this browser kept for its day (true when it kept none). */
+export const dailyAsPublished = (kept, day, commitment) => !(kept && day in kept) || kept[day] === commitment;
+
 /** Whether a sealed race's contributions are no more than its racers: one from nobody would be the
  * server's own, chosen after it saw the others' — with its seed, a deal it picked. */
 export const fromRacers = (check) => check.contributions.length <= check.racers;
