@@ -67,6 +67,7 @@ const STRINGS = {
       moveErrors: "Spiega perché una coppia o un terzetto non va: «La somma deve essere uguale a 11».",
       placementHelp: "Appena selezioni una carta, oscura quelle che non si possono abbinare.",
       sound: "Un breve suono a ogni mossa e alla fine della partita.",
+      terse: "Dopo una mossa un lettore di schermo dice solo le carte, i punti e le carte rimaste.",
     },
     perDeal: "Classifica della smazzata", dailyBoard: "Classifica del giorno",
     show: "Mostra", noResults: "Nessun risultato.", loading: "Caricamento…",
@@ -104,6 +105,15 @@ const STRINGS = {
     boardUnavailable: "Non è stato possibile caricare la classifica: riprova.",
     dailyReplayLater: "Le partite si potranno rivedere quando saranno finiti tutti i tentativi del giorno.",
     rulesTitle: "Le regole di Half Moon", rulesOriginal: "", rulesOtherLanguage: "",
+    // accessibility (issue 34): page titles, the description, a move said aloud (announce.js)
+    race: "Gara", game: "Partita", tagline: "solitario a due mazzi",
+    description: "Half Moon: un solitario a due mazzi (Elevens) da giocare da soli, in gara con gli amici sulla stessa smazzata o nella sfida del giorno.",
+    terse: "Annunci brevi", undone: "annullata", undos: (n) => (n === 1 ? "1 mossa annullata" : `${n} mosse annullate`),
+    said: {
+      and: "e", removed: "Tolte", back: "Mossa annullata: tornano", score: "punteggio", moves: "mosse", points: "punti",
+      left: (n) => `${n === 1 ? "resta 1 carta" : `restano ${n} carte`} da togliere`, leftShort: (n) => `${n} ${n === 1 ? "carta" : "carte"}`,
+      cancelled: "Selezione annullata.", undoShort: "Annullata",
+    },
     connected: "connesso", disconnected: "disconnesso",
     me: {
       title: "Le tue partite", points: "punti", games: "Partite", wins: "Vittorie", cleanWins: "Vittorie pulite", streak: "Giorni di fila",
@@ -182,6 +192,7 @@ const STRINGS = {
       moveErrors: "Says why a pair or triple does not fit: “The sum must equal 11”.",
       placementHelp: "Once you select a card, dims the cards that cannot go with it.",
       sound: "A short sound on each move and at the end of the game.",
+      terse: "After a move a screen reader says only the cards, the points and the cards left.",
     },
     perDeal: "Deal leaderboard", dailyBoard: "Daily leaderboard",
     show: "Show", noResults: "No results.", loading: "Loading…",
@@ -219,6 +230,14 @@ const STRINGS = {
     boardUnavailable: "The leaderboard could not be loaded: try again.",
     dailyReplayLater: "The games can be replayed once every attempt of the day has ended.",
     rulesTitle: "The rules of Half Moon", rulesOriginal: "The Italian text is the original and wins any disagreement.", rulesOtherLanguage: "Read it in Italian",
+    race: "Race", game: "Game", tagline: "a two-deck solitaire",
+    description: "Half Moon: a two-deck solitaire (Elevens) to play alone, to race friends on the same deal, or in the daily challenge.",
+    terse: "Short announcements", undone: "undone", undos: (n) => (n === 1 ? "1 move undone" : `${n} moves undone`),
+    said: {
+      and: "and", removed: "Removed", back: "Move undone, back on the table:", score: "score", moves: "moves", points: "points",
+      left: (n) => `${n === 1 ? "1 card" : `${n} cards`} left to remove`, leftShort: (n) => `${n} ${n === 1 ? "card" : "cards"}`,
+      cancelled: "Selection cancelled.", undoShort: "Undone",
+    },
     connected: "connected", disconnected: "disconnected",
     me: {
       title: "Your games", points: "points", games: "Games", wins: "Wins", cleanWins: "Clean wins", streak: "Daily streak",

@@ -1,6 +1,7 @@
 // A live room over the WebSocket: solo, daily, races and spectating. Wiring and drawing only:
 // state, optimistic moves and messages to send are the reducer's (session.js).
 
+import { moveSaid } from "./announce.js";
 import { createBoard } from "./board.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
@@ -9,6 +10,7 @@ import { playerKey } from "./me.js";
 import { Connection } from "./net.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
+import { POSITION_NAMES } from "./cards.js";
 
 const SESSION_KEY = "halfmoon.session";
 // today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
@@ -77,6 +79,11 @@ export function openLive(app, intent) {
       const before = s;
       commit(session.reduce(s, msg, Date.now()));
       if (msg.type === "error") refused(session.refusal(before, msg), msg);
+      // the player's own undo, said once the server has put the cards back
+      if (msg.type === "moved" && msg.action === "undo" && msg.player === s.you && msg.positions) {
+        const board = session.shownBoard(s);
+        sayMove(msg.positions.map((name) => board && board.tops[POSITION_NAMES.indexOf(name)]).filter(Boolean), true);
+      }
       verify();
       render();
     },
@@ -149,15 +156,30 @@ export function openLive(app, intent) {
   // -- the player's actions
 
   function onTap(position) {
+    const before = session.shownBoard(s);
     const out = session.onTap(s, position);
     if (!out.tap) return;
     const message = tapMessage(out.tap, app.lang(), app.settings.moveErrors);
     if (message) app.toast(message);
     run(out);
     render();
-    // feedback: a wrong pair or triple shakes (with «Errori di mossa» off too); a removal clicks
+    // feedback: a wrong pair or triple shakes (with «Errori di mossa» off too; a screen reader
+    // hears that the selection went, and why only with it on: the toast); a removal clicks and is said
     if (out.tap.event === CANCELLED && ui.board) ui.board.shake(position);
-    if (out.tap.event === REMOVED) app.sound("move");
+    if (out.tap.event === CANCELLED && !message) app.say(words().said.cancelled);
+    if (out.tap.event === REMOVED) {
+      app.sound("move");
+      sayMove(out.tap.move.map((p) => before.tops[p]), false);
+    }
+  }
+
+  /** A move of the player's own (or its undo) said politely: cards, score, moves, cards left. */
+  function sayMove(cards, undo) {
+    const board = session.shownBoard(s);
+    if (!board || !cards.length) return;
+    const stats = session.shownStats(s);
+    const left = board.counts.reduce((sum, n) => sum + n, 0);
+    app.say(moveSaid(app.lang(), { cards, score: stats.score, moves: stats.moves, left, undo, terse: app.settings.terse }));
   }
 
   const undo = () => run(session.undo(s));
@@ -334,9 +356,12 @@ export function openLive(app, intent) {
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
     const sitOut = h("p", { class: "sitting-out", role: "status", hidden: true });
-    const side = h("aside", { class: "opponents", "aria-label": w.track });
+    // (it scrolls on a phone: a Tab stop, for the keyboard to scroll it)
+    const side = h("aside", { class: "opponents", "aria-label": w.track, tabindex: "0" });
     const sided = race || Boolean(intent.ghost);
-    app.main.append(h("section", { class: sided ? "game race" : "game" }, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
+    // the page's heading, for a screen reader: the bar and the board say the rest
+    const heading = h("h1", { class: "sr-only" }, race ? `${w.race} ${s.room}` : s.mode === "daily" ? w.daily : intent.ghost ? w.ghostTrack : w.yourGame);
+    app.main.append(h("section", { class: sided ? "game race" : "game" }, heading, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
@@ -366,7 +391,7 @@ export function openLive(app, intent) {
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
-      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
+      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) });
       ui.nextDaily = [];
       if (dailyLine) {
         const next = h("span", { class: "nowrap" });

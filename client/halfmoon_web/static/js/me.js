@@ -55,11 +55,11 @@ function render(data, w, lang) {
       stat(m.cleanWins, data.clean_wins, "clean"), stat(m.streak, data.streak, "streak")),
     h("p", { class: "muted note" }, data.daily_today ? m.dailyDone : m.dailyToDo),
     h("h2", {}, m.best),
-    data.best.length ? table([w.code, w.time, "✓", ""], data.best.map((g) =>
+    data.best.length ? table([w.code, w.time, "✓", w.game], data.best.map((g) =>
       h("tr", {}, h("td", { class: "nowrap" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
       : h("p", { class: "muted" }, m.noBest),
     h("h2", {}, m.recent),
-    table([m.date, m.mode, w.status, w.time, "✓", ""], data.recent.map((g) =>
+    table([m.date, m.mode, w.status, w.time, "✓", w.game], data.recent.map((g) =>
       h("tr", { dataset: { game: g.game } }, h("td", { class: "nowrap" }, day(g)),
         h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "nowrap" }, code(g))),
         h("td", {}, w.statuses[g.outcome] || g.outcome, h("br"), h("small", { class: "nowrap", dataset: { score: g.score } }, `${g.score} ${m.points}`)),
