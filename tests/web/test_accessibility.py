@@ -1,14 +1,17 @@
-"""axe-core on every page and state of the browser client (issue 34): home (and its settings
+"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and its settings
 dialog), a solo game (and its won end box), the daily (its give-up question and its end box), a
 race's lobby, the race, its spectator and its results, a replay (on an undo), a ghost race, two
 games compared, the player's history, the leaderboards, the rules, the examples and the 404 page —
 on a 360×640 phone and a 1366×768 desktop, in Italian and English: no violation at any impact of
-any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules."""
+any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules; and the
+page as the script left it (its DOM, serialized) has no error and no warning of the Nu HTML checker,
+nor have index.html as served and app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
 
 from __future__ import annotations
 
 import json
 import secrets
+import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
-from tests.web.audits import AXE_JS, axe_violations, require_tool
+from halfmoon_web import STATIC_DIR
+from tests.web.audits import AXE_JS, VNU_JAR, NuChecker, axe_violations, require_tool
 from tests.web.conftest import load_vector, tap
 from tests.web.test_ghosts import stored_game
 from tests.web.test_history import ws_game
@@ -39,6 +43,13 @@ def axe_source() -> str:
 
 
 @pytest.fixture(scope="module")
+def nu() -> Iterator[NuChecker]:
+    checker = NuChecker(require_tool("the Nu HTML checker (npm vnu-jar)", VNU_JAR, "java"))
+    yield checker
+    checker.close()
+
+
+@pytest.fixture(scope="module")
 def games(server: str) -> dict[str, str]:
     """Stored games of one player (the key the pages are given): a win with an undo (its replay
     shows the undo apart), a game given up on the same deal (compared with the win, and a second
@@ -55,11 +66,12 @@ class Audit:
     """Opens pages in one language and size (each in a context of its own, with a name, the
     language and the stored games' player key) and collects axe's violations, state by state."""
 
-    def __init__(self, browser: Browser, base: str, lang: str, viewport: ViewportSize, key: str, source: str) -> None:
-        self.browser, self.base, self.lang, self.viewport, self.key, self.source = browser, base, lang, viewport, key, source
+    def __init__(self, browser: Browser, base: str, lang: str, viewport: ViewportSize, key: str, source: str, nu: NuChecker) -> None:
+        self.browser, self.base, self.lang, self.viewport, self.key, self.source, self.nu = browser, base, lang, viewport, key, source, nu
         self.contexts: list[BrowserContext] = []
         self.errors: list[str] = []
         self.found: dict[str, list[dict[str, Any]]] = {}
+        self.invalid: dict[str, list[str]] = {}
         self.words = WORDS[lang]
 
     def open(self, path: str, name: str = "Ada") -> Page:
@@ -82,6 +94,9 @@ class Audit:
         violations = axe_violations(page, self.source)
         if violations:
             self.found[state] = violations
+        said = self.nu.messages(page.content())
+        if said:
+            self.invalid[state] = [f"{m['type']}: {m['message']} ({m.get('extract', '')!r})" for m in said]
 
     def close(self) -> None:
         for context in self.contexts:
@@ -185,11 +200,13 @@ SCENES: list[Callable[[Audit, dict[str, str]], None]] = [
 
 
 @pytest.fixture
-def audit_of(browser: Browser, server: str, games: dict[str, str], axe_source: str) -> Iterator[Callable[[str, ViewportSize], Audit]]:
+def audit_of(
+    browser: Browser, server: str, games: dict[str, str], axe_source: str, nu: NuChecker
+) -> Iterator[Callable[[str, ViewportSize], Audit]]:
     made: list[Audit] = []
 
     def make(lang: str, viewport: ViewportSize) -> Audit:
-        made.append(Audit(browser, server, lang, viewport, games["key"], axe_source))
+        made.append(Audit(browser, server, lang, viewport, games["key"], axe_source, nu))
         return made[-1]
 
     yield make
@@ -208,9 +225,19 @@ def summary(found: dict[str, list[dict[str, Any]]]) -> str:
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["360x640", "1366x768"])
 @pytest.mark.parametrize("lang", ["it", "en"])
-def test_every_page_and_state_has_no_axe_violation(audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str], lang: str, viewport: ViewportSize) -> None:
+def test_every_page_and_state_passes_axe_core_and_the_nu_html_checker(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str], lang: str, viewport: ViewportSize
+) -> None:
     audit = audit_of(lang, viewport)
     for scene in SCENES:
         scene(audit, games)
     assert not audit.errors, f"JavaScript errors in the page: {audit.errors}"
     assert not audit.found, "axe-core violations:\n" + summary(audit.found)
+    assert not audit.invalid, f"the Nu HTML checker: {json.dumps(audit.invalid, indent=1, ensure_ascii=False)}"
+
+
+def test_the_served_page_and_the_stylesheet_pass_the_nu_html_checker(nu: NuChecker, server: str) -> None:
+    with urllib.request.urlopen(f"{server}/", timeout=10) as response:
+        served = response.read().decode("utf-8")
+    assert nu.messages(served) == []
+    assert nu.messages((STATIC_DIR / "css" / "app.css").read_text(encoding="utf-8"), "text/css") == []

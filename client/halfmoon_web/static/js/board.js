@@ -94,7 +94,8 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
       button.classList.toggle("dim", dimmed.has(position));
       button.setAttribute("aria-pressed", selection.includes(position) ? "true" : "false");
       button.setAttribute("aria-label", slotLabel(lang, position, card && card.name, count));
-      if (onTap) button.setAttribute("aria-disabled", card && !over ? "false" : "true");
+      if (onTap && over) button.removeAttribute("aria-disabled"); // (disabled says it)
+      else if (onTap) button.setAttribute("aria-disabled", card ? "false" : "true");
       if (onTap) button.disabled = over;
       corner.textContent = card ? cardSymbol(card, lang) : "";
       pip.textContent = card ? cardSymbol(card, lang).slice(-1) : "";

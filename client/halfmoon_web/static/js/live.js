@@ -565,7 +565,7 @@ export function openLive(app, intent) {
           const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
           const wrap = h("div", { class: "board-wrap" });
           const board = createBoard(wrap, { small: true });
-          const box = h("article", { class: "watch-player", dataset: { player: p.id } }, info, wrap);
+          const box = h("div", { class: "watch-player", role: "group", "aria-label": p.name, dataset: { player: p.id } }, info, wrap);
           grid.append(box);
           cards.set(p.id, { info, board, box });
           if (!focus) choose(p.id);
