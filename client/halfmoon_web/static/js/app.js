@@ -439,7 +439,7 @@ function entriesTable(entries, replayable = true, ghosts = false) {
     body.append(best, ...others);
   }
   return h("table", { class: "results" },
-    h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, w.game].map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, h("span", { class: "sr-only" }, w.game)].map((x) => h("th", { scope: "col" }, x)))),
     body);
 }
 
