@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
+from halfmoon.game import Game, Move
+from halfmoon.positions import POSITION_NAMES
 from halfmoon_web import STATIC_DIR
 from tests.web.audits import AXE_JS, VNU_JAR, NuChecker, axe_violations, require_tool
 from tests.web.conftest import load_vector, tap
@@ -241,3 +243,46 @@ def test_the_served_page_and_the_stylesheet_pass_the_nu_html_checker(nu: NuCheck
         served = response.read().decode("utf-8")
     assert nu.messages(served) == []
     assert nu.messages((STATIC_DIR / "css" / "app.css").read_text(encoding="utf-8"), "text/css") == []
+
+
+def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Tab to a card, the arrow keys, Enter: the move is made, and the live region (#say, polite)
+    says the cards, the score, the moves and the cards left; U undoes it, said too; with «Annunci
+    brevi» on, the short form."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    expect(page.locator("#say")).to_have_attribute("aria-live", "polite")
+    game = Game.from_code(WON["code"])
+    names = WON["moves"][0]
+    cards = [game.card_at(POSITION_NAMES.index(name)) for name in names]
+    said = " e ".join(card.symbol(lang="it") for card in cards if card is not None)
+    # from the first card to the next by the arrow keys, as the arc lies (the keyboard alone)
+    page.locator(f'.board [data-pos="{names[0]}"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f'.board [data-pos="{names[0]}"]')).to_have_attribute("aria-pressed", "true")
+    page.locator(f'.board [data-pos="{names[1]}"]').focus()
+    page.keyboard.press("Enter")
+    game.push(Move.from_names(names))
+    expect(page.locator("#say")).to_have_text(
+        f"Tolte {said}. Punteggio {game.score}, mosse 1; restano {game.cards_left} carte da togliere."
+    )
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    page.keyboard.press("u")
+    expect(page.locator("#say")).to_have_text(
+        f"Mossa annullata: tornano {said}. Punteggio 0, mosse 0; restano 104 carte da togliere."
+    )
+    page.locator("button.gear").click()
+    page.get_by_label("Annunci brevi").check()
+    page.keyboard.press("Escape")
+    page.locator(f'.board [data-pos="{names[0]}"]').focus()
+    page.keyboard.press("Space")
+    page.locator(f'.board [data-pos="{names[1]}"]').focus()
+    page.keyboard.press("Space")
+    expect(page.locator("#say")).to_have_text(f"{said}. {game.score} punti, {game.cards_left} carte.")
+    # arrow keys move the focus between cards
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("document.activeElement.dataset.pos") not in (None, names[1])
+    assert not audit.errors, audit.errors
