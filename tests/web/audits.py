@@ -40,7 +40,7 @@ _RUN_AXE = """async () => {
   const rules = axe.getRules().filter((r) => !r.tags.some((tag) => /^wcag2\\d*aaa$/.test(tag))).map((r) => r.ruleId);
   const result = await axe.run(document, { runOnly: { type: "rule", values: rules }, resultTypes: ["violations"] });
   return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map((n) => ({ target: n.target.join(" "), summary: n.failureSummary, html: n.html.slice(0, 160) })) }));
+    nodes: v.nodes.map((n) => ({ target: n.target.join(" "), summary: n.failureSummary })) }));
 }"""
 
 
@@ -58,12 +58,14 @@ def axe_violations(page: Page, source: str) -> list[dict[str, Any]]:
 #: know yet, in every browser the client supports): container queries — the property
 #: `container-type`, the at-rule `@container`, and the custom properties `--cw` and `--ch`, whose
 #: values use container query units (`cqw`, `cqh`), which it cannot parse. Only these are filtered.
-CSS_CHECKER_GAPS = frozenset({
-    "“container-type”: Property “container-type” doesn't exist.",
-    "Unrecognized at-rule “@container”",
-    "“--cw”: Parse Error.",
-    "“--ch”: Parse Error.",
-})
+CSS_CHECKER_GAPS = frozenset(
+    {
+        "“container-type”: Property “container-type” doesn't exist.",
+        "Unrecognized at-rule “@container”",
+        "“--cw”: Parse Error.",
+        "“--ch”: Parse Error.",
+    }
+)
 
 
 class NuChecker:
@@ -76,7 +78,14 @@ class NuChecker:
             port = int(s.getsockname()[1])
         self.url = f"http://127.0.0.1:{port}/?out=json"
         self.proc = subprocess.Popen(
-            ["java", "-Dnu.validator.servlet.bind-address=127.0.0.1", "-cp", str(jar), "nu.validator.servlet.Main", str(port)],
+            [
+                "java",
+                "-Dnu.validator.servlet.bind-address=127.0.0.1",
+                "-cp",
+                str(jar),
+                "nu.validator.servlet.Main",
+                str(port),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -68,8 +68,18 @@ class Audit:
     """Opens pages in one language and size (each in a context of its own, with a name, the
     language and the stored games' player key) and collects axe's violations, state by state."""
 
-    def __init__(self, browser: Browser, base: str, lang: str, viewport: ViewportSize, key: str, source: str, nu: NuChecker) -> None:
-        self.browser, self.base, self.lang, self.viewport, self.key, self.source, self.nu = browser, base, lang, viewport, key, source, nu
+    def __init__(
+        self, browser: Browser, base: str, lang: str, viewport: ViewportSize, key: str, source: str, nu: NuChecker
+    ) -> None:
+        self.browser, self.base, self.lang, self.viewport, self.key, self.source, self.nu = (
+            browser,
+            base,
+            lang,
+            viewport,
+            key,
+            source,
+            nu,
+        )
         self.contexts: list[BrowserContext] = []
         self.errors: list[str] = []
         self.found: dict[str, list[dict[str, Any]]] = {}
@@ -77,7 +87,9 @@ class Audit:
         self.words = WORDS[lang]
 
     def open(self, path: str, name: str = "Ada") -> Page:
-        context = self.browser.new_context(viewport=self.viewport, locale="it-IT" if self.lang == "it" else "en-GB", base_url=self.base)
+        context = self.browser.new_context(
+            viewport=self.viewport, locale="it-IT" if self.lang == "it" else "en-GB", base_url=self.base
+        )
         context.set_default_timeout(10_000)
         settings = json.dumps(json.dumps({"name": name, "lang": self.lang}))
         context.add_init_script(
@@ -197,7 +209,10 @@ def race(audit: Audit, games: dict[str, str]) -> None:
 
 
 SCENES: list[Callable[[Audit, dict[str, str]], None]] = [
-    statics, lambda a, g: solo_won(a), lambda a, g: daily(a), race,
+    statics,
+    lambda a, g: solo_won(a),
+    lambda a, g: daily(a),
+    race,
 ]
 
 

@@ -246,7 +246,8 @@ def test_language_follows_the_browser_and_can_be_switched(pages: Pages) -> None:
     card = page.locator(f'.board [data-pos="{name}"]')
     count = game.count_at(king)
     where = f"{'pile' if king < 12 else 'reserve slot'} {name}"
-    expect(card).to_have_attribute("aria-label", f"K♥ {name}·{count} ({where}, {count} {'card' if count == 1 else 'cards'})")
+    cards = "card" if count == 1 else "cards"
+    expect(card).to_have_attribute("aria-label", f"K♥ {name}·{count} ({where}, {count} {cards})")
     expect(card.locator(".corner")).to_have_text("K♥")
     expect(page.get_by_role("button", name="Undo")).to_be_visible()
     page.locator("button.lang").click()

@@ -47,8 +47,14 @@ def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
     port = _free_port()
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.Popen(
-            [chromium_path, "--headless=new", f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
-             *CHROMIUM_ARGS, "about:blank"],
+            [
+                chromium_path,
+                "--headless=new",
+                f"--remote-debugging-port={port}",
+                f"--user-data-dir={profile}",
+                *CHROMIUM_ARGS,
+                "about:blank",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -79,8 +85,17 @@ def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
 
 def lighthouse(port: int, url: str, out: Path) -> dict[str, Any]:
     subprocess.run(
-        ["node", str(LIGHTHOUSE_CLI), url, f"--port={port}", "--disable-storage-reset", "--quiet",
-         "--output=json", f"--output-path={out}", "--only-categories=performance,accessibility,best-practices,seo"],
+        [
+            "node",
+            str(LIGHTHOUSE_CLI),
+            url,
+            f"--port={port}",
+            "--disable-storage-reset",
+            "--quiet",
+            "--output=json",
+            f"--output-path={out}",
+            "--only-categories=performance,accessibility,best-practices,seo",
+        ],
         check=True,
         timeout=180,
         env={**os.environ, "CHROME_PATH": "/usr/bin/chromium"},
@@ -113,7 +128,11 @@ def test_lighthouse_scores_the_page_100_and_fast(chrome: int, server: str, path:
     found = runs[best]
     report = json.loads((tmp_path / f"{best}.json").read_text(encoding="utf-8"))
     assert report["finalDisplayedUrl"].endswith(path)
-    assert {k: v for k, v in found.items() if k != "performance"} == {"accessibility": 1, "best-practices": 1, "seo": 1}, failing(report)
+    assert {k: v for k, v in found.items() if k != "performance"} == {
+        "accessibility": 1,
+        "best-practices": 1,
+        "seo": 1,
+    }, failing(report)
     assert found["performance"] >= 0.95, f"performance in {len(runs)} runs: {[r['performance'] for r in runs]}"
     # the legible-text audit passed; and on the game's page it measured a board (20 buttons of
     # 5 elements each), not the form asking for a name (about 40 elements)
