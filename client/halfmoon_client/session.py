@@ -18,6 +18,7 @@ replay them) and builds the ``resume`` message from it.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -37,10 +38,10 @@ from halfmoon.protocol import (
     Start,
     Undo,
     Watch,
-    commitment_of,
 )
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_client.errors import ProtocolError
+from halfmoon_client.verify import check_reveal
 
 #: Wire errors that end an attempt to enter a room: no point in waiting for a ``welcome``.
 ENTRY_ERRORS: Final = frozenset(
@@ -181,10 +182,16 @@ class Session:
     error: tuple[str, str] | None = None  # the last refusal: (code, message)
     last_move_id: int = 0
     welcomed: bool = False
-    #: a sealed race's commitment (sha256 of CODE:SALT) from the start, and whether the code and
-    #: salt revealed at the end match it (None: not revealed yet, or not a sealed race)
+    #: a sealed race's (or a daily's) commitment from the start, and whether what is revealed at
+    #: the end opens it (None: not revealed yet, or nothing to check): a sealed race's seed and
+    #: contributions must give the code, and the code the opening board this session was shown
     commitment: str | None = None
     verified: bool | None = None
+    #: this session's own contribution to the sealed deal (sent on join, accept, rematch), the
+    #: contributions the race started with (``started``), and the opening board it was shown
+    entropy: str | None = None
+    contributions: list[str] | None = None
+    opening: dict[str, Any] | None = None
     #: the room's race number (a rematch makes the next), its series (``race_over.series``) and
     #: the room's players not in this race (in a rematch's lobby: who may still accept)
     round: int = 1
@@ -194,10 +201,17 @@ class Session:
     # -- messages to send ---------------------------------------------------------------------
 
     @staticmethod
-    def join_message(room: str, name: str, player_key: str | None = None) -> Message:
+    def join_message(room: str, name: str, player_key: str | None = None, entropy: str | None = None) -> Message:
         """``join``; with the player's key (:meth:`halfmoon_client.seats.SeatBook.player_key`)
-        the game joins their history on the server."""
-        return Join(room, name, player_key).to_json()
+        the game joins their history on the server; with ``entropy`` (:meth:`contribute`) a
+        contribution to a sealed race's deal."""
+        return Join(room, name, player_key, entropy).to_json()
+
+    def contribute(self) -> str:
+        """A fresh random contribution to a sealed race's deal (16 random bytes in hex), kept to
+        check at the end that it was in (docs/protocol.md, "Sealed races")."""
+        self.entropy = secrets.token_hex(16)
+        return self.entropy
 
     @staticmethod
     def watch_message(room: str) -> Message:
@@ -217,13 +231,11 @@ class Session:
     def start_message(time_limit_s: int | None = None, series: int | None = None) -> Message:
         return Start(time_limit_s, series).to_json()
 
-    @staticmethod
-    def rematch_message() -> Message:
-        return Rematch().to_json()
+    def rematch_message(self) -> Message:
+        return Rematch(self.contribute()).to_json()
 
-    @staticmethod
-    def accept_message() -> Message:
-        return Accept().to_json()
+    def accept_message(self) -> Message:
+        return Accept(self.contribute()).to_json()
 
     def move_message(self, positions: list[str]) -> Message:
         self.last_move_id += 1
@@ -350,6 +362,9 @@ class Session:
         self.phase = snap["phase"]
         self.code = snap.get("code")
         self.commitment = snap.get("commitment") or self.commitment
+        self.contributions = snap.get("contributions") or self.contributions
+        if self.code and self.verified is None:  # a resume once the deal is out: check it again
+            self._verify({**snap, "seed": snap.get("seed"), "salt": snap.get("salt")})
         self.host = snap.get("host")
         if isinstance(snap.get("now"), int):
             self.offset_ms = snap["now"] - local_ms
@@ -370,6 +385,9 @@ class Session:
         for data in snap.get("seated") or []:
             self.seated[data["id"]] = Player(str(data["id"]), str(data.get("name") or data["id"]))
             self.seated[data["id"]].update(data)
+        over = snap.get("game_over")
+        if isinstance(over, dict):  # a resume after the end: how your game ended comes back
+            self.outcome = Outcome(over["outcome"], over["score"], over["moves"], over["time_ms"], over.get("code"))
         if self.role == "spectator" and self.token is None:
             self.notice = ("watching", {})
 
@@ -408,9 +426,11 @@ class Session:
         self.phase = "running"
         self.code = m.get("code")
         self.commitment = m.get("commitment") or self.commitment
+        self.contributions = m.get("contributions")
         self.started_at = m["started_at"]
         if m.get("board") is not None:
             self.board = Board.from_json(m["board"])
+            self.opening = m["board"]  # to check the revealed code against
         if m.get("boards") is not None:
             self.boards = {pid: Board.from_json(b) for pid, b in m["boards"].items()}
         for player in self.players.values():
@@ -447,7 +467,7 @@ class Session:
         )
         if m.get("code"):
             self.code = m["code"]
-        self._verify(m.get("code"), m.get("salt"))
+        self._verify(m)
         me = self.me
         if me is not None:
             me.update({"status": m["outcome"], "score": m["score"], "moves": m["moves"], "elapsed_ms": m["time_ms"]})
@@ -465,7 +485,7 @@ class Session:
         self.series = m.get("series", self.series)
         if m.get("code"):
             self.code = m["code"]
-            self._verify(m["code"], m.get("salt"))
+            self._verify(m)
 
     def _rematch(self, m: Message, local_ms: int) -> None:
         """A rematch: a lobby again, on a new sealed deal; what the last race left is cleared."""
@@ -478,6 +498,7 @@ class Session:
         self.starts_at = self.started_at = None
         self.board, self.boards = None, {}
         self.outcome, self.results, self.verified = None, None, None
+        self.contributions, self.opening = None, None
         self.players = {}
         for data in m["players"]:
             self._player(data)
@@ -487,10 +508,25 @@ class Session:
         host = self.players.get(self.host or "")
         self.notice = ("rematch", {"name": host.name if host else "?"})
 
-    def _verify(self, code: Any, salt: Any) -> None:
-        """Check a revealed sealed deal against the commitment the race started with."""
-        if self.commitment and isinstance(code, str) and isinstance(salt, str):
-            self.verified = commitment_of(code, salt) == self.commitment
+    def _verify(self, m: Message) -> None:
+        """Check a revealed deal (``game_over``, ``race_over``) against the commitment the race
+        started with: a sealed race's seed and contributions must open it as the code, which must
+        deal the opening board this session was shown (and hold its own contribution)."""
+        code, seed, salt = m.get("code"), m.get("seed"), m.get("salt")
+        if not self.commitment or not isinstance(code, str) or not (isinstance(seed, str) or isinstance(salt, str)):
+            return
+        contributions = m.get("contributions", self.contributions)
+        mine = self.entropy if self.opening is not None else None  # sent by this session, which started
+        problems = check_reveal(
+            self.commitment,
+            code,
+            seed=seed if isinstance(seed, str) else None,
+            contributions=[str(c) for c in contributions or ()],
+            salt=salt if isinstance(salt, str) else None,
+            mine=mine,
+            board=self.opening,
+        )
+        self.verified = not problems
 
     def _spectators(self, m: Message, local_ms: int) -> None:
         self.spectators = int(m["count"])

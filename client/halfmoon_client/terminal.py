@@ -176,7 +176,9 @@ async def _race(
     kept = token
 
     def hello() -> Message:
-        return session.resume_message() if session.token else session.join_message(room, name, player_key)
+        if session.token:
+            return session.resume_message()
+        return session.join_message(room, name, player_key, session.contribute())
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         racer.message = say(kind, lang, **data)

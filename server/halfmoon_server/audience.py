@@ -83,6 +83,7 @@ class Audience:
                     event.game,
                     event.ranked,
                     event.salt,
+                    event.seed,
                 )
                 return Frames(seq, None, None, event.player, right_sized(wire.encode_event(body, seq)))
             case events.GameEnded():
@@ -99,6 +100,7 @@ class Audience:
                 return self._to_all(wire.Countdown(event.starts_at, event.now, event.time_limit_s), seq, watched)
             case events.RaceOver():
                 over = wire.RaceOver(event.results, event.code, event.salt, event.sealed, event.round, event.series)
+                over.seed, over.contributions = event.seed, event.contributions
                 return self._to_all(over, seq, watched)
             case events.Rematched():
                 fields = (event.round, event.host, event.players, event.seated, event.code, event.sealed)
@@ -110,25 +112,20 @@ class Audience:
         return Frames(seq, frame, wire.encode_event(message, seq, reveals) if reveals else frame)
 
     def _started(self, event: events.RaceStarted, seq: int, watched: bool) -> Frames:
+        sealing = (event.commitment, event.contributions)
         overrides: dict[str, bytes | None] = {
             pid: right_sized(
-                wire.encode_event(
-                    wire.Started(event.code, event.started_at, board=board.to_json(), commitment=event.commitment), seq
-                )
+                wire.encode_event(wire.Started(event.code, event.started_at, board.to_json(), None, *sealing), seq)
             )
             for pid, board in event.boards.items()
         }
-        players = right_sized(
-            wire.encode_event(wire.Started(event.code, event.started_at, commitment=event.commitment), seq)
-        )
+        players = right_sized(wire.encode_event(wire.Started(event.code, event.started_at, None, None, *sealing), seq))
         if not watched:  # the first spectator gets a snapshot (:meth:`start_watching`)
             self.shown = {}
             return Frames(seq, players, None, overrides=overrides)
         self.shown = self.race.spectator_view()  # the same deal for all: everything in sight is shown
         spectators = wire.encode_event(
-            wire.Started(
-                event.code, event.started_at, boards=self.race.spectator_boards(), commitment=event.commitment
-            ),
+            wire.Started(event.code, event.started_at, None, self.race.spectator_boards(), *sealing),
             seq,
         )
         return Frames(seq, players, spectators, overrides=overrides)

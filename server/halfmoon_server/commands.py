@@ -10,9 +10,14 @@ small JSON object::
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
 given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length; a ``rematch``'s ``c`` and ``salt``, the
-next race's deal the server drew and its salt), and ``o`` its origin: which instance
+limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length, ``e`` a racer's contribution to a
+sealed deal (on ``join``, ``connect``, ``accept`` and ``rematch``); a ``rematch``'s ``seed``, the
+secret the server drew for the next race's deal — a log of the previous release has its ``c`` and
+``salt`` instead, the next deal itself and its salt), and ``o`` its origin: which instance
 and connection sent it and the message id (so that instance can answer that connection alone).
+
+A room's header (:func:`room_header`) holds a sealed race's ``seed`` (its ``code`` is null: the
+deal is derived at the start); a header of the previous release holds its ``code`` and ``salt``.
 
 >>> from halfmoon.codes import DealCode
 >>> from halfmoon_server.race import Race, RaceConfig
@@ -83,7 +88,7 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "tick":
             return race.tick(now)
         case "join":
-            return race.join(entry["n"], now)[1]
+            return race.join(entry["n"], now, entry.get("e"))[1]
         case "single":
             racer, events = race.join(entry["n"], now)
             racer.ranked = bool(entry.get("r", True))
@@ -93,7 +98,9 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
             return race.watch()
         case "unwatch":
             return race.unwatch()
-        case "connect" | "present":
+        case "connect":
+            return race.connect(_player(player), now, entry.get("e"))
+        case "present":
             return race.connect(_player(player), now)
         case "disconnect":
             return race.disconnect(_player(player), now)
@@ -102,9 +109,12 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "start":
             return race.start(player, entry.get("lim"), now, entry.get("ser"))
         case "rematch":
-            return race.rematch(player, DealCode.parse(entry["c"]), entry["salt"], now)
+            if "seed" in entry:
+                return race.rematch(player, now, seed=entry["seed"], entropy=entry.get("e"))
+            # an entry of the previous release: the next deal's code, and its salt
+            return race.rematch(player, now, code=DealCode.parse(entry["c"]), salt=entry["salt"])
         case "accept":
-            return race.accept(player, now)
+            return race.accept(player, now, entry.get("e"))
         case "give_up":
             return race.give_up(player, now)
         case "abandon":
@@ -148,9 +158,12 @@ def _player(player: str | None) -> str:
     return player
 
 
-def room_header(room_id: str, mode: Mode, code: str, *, created_at: int, nonce: str, daily_day: str | None) -> Entry:
-    """What a room is made of, before any command: its id, mode, deal, creation time, a random
-    nonce (the game ids of its players derive from it) and, for a daily attempt, the day."""
+def room_header(
+    room_id: str, mode: Mode, code: str | None, *, created_at: int, nonce: str, daily_day: str | None
+) -> Entry:
+    """What a room is made of, before any command: its id, mode, deal (None: a sealed race's,
+    derived at its start from the header's ``seed``), creation time, a random nonce (the game ids
+    of its players derive from it) and, for a daily attempt, the day."""
     return {
         "room": room_id,
         "mode": str(mode),

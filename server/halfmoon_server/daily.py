@@ -2,9 +2,14 @@
 CPU-bound: it runs in the app's solver worker (:class:`~halfmoon_server.solver_pool.SolverPool`),
 never on the loop.
 
-The day's code is ``halfmoon.solver.first_winnable_daily(day, secret)`` (a deal the solver
+The day's code is ``halfmoon_server.solver.first_winnable_daily(day, secret)`` (a deal the solver
 proves winnable) when ``daily_requires_winnable`` is on, else ``halfmoon.codes.daily_code(day,
-secret)``. Once chosen, a day's code is stored and never recomputed.
+secret, long=True)``: a long code (a day stored before long codes keeps its short one). Once
+chosen, a day's code is stored and never recomputed.
+
+Each day's **commitment**, ``commitment_of(code, salt)`` with a salt derived from the secret and
+the day (:meth:`DailyService.salt_for`), is public a day ahead (``GET /api/daily``'s ``next``): the
+day's deal cannot change once anyone can see who plays it. Its reveal gives the code and the salt.
 
 Midnight never waits on the solver: a background task (:meth:`DailyService.run_ahead`) keeps
 today's and tomorrow's codes chosen and stored, a day ahead. Tomorrow's code stays secret like
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import BrokenExecutor, Executor
@@ -25,10 +31,11 @@ from datetime import date, timedelta
 from typing import Generic, TypeVar
 
 from halfmoon.codes import daily_code
-from halfmoon.solver import NoWinnableDealError, first_winnable_daily
+from halfmoon.protocol import commitment_of
 from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, Storage
+from halfmoon_server.solver import NoWinnableDealError, first_winnable_daily
 
 log = logging.getLogger("halfmoon_server.daily")
 K = TypeVar("K")
@@ -57,7 +64,7 @@ def choose_daily_code(day_iso: str, secret: bytes, requires_winnable: bool, node
         except NoWinnableDealError:
             # 50 candidates, each proved winnable ~95 % of the time: practically never happens
             log.warning("no daily candidate for %s was proved winnable; using the first one", day_iso)
-    return str(daily_code(day, secret))
+    return str(daily_code(day, secret, long=True))
 
 
 class DailyService:
@@ -121,6 +128,18 @@ class DailyService:
 
         days = await self._past.get(key, self.clock.now_ms(), PAST_DAYS_FOR_MS, read)
         return [d.day_of for d in days if self.revealed(d.day)]
+
+    def salt_for(self, day: date) -> str:
+        """The salt of ``day``'s commitment (32 hex characters): derived from the secret and the day,
+        so it needs no storing and nobody can compute it before the reveal gives it out. (Changing
+        the secret changes the commitments of the days not revealed yet: see docs/server.md.)"""
+        message = b"halfmoon-daily-salt:" + day.isoformat().encode()
+        return hmac.new(self.secret, message, hashlib.sha256).hexdigest()[:32]
+
+    async def commitment_for(self, day: date) -> str:
+        """``day``'s commitment: ``commitment_of(code, salt)`` of its stored code (chosen now if it
+        is not yet). Raises :class:`StorageError`."""
+        return commitment_of(await self.code_for(day), self.salt_for(day))
 
     def address_key(self, address: str) -> str:
         """A client address as the daily attempts keep it: hashed with the secret (the limit per

@@ -63,6 +63,8 @@ class RaceStarted:
     code: str | None
     boards: dict[str, BoardView]
     commitment: str | None = None
+    #: a sealed race's: the contributions its deal was derived from
+    contributions: tuple[str, ...] | None = None
 
 
 #: One position after a move: ``(position, its new top or None when empty, its card count)``
@@ -110,11 +112,13 @@ class GameOver:
     game: str | None
     ranked: bool
     salt: str | None = None
+    seed: str | None = None  # a sealed race's, with its code
 
 
 @dataclass(slots=True)
 class RaceOver:
-    """The race is over: the results, and the deal code (with its salt, for a sealed race)."""
+    """The race is over: the results, and the deal code (with what opens its commitment, for a
+    sealed race: its seed and contributions, or a previous release's salt)."""
 
     results: tuple[Result, ...]
     code: str | None = None
@@ -122,6 +126,8 @@ class RaceOver:
     sealed: bool = False
     round: int = 1
     series: Json | None = None  # the series as it stands after this race (its points table)
+    seed: str | None = None
+    contributions: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ import secrets
 from dataclasses import asdict
 from datetime import date
 
-from halfmoon.codes import DealCode, random_code
+from halfmoon.codes import DealCode, new_seal_seed, random_code
 from halfmoon.errors import InvalidCodeError
 from halfmoon.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, Mode, Phase
 from halfmoon_server.clock import utc_datetime
@@ -44,15 +44,16 @@ RETRY_LOOK_MS = 60_000
 
 
 def race_code(text: str | None) -> DealCode:
-    """The deal a player or host asks for (None: a fresh random one). Raises :class:`Refusal`
-    ``bad_code`` for a malformed code or a daily-challenge code (played only as the daily)."""
+    """The deal a player or host asks for (None: a fresh random short one). Raises :class:`Refusal`
+    ``bad_code`` for a malformed code or a daily-challenge code (played only as the daily). A
+    sealed race's code (kind S, out once its race is over) recreates its deal like any other."""
     if text is None:
         return random_code(_SYSTEM_RANDOM)
     try:
         code = DealCode.parse(text)
     except InvalidCodeError as exc:
         raise Refusal("bad_code", str(exc)) from None
-    if code.kind != "N":
+    if code.kind == "D":
         raise Refusal("bad_code", f"{code} is a daily-challenge deal; play it with 'daily' on its day")
     return code
 
@@ -105,24 +106,33 @@ class Lobby:
             self._held_since.pop(room.id, None)
             self.log.unfollow(room)
 
+    def seal_seed(self, room_id: str, round_: int) -> str:
+        """A new secret seed for a sealed race (the room's race number ``round_``): 256 bits from
+        the server's secret and 16 fresh random bytes (docs/security.md, "Nobody picks the deal")."""
+        return new_seal_seed(self.daily_service.secret, secrets.token_bytes(16), f"{room_id}:{round_}")
+
     async def _new_room(
-        self, mode: Mode, code: DealCode, daily_day: date | None = None, *, sealed: bool = False
+        self, mode: Mode, code: DealCode | None, daily_day: date | None = None, *, salt: str | None = None
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
-        ``sealed``: a race on a deal the server chose (its code stays hidden, see ``Race``)."""
+        ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
+        out from now on, see ``Race``). ``salt``: a daily attempt's, which opens the day's
+        commitment."""
         for _ in range(50):
             room_id = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_ID_LENGTH))
             header = room_header(
                 room_id,
                 mode,
-                str(code),
+                None if code is None else str(code),
                 created_at=self.clock.now_ms(),
                 nonce=secrets.token_hex(8),
                 daily_day=daily_day.isoformat() if daily_day else None,
             )
             header["config"] = asdict(self.config)
-            if sealed:
-                header["salt"] = secrets.token_hex(16)  # 32 hex characters
+            if code is None:
+                header["seed"] = self.seal_seed(room_id, 1)
+            if salt is not None:
+                header["salt"] = salt
             try:
                 created = await self.log.create(header)
             except LogUnavailable as exc:
@@ -228,8 +238,6 @@ class Lobby:
         ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        if code is None:
-            return await self._new_room(Mode.RACE, race_code(None), sealed=True)
         return await self._new_room(Mode.RACE, code)
 
     async def solo(
@@ -272,7 +280,7 @@ class Lobby:
         self._claiming += 1
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
-            room = await self._new_room(Mode.DAILY, code, daily_day=day)
+            room = await self._new_room(Mode.DAILY, code, daily_day=day, salt=self.daily_service.salt_for(day))
             ranked = await self.storage.claim_daily_attempt(
                 day,
                 name_key(name),

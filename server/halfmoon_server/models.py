@@ -22,7 +22,8 @@ class GameRow(Base):
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     nickname: Mapped[str] = mapped_column(String(40))
     name_key: Mapped[str] = mapped_column(String(40))
-    code: Mapped[str] = mapped_column(String(16))
+    #: a long code (a sealed race's, a daily's) is 37 characters (0006)
+    code: Mapped[str] = mapped_column(String(40))
     mode: Mapped[str] = mapped_column(String(8))
     room: Mapped[str] = mapped_column(String(8))
     score: Mapped[int] = mapped_column(Integer)
@@ -33,8 +34,11 @@ class GameRow(Base):
     ranked: Mapped[bool] = mapped_column(Boolean)
     daily_date: Mapped[date | None] = mapped_column(Date, nullable=True)
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    #: a sealed race's salt: with the code, it opens the commitment its racers started with
+    #: what opens the commitment of the game's deal with its code: a daily attempt's salt, or a
+    #: sealed race's of the previous release
     salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: a sealed race's seed and contributions, ``{"seed", "contributions"}`` (0006)
+    seal: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     #: the SHA-256 (hex) of the player's key, never the key: their history's games (0005)
     player: Mapped[str | None] = mapped_column(String(64), nullable=True)
     #: how many undos the record holds (0005; None: stored before it)
@@ -55,7 +59,7 @@ class DailyChallengeRow(Base):
     __tablename__ = "daily_challenges"
 
     day: Mapped[date] = mapped_column(Date, primary_key=True)
-    code: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

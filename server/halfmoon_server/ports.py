@@ -66,10 +66,15 @@ class FinishedGame:
     ranked: bool
     daily_date: date | None
     finished_at: datetime
-    #: a sealed race's salt (None: an open race, a solo game, a daily attempt)
+    #: what opens the commitment the game's deal was published under: a daily attempt's salt, or
+    #: a sealed race's of the previous release (None: an open race, a solo game, a new sealed race)
     salt: str | None = None
     #: the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`; None: none given)
     player: str | None = None
+    #: a sealed race's ``{"seed", "contributions"}``: its code is ``sealed_code(seed,
+    #: contributions)`` and its commitment ``seal_commitment(seed)`` (None: not a sealed race of
+    #: this release)
+    seal: dict[str, Any] | None = None
 
     @property
     def undos(self) -> int:
@@ -102,6 +107,12 @@ class PlayerGame:
     finished_at: datetime
     salt: str | None
     undos: int
+    seal: dict[str, Any] | None = None
+
+    @property
+    def sealed(self) -> bool:
+        """A sealed race's game (of this release or the previous one)."""
+        return self.seal is not None or (self.salt is not None and self.daily_date is None)
 
 
 @dataclass(frozen=True, slots=True)

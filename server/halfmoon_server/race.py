@@ -24,7 +24,7 @@ from array import array
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-from halfmoon.codes import DealCode
+from halfmoon.codes import DealCode, seal_commitment, sealed_code
 from halfmoon.deal import Deal
 from halfmoon.errors import IllegalMoveError, UndoError
 from halfmoon.game import Game, Move, Status
@@ -155,24 +155,34 @@ class Race:
         self,
         room_id: str,
         mode: Mode,
-        code: DealCode,
+        code: DealCode | None,
         config: RaceConfig,
         *,
         now: int,
         daily_day: date | None = None,
         salt: str | None = None,
+        seed: str | None = None,
     ) -> None:
         self.id = room_id
         self.mode = mode
-        self.code = code
-        self.deal = Deal.from_code(code)
         self.config = config
         self.daily_day = daily_day
-        #: a sealed race (the server chose the deal): nobody sees the code before their game
-        #: ends; everyone starts with the commitment ``sha256(CODE:SALT)``
+        #: a sealed race (the server chose the deal): nobody sees the code before the race is
+        #: over. Its deal does not exist before the start: the code is derived then from the
+        #: server's ``seed``, committed to before anyone joined (``seal_commitment(seed)``), and
+        #: the ``entropy`` every starting racer contributed (docs/protocol.md, "Sealed races").
+        #: A room of the previous release was dealt from a code of its own, committed to as
+        #: ``sha256(CODE:SALT)``; a daily attempt's ``salt`` opens the day's commitment.
+        self.code = code
+        self.deal = None if code is None else Deal.from_code(code)
         self.salt = salt
-        self.sealed = salt is not None
-        self.commitment = commitment_of(str(code), salt) if salt is not None else None
+        self.seed = seed
+        self.sealed = mode is Mode.RACE and (salt is not None or seed is not None)
+        #: each racer's contribution to a sealed deal (player id → hex), while in the lobby
+        self.entropy: dict[str, str] = {}
+        #: the contributions the deal was derived from (sorted), from the start on
+        self.contributions: tuple[str, ...] | None = None
+        self.commitment = self._commitment()
         self.phase = Phase.LOBBY
         self.host: str | None = None
         self.players: dict[str, Racer] = {}
@@ -197,6 +207,25 @@ class Race:
         self.series: int | None = None
         self.series_first = 1
         self.table: dict[str, Standing] = {}
+
+    def _commitment(self) -> str | None:
+        if self.seed is not None:
+            return seal_commitment(self.seed)
+        if self.salt is not None and self.code is not None:
+            return commitment_of(str(self.code), self.salt)
+        return None
+
+    @property
+    def code_text(self) -> str:
+        """The deal code (once dealt: a sealed race's from its start)."""
+        assert self.code is not None, "a sealed race's deal does not exist before its start"
+        return str(self.code)
+
+    def contribute(self, player_id: str, entropy: str | None) -> None:
+        """Keep (or replace) a racer's contribution to a sealed race's deal, in the lobby; any
+        other race takes none (its deal is fixed already)."""
+        if entropy is not None and self.seed is not None and self.phase is Phase.LOBBY:
+            self.entropy[player_id] = entropy
 
     # -- what each viewer may see -----------------------------------------------------------------
 
@@ -241,12 +270,12 @@ class Race:
         player too, so a throwaway attempt learns no code — once every attempt of the day has
         ended (:meth:`reveal_at`). A race on a code the host chose is open: everybody knows it."""
         if self.mode is Mode.SOLO or (self.mode is Mode.RACE and not self.sealed):
-            return str(self.code)
+            return self.code_text
         if self.mode is Mode.DAILY:  # not even to its own player before then: a scout learns nothing
-            return str(self.code) if now >= self.reveal_at() else None
+            return self.code_text if now >= self.reveal_at() else None
         # a sealed race: once nobody plays it any more. Not at one racer's own end: a second seat
         # of the same person (another tab) that gives up at once would hand them the deal.
-        return str(self.code) if self.phase is Phase.FINISHED else None
+        return self.code_text if self.phase is Phase.FINISHED else None
 
     def reveal_at(self) -> int:
         """When a daily attempt's code is public: the day is over and every attempt of it has
@@ -359,10 +388,12 @@ class Race:
             self.sealed,
             self.commitment,
             None if racer is None else self._game_over_json(racer, now),
-            self.salt if self.sealed and code is not None else None,
+            self.salt if code is not None and self.mode is not Mode.SOLO else None,
             self.round,
             self.series_json(),
             tuple(self.summary(r, now) for r in self.seated.values()),
+            self.contributions,
+            self.seed if self.sealed and code is not None else None,
         )
 
     def _game_over_json(self, racer: Racer, now: int) -> Json | None:
@@ -370,7 +401,7 @@ class Race:
         if over is None:
             return None
         fields = (over.outcome, over.score, over.moves, over.time_ms, over.code, over.game, over.ranked, over.salt)
-        return WireGameOver(*fields).to_json()
+        return WireGameOver(*fields, over.seed).to_json()
 
     # -- membership ---------------------------------------------------------------------------------
 
@@ -387,19 +418,25 @@ class Race:
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
 
-    def join(self, name: str, now: int) -> tuple[Racer, list[Event]]:
-        """A new player in the lobby (connected). Raises :class:`Refusal` (``race_started``,
-        ``name_taken``, ``room_full``)."""
+    def join(self, name: str, now: int, entropy: str | None = None) -> tuple[Racer, list[Event]]:
+        """A new player in the lobby (connected), with their contribution to a sealed deal
+        (``entropy``, optional). Raises :class:`Refusal` (``race_started``, ``name_taken``,
+        ``room_full``)."""
         self.check_join(name)
         racer = Racer(f"p{self._next_player}", name)
+        self.contribute(racer.id, entropy)
         self._next_player += 1
         if self._host_away():  # no host, or one who dropped and has not come back
             self.host = racer.id
         self.players[racer.id] = racer
         return racer, [PlayerJoined(self.summary(racer, now), self.host)]
 
-    def connect(self, player_id: str, now: int) -> list[Event]:
-        """A player is back (a resume). Nothing to say when they were still connected elsewhere."""
+    def connect(self, player_id: str, now: int, entropy: str | None = None) -> list[Event]:
+        """A player is back (a resume), in a sealed race's lobby with a new contribution
+        (``entropy``) in place of their last one. Nothing to say when they were still connected
+        elsewhere."""
+        if entropy is not None and player_id in self.players:
+            self.contribute(player_id, entropy)
         if player_id in self.seated:  # not in this race: nobody needs to hear it
             self.seated[player_id].connected, self.seated[player_id].away_since = True, None
             return []
@@ -440,6 +477,7 @@ class Race:
         racer = self._racer(player_id)
         if self.phase in (Phase.LOBBY, Phase.COUNTDOWN) and racer.status is PlayerStatus.WAITING:
             del self.players[racer.id]
+            self.entropy.pop(racer.id, None)  # who does not start has no say in the deal
             if self.host == racer.id:  # to a connected player if there is one: they can start
                 connected = [r.id for r in self.players.values() if r.connected]
                 self.host = connected[0] if connected else next(iter(self.players), None)
@@ -521,15 +559,21 @@ class Race:
         self.started_at = now
         self.starts_at = now if self.starts_at is None else self.starts_at
         self._deadline = None if self.time_limit_s is None else now + self.time_limit_s * 1000
+        if self.seed is not None:  # a sealed race is dealt now, from the seed and who starts
+            self.contributions = tuple(sorted(self.entropy[pid] for pid in self.players if pid in self.entropy))
+            self.code = sealed_code(self.seed, self.contributions)
+            self.deal = Deal.from_code(self.code)
+        deal = self.deal
+        assert deal is not None
         boards: dict[str, BoardView] = {}
         for racer in self.players.values():
-            racer.game = Game(self.deal)
+            racer.game = Game(deal)
             racer.status = PlayerStatus.PLAYING
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
             racer.public, racer.public_steps = None, 0  # built when a spectator first needs it
             boards[racer.id] = BoardView.of(racer.game)
-        code = None if self.mode is Mode.DAILY or self.sealed else str(self.code)
-        events: list[Event] = [RaceStarted(now, code, boards, self.commitment)]
+        code = None if self.mode is Mode.DAILY or self.sealed else self.code_text
+        events: list[Event] = [RaceStarted(now, code, boards, self.commitment, self.contributions)]
         return events + self._check_race_end(now)
 
     def move(self, player_id: str | None, move: Move, now: int) -> list[Event]:
@@ -712,6 +756,7 @@ class Race:
         if game is None or racer.time_ms is None or not racer.finished or racer.id in self.unrecorded:
             return None
         code = self.code_for(racer, now)
+        shown = code is not None and self.mode is not Mode.SOLO
         return GameOver(
             racer.id,
             racer.status,
@@ -721,7 +766,8 @@ class Race:
             code,
             racer.game_id,
             racer.ranked,
-            self.salt if code is not None else None,
+            self.salt if shown else None,
+            self.seed if shown else None,
         )
 
     def _race_over(self) -> list[Event]:
@@ -745,7 +791,9 @@ class Race:
                 standing.score += line.score
                 standing.time_ms += line.time_ms
                 standing.races += 1
-        return [RaceOver(self.results, str(self.code), self.salt, self.sealed, self.round, self.series_json())]
+        over = RaceOver(self.results, self.code_text, self.salt, self.sealed, self.round, self.series_json())
+        over.seed, over.contributions = self.seed, self.contributions
+        return [over]
 
     # -- rematches and series ----------------------------------------------------------------------------
 
@@ -771,18 +819,32 @@ class Race:
         if player_id in self.players and self.players[player_id].status is PlayerStatus.LEFT:
             raise Refusal("not_in_room", "a player who left the room cannot propose its rematch")
 
-    def rematch(self, player_id: str | None, code: DealCode, salt: str, now: int) -> list[Event]:
-        """A rematch: the room's next race, on ``code`` (the server drew it; sealed with
-        ``salt``, like any deal the server draws), is a lobby again. Its proposer is in and hosts
-        it; the room's other players are seated and may :meth:`accept`. A series goes on (one
-        that is over gives way to no series). Raises :class:`Refusal` (see :meth:`check_rematch`)."""
+    def rematch(
+        self,
+        player_id: str | None,
+        now: int,
+        *,
+        seed: str | None = None,
+        entropy: str | None = None,
+        code: DealCode | None = None,
+        salt: str | None = None,
+    ) -> list[Event]:
+        """A rematch: the room's next race, a sealed race like any the server deals, is a lobby
+        again: its deal will be derived at its start from ``seed`` (the server drew it) and the
+        contributions of who starts — the proposer's ``entropy`` first. (A log of the previous
+        release gives the next deal's ``code`` and its ``salt`` instead.) Its proposer is in and
+        hosts it; the room's other players are seated and may :meth:`accept`. A series goes on
+        (one that is over gives way to no series). Raises :class:`Refusal` (see
+        :meth:`check_rematch`)."""
         self.check_rematch(player_id)
-        assert player_id is not None
+        assert player_id is not None and (seed is not None or (code is not None and salt is not None))
         if self.series is not None and self.round - self.series_first + 1 >= self.series:
             self.series, self.table = None, {}
         self.round += 1
-        self.code, self.deal = code, Deal.from_code(code)
-        self.salt, self.sealed, self.commitment = salt, True, commitment_of(str(code), salt)
+        self.code, self.deal = code, None if code is None else Deal.from_code(code)
+        self.seed, self.salt, self.sealed = seed, None if seed is not None else salt, True
+        self.entropy, self.contributions = {}, None
+        self.commitment = self._commitment()
         self.phase = Phase.LOBBY
         self.starts_at = self.started_at = self.finished_at = self.time_limit_s = self._deadline = None
         self.results = None
@@ -791,6 +853,7 @@ class Race:
         everyone = sorted([*stayed, *self.seated.values()], key=lambda r: int(r.id[1:]))
         fresh = {r.id: Racer(r.id, r.name, connected=r.connected, away_since=r.away_since) for r in everyone}
         self.players = {player_id: fresh.pop(player_id)}
+        self.contribute(player_id, entropy)
         self.seated = fresh
         self.host = player_id
         summaries = tuple(self.summary(r, now) for r in self.seated.values())
@@ -808,12 +871,14 @@ class Race:
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
 
-    def accept(self, player_id: str | None, now: int) -> list[Event]:
-        """A seated player takes their place in the rematch (the host if the host is away).
-        Raises :class:`Refusal` (see :meth:`check_accept`)."""
+    def accept(self, player_id: str | None, now: int, entropy: str | None = None) -> list[Event]:
+        """A seated player takes their place in the rematch (the host if the host is away), with
+        their contribution to its deal (``entropy``, optional). Raises :class:`Refusal` (see
+        :meth:`check_accept`)."""
         self.check_accept(player_id)
         assert player_id is not None
         racer = self.players[player_id] = self.seated.pop(player_id)
+        self.contribute(player_id, entropy)
         if self._host_away():
             self.host = racer.id
         return [PlayerJoined(self.summary(racer, now), self.host)]

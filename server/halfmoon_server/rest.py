@@ -18,7 +18,7 @@ import orjson
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from halfmoon.codes import DealCode
+from halfmoon.codes import DealCode, seal_commitment
 from halfmoon.deal import Deal
 from halfmoon.errors import BadMessageError, HalfMoonError, InvalidCodeError
 from halfmoon.protocol import (
@@ -253,8 +253,14 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
     if first.daily_date is not None and not request.app[keys.DAILY].revealed(first.daily_date):
         code = None  # the daily code stays hidden until every attempt of the day has ended
     results = entries(games)["entries"]
+    opened: dict[str, Any] = {}  # what opens a sealed race's commitment (its race is over: stored games only)
+    if first.seal is not None:
+        seed = first.seal["seed"]
+        opened = {"sealed": True, "commitment": seal_commitment(seed), "seed": seed}
+        opened["contributions"] = list(first.seal["contributions"])
     return json_response(
         {
+            **opened,
             "room": room_id,
             "mode": first.mode,
             "phase": "finished",
@@ -298,17 +304,24 @@ async def daily(request: web.Request) -> web.Response:
     players = await service.players(today)
     # a day is listed (with its code) once every attempt of it has ended, not at midnight
     past = await service.past_days(today, 60)
+    # each day's deal is committed to a day ahead: today's and tomorrow's commitments are public,
+    # a past day's code and salt open its commitment (docs/protocol.md, "The daily's commitment")
+    tomorrow = today + timedelta(days=1)
     return json_response(
         {
             "date": today.isoformat(),
-            "ends_at": day_start_ms(today + timedelta(days=1)),
+            "ends_at": day_start_ms(tomorrow),
             "players": players,
+            "commitment": await service.commitment_for(today),
+            "next": {"date": tomorrow.isoformat(), "commitment": await service.commitment_for(tomorrow)},
             "play": f"{base}/daily",
             "leaderboard": f"/api/daily/{today.isoformat()}/leaderboard",
             "past": [
                 {
                     "date": d.day.isoformat(),
                     "code": d.code,
+                    "salt": service.salt_for(d.day),
+                    "commitment": commitment_of(d.code, service.salt_for(d.day)),
                     "players": d.players,
                     "leaderboard": f"/api/daily/{d.day.isoformat()}/leaderboard",
                 }
@@ -347,8 +360,9 @@ async def get_game(request: web.Request) -> web.Response:
             "its record opens when they have finished",
         )
     # a record holds only positions: a client replaying it needs the cards (docs/protocol.md);
-    # who played it and how it ended head the replay screen; a sealed race's salt opens its
-    # commitment (halfmoon verify)
+    # who played it and how it ended head the replay screen; what opens the commitment its deal
+    # was dealt under (halfmoon verify): a sealed race's seed and contributions (a previous
+    # release's salt), a daily's salt
     body: dict[str, Any] = {
         **game.record,
         "deal": Deal.from_code(game.record["code"]).to_json(),
@@ -356,9 +370,13 @@ async def get_game(request: web.Request) -> web.Response:
         "score": game.score,
         "time_ms": game.time_ms,
         "outcome": game.outcome,
-        "sealed": game.salt is not None,
+        "sealed": game.seal is not None or (game.salt is not None and game.daily_date is None),
     }
-    if game.salt is not None:
+    if game.seal is not None:
+        body["seed"] = game.seal["seed"]
+        body["contributions"] = list(game.seal["contributions"])
+        body["commitment"] = seal_commitment(game.seal["seed"])
+    elif game.salt is not None:
         body["salt"] = game.salt
         body["commitment"] = commitment_of(game.code, game.salt)
     return json_response(body)
@@ -477,7 +495,7 @@ class _Entitlement:
     async def code_shown(self, game: PlayerGame) -> bool:
         if game.daily_date is not None:
             return bool(self.request.app[keys.DAILY].revealed(game.daily_date))
-        if game.salt is None:
+        if not game.sealed:
             return True
         if self.now_ms - int(game.finished_at.timestamp() * 1000) > TIME_LIMIT_MAX * 1000:
             return True

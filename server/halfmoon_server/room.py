@@ -129,11 +129,12 @@ def race_of(header: Entry) -> Race:
     return Race(
         header["room"],
         Mode(header["mode"]),
-        DealCode.parse(header["code"]),
+        None if header["code"] is None else DealCode.parse(header["code"]),
         RaceConfig(**header["config"]),
         now=header["created_at"],
         daily_day=date.fromisoformat(day) if day else None,
         salt=header.get("salt"),
+        seed=header.get("seed"),
     )
 
 
@@ -625,6 +626,10 @@ class Room:
         racer = race.players[player_id]
         game = racer.game
         assert game is not None
+        assert race.code is not None  # (a game over was dealt)
+        seal = None
+        if race.seed is not None:  # what opens a sealed race's commitment (halfmoon verify)
+            seal = {"seed": race.seed, "contributions": list(race.contributions or ())}
         return FinishedGame(
             nickname=racer.name,
             code=str(race.code),
@@ -640,6 +645,7 @@ class Room:
             finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
             salt=race.salt,
             player=self.player_keys.get(player_id),
+            seal=seal,
         )
 
     # -- housekeeping --------------------------------------------------------------------------------------

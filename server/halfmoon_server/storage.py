@@ -175,6 +175,7 @@ def _stored(row: GameRow) -> StoredGame:
         finished_at=row.finished_at,
         salt=row.salt,
         player=row.player,
+        seal=row.seal,
     )
 
 
@@ -274,6 +275,7 @@ class SqlStorage:
                 salt=game.salt,
                 player=game.player,
                 undos=game.undos,
+                seal=game.seal,
             )
             try:
                 async with self._sessions.begin() as session:
@@ -320,6 +322,7 @@ class SqlStorage:
                 "salt": game.salt,
                 "player": game.player,
                 "undos": game.undos,
+                "seal": game.seal,
             }
             for game, game_id in games
         ]
@@ -377,7 +380,7 @@ class SqlStorage:
         c = GameRow
         query = (
             select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
-                   c.finished_at, c.salt, c.undos)
+                   c.finished_at, c.salt, c.undos, c.seal)
             .where(c.player == player)
             .order_by(c.finished_at.desc())
             .limit(limit)
@@ -401,6 +404,7 @@ class SqlStorage:
                     finished_at=r.finished_at,
                     salt=r.salt,
                     undos=r.undos or 0,
+                    seal=r.seal,
                 )
                 for r in rows
             ]
@@ -415,10 +419,17 @@ class SqlStorage:
                 async with self._sessions.begin() as session:
                     ranked = True
                     if address is not None and per_address > 0:
-                        if self.engine.dialect.name == "postgresql":  # claims from one address, one at a time
+                        # claims from one address, one at a time: the count and the insert below
+                        # are one step, or concurrent claims all count the same few and all rank
+                        if self.engine.dialect.name == "postgresql":
                             await session.execute(
                                 text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:{address}"}
                             )
+                        elif self.engine.dialect.name == "sqlite":
+                            # the driver would begin the transaction at the insert only, after the
+                            # count: take SQLite's write lock first (other writers wait for it,
+                            # within the busy timeout; readers never do, in write-ahead mode)
+                            await session.execute(text("BEGIN IMMEDIATE"))
                         query = select(func.count()).where(
                             DailyAttemptRow.day == day,
                             DailyAttemptRow.address == address,

@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import socket
 from collections.abc import AsyncIterator
 
 from aiohttp import WSMsgType, web
 from yarl import URL
 
-from halfmoon.codes import random_code
 from halfmoon.errors import BadMessageError
 from halfmoon.protocol import (
     Accept,
@@ -338,18 +336,18 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if series is not None:
                 start["ser"] = series
             await _room_of(app, conn).submit(start)
-        case Rematch():
-            # the next deal is drawn here, and logged with its salt: every instance replays the same
-            code = str(random_code(secrets.SystemRandom()))
-            rematch = {"k": "rematch", "p": conn.player_id, "c": code, "salt": secrets.token_hex(16)}
-            await _room_of(app, conn).submit(rematch)
-        case Accept():
-            await _room_of(app, conn).submit({"k": "accept", "p": conn.player_id})
-        case Join(room=room_id, name=name, player_key=key):
+        case Rematch(entropy=entropy):
+            # the next race's seed is drawn here and logged: every instance replays the same
+            room = _room_of(app, conn)
+            seed = lobby.seal_seed(room.id, room.race.round + 1)
+            await room.submit(_with_entropy({"k": "rematch", "p": conn.player_id, "seed": seed}, entropy))
+        case Accept(entropy=entropy):
+            await _room_of(app, conn).submit(_with_entropy({"k": "accept", "p": conn.player_id}, entropy))
+        case Join(room=room_id, name=name, player_key=key, entropy=entropy):
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
-                entry: dict[str, object] = {"k": "join", "n": name, "tok": new_token()}
+                entry: dict[str, object] = _with_entropy({"k": "join", "n": name, "tok": new_token()}, entropy)
                 if key is not None:
                     entry["pk"] = player_key_hash(key)  # only the hash is logged and stored
                 try:
@@ -362,19 +360,26 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Watch(room=room_id):
             _not_in_room(app, conn)
             await (await _find_room(lobby, room_id)).submit({"k": "watch"}, conn)
-        case Resume(room=room_id, token=token, since=since):
+        case Resume(room=room_id, token=token, since=since, entropy=entropy):
             _not_in_room(app, conn)
             seated = await lobby.find(normalise_room(room_id))
             player_id = seated.player_with_token(token) if seated is not None else None
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
-            await seated.submit({"k": "connect", "p": player_id, "since": since}, conn)
+            await seated.submit(_with_entropy({"k": "connect", "p": player_id, "since": since}, entropy), conn)
         case Solo(name=name, code=text, player_key=key):
             _not_in_room(app, conn)
             await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key))
         case Daily(name=name, player_key=key):
             _not_in_room(app, conn)
             await lobby.daily(conn, name, conn.peer, player=_hash_of(key))
+
+
+def _with_entropy(entry: dict[str, object], entropy: str | None) -> dict[str, object]:
+    """A log entry with the racer's contribution to a sealed deal (``e``), when they sent one."""
+    if entropy is not None:
+        entry["e"] = entropy
+    return entry
 
 
 def _hash_of(player_key: str | None) -> str | None:

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
+from halfmoon.codes import check_contribution
 from halfmoon.errors import BadMessageError, HalfMoonError
 from halfmoon.game import Move
 from halfmoon.positions import parse_position
@@ -97,15 +98,24 @@ def _with_key(out: Json, player_key: str | None) -> Json:
     return out
 
 
+def _with_entropy(out: Json, entropy: str | None) -> Json:
+    if entropy is not None:
+        out["entropy"] = entropy
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Join:
     room: str
     name: str
     #: the player's key (optional): their games are kept under its hash, for their history
     player_key: str | None = None
+    #: the racer's contribution to a sealed race's deal (optional; docs/protocol.md, "Sealed races")
+    entropy: str | None = None
 
     def to_json(self) -> Json:
-        return _with_key({"type": "join", "v": VERSION, "room": self.room, "name": self.name}, self.player_key)
+        out = _with_key({"type": "join", "v": VERSION, "room": self.room, "name": self.name}, self.player_key)
+        return _with_entropy(out, self.entropy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +153,14 @@ class Resume:
     room: str
     token: str
     since: int | None = None
+    #: in a sealed race's lobby: a new contribution in place of the racer's last one
+    entropy: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "resume", "v": VERSION, "room": self.room, "token": self.token}
         if self.since is not None:
             out["since"] = self.since
-        return out
+        return _with_entropy(out, self.entropy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,18 +180,23 @@ class Start:
 
 @dataclass(frozen=True, slots=True)
 class Rematch:
-    """After a race: propose a new race on a new deal in the same room (you are in, and host it)."""
+    """After a race: propose a new race on a new deal in the same room (you are in, and host it);
+    ``entropy``: your contribution to its sealed deal."""
+
+    entropy: str | None = None
 
     def to_json(self) -> Json:
-        return {"type": "rematch", "v": VERSION}
+        return _with_entropy({"type": "rematch", "v": VERSION}, self.entropy)
 
 
 @dataclass(frozen=True, slots=True)
 class Accept:
-    """Take your place in the rematch proposed in your room."""
+    """Take your place in the rematch proposed in your room (``entropy``: your contribution)."""
+
+    entropy: str | None = None
 
     def to_json(self) -> Json:
-        return {"type": "accept", "v": VERSION}
+        return _with_entropy({"type": "accept", "v": VERSION}, self.entropy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,11 +357,23 @@ def parse_message(frame: str | bytes) -> ClientMessage:
     return parser(data, msg_id)
 
 
+def _entropy(data: Json, msg_id: int | None) -> str | None:
+    """A racer's contribution to a sealed deal (docs/protocol.md, "Sealed races"): 32-64
+    lowercase hex characters, or None when the message has none."""
+    text = _optional_str(data, "entropy", msg_id)
+    if text is None:
+        return None
+    try:
+        return check_contribution(text)
+    except ValueError:  # (HalfMoonError is one)
+        raise _bad("entropy", "must be 32-64 lowercase hex characters (16 random bytes or more)", msg_id) from None
+
+
 def _parse_resume(data: Json, msg_id: int | None) -> Resume:
     since = _int(data, "since", msg_id)
     if since is not None and since < 0:
         raise _bad("since", "cannot be negative", msg_id)
-    return Resume(_str(data, "room", msg_id), _str(data, "token", msg_id), since)
+    return Resume(_str(data, "room", msg_id), _str(data, "token", msg_id), since, _entropy(data, msg_id))
 
 
 def _parse_start(data: Json, msg_id: int | None) -> Start:
@@ -375,7 +404,7 @@ def _parse_move(data: Json, msg_id: int | None) -> MoveMessage:
 
 
 _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
-    "join": lambda d, i: Join(_str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i)),
+    "join": lambda d, i: Join(_str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i), _entropy(d, i)),
     "watch": lambda d, i: Watch(_str(d, "room", i)),
     "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i)),
     "daily": lambda d, i: Daily(check_name(_str(d, "name", i)), _player_key(d, i)),
@@ -386,8 +415,8 @@ _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
     "give_up": lambda d, i: GiveUp(),
     "leave": lambda d, i: Leave(),
     "ping": lambda d, i: Ping(),
-    "rematch": lambda d, i: Rematch(),
-    "accept": lambda d, i: Accept(),
+    "rematch": lambda d, i: Rematch(_entropy(d, i)),
+    "accept": lambda d, i: Accept(_entropy(d, i)),
 }
 
 
@@ -455,10 +484,10 @@ class Result:
 
 
 def commitment_of(code: str, salt: str) -> str:
-    """A sealed race's commitment to its deal: the lowercase hex SHA-256 of ``CODE:SALT``.
-
-    Every racer gets it at the start; their ``game_over`` reveals the code and the salt, and
-    anyone can check that the deal was the one committed to.
+    """A commitment to a deal code: the lowercase hex SHA-256 of ``CODE:SALT``. The daily
+    challenge's (published a day ahead, opened by the salt its reveal gives) and a sealed race's of
+    the previous release (a new sealed race commits to its seed instead:
+    :func:`halfmoon.codes.seal_commitment`).
 
     >>> commitment_of("HM1-N-AAAAAAA", "0" * 32)[:16]
     '70febe9e42e57bb2'
@@ -518,6 +547,10 @@ class RoomSnapshot:
     round: int = 1
     series: Json | None = None
     seated: tuple[PlayerSummary, ...] = ()
+    #: a sealed race's contributions, from its start (everyone can check theirs is in), and its
+    #: seed once its code is out (docs/protocol.md, "Sealed races")
+    contributions: tuple[str, ...] | None = None
+    seed: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {
@@ -543,6 +576,10 @@ class RoomSnapshot:
             out["game_over"] = self.game_over
         if self.salt is not None:  # a reload after a sealed race can check its code again
             out["salt"] = self.salt
+        if self.contributions is not None:
+            out["contributions"] = list(self.contributions)
+        if self.seed is not None:
+            out["seed"] = self.seed
         if self.round > 1 or self.series is not None:
             out.update(round=self.round, series=self.series, seated=[p.to_json() for p in self.seated])
         return out
@@ -670,11 +707,15 @@ class Started(RoomEvent):
     board: Json | None = None
     boards: Json | None = None
     commitment: str | None = None
+    #: a sealed race's: the racers' contributions its code is derived from (sorted)
+    contributions: tuple[str, ...] | None = None
 
     def to_json(self) -> Json:
         out: Json = {"code": self.code, "started_at": self.started_at}
         if self.commitment is not None:
             out["commitment"] = self.commitment
+        if self.contributions is not None:
+            out["contributions"] = list(self.contributions)
         if self.boards is not None:
             out["boards"] = self.boards
         else:
@@ -769,6 +810,8 @@ class GameOver(RoomEvent):
     game: str | None
     ranked: bool
     salt: str | None = None
+    #: a sealed race's seed, with its code (docs/protocol.md, "Sealed races")
+    seed: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {
@@ -780,6 +823,8 @@ class GameOver(RoomEvent):
         }
         if self.salt is not None:
             out["salt"] = self.salt
+        if self.seed is not None:
+            out["seed"] = self.seed
         out.update(game=self.game, ranked=self.ranked)
         return out
 
@@ -796,6 +841,8 @@ class RaceOver(RoomEvent):
     sealed: bool = False
     round: int = 1
     series: Json | None = None
+    seed: str | None = None
+    contributions: tuple[str, ...] | None = None
 
     def to_json(self) -> Json:
         out: Json = {"results": [r.to_json() for r in self.results]}
@@ -804,6 +851,10 @@ class RaceOver(RoomEvent):
             out["sealed"] = self.sealed
         if self.salt is not None:
             out["salt"] = self.salt
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.contributions is not None:
+            out["contributions"] = list(self.contributions)
         if self.round > 1 or self.series is not None:
             out.update(round=self.round, series=self.series)
         return out

@@ -64,13 +64,16 @@ def test_r_and_a_are_refused_until_they_make_sense_and_a_stay_ends_only_with_the
     screen = race_screen(racer.session, local_ms=0, stay=True)
     assert "Series: race 1 of 2" in screen and "r rematch" in screen
     assert screen.index(" Bob") < screen.index(" Ada", screen.index("Series"))
-    assert racer.command("rematch") == [{"type": "rematch", "v": 1}]
+    assert racer.command("rematch") == [{"type": "rematch", "v": 1, "entropy": racer.session.entropy}]
+    assert re.fullmatch(r"[0-9a-f]{32}", racer.session.entropy or ""), "a fresh contribution to the next deal"
     racer.receive(rematch_event(10), 0)
     session = racer.session
     assert (session.phase, session.round, session.results, session.board) == ("lobby", 2, None, None)
     assert session.may_accept and "Bob proposes a rematch" in racer.screen(0)
     assert "a accepts the rematch" in racer.screen(0) and "race 2" in racer.screen(0)
-    assert racer.command("a") == [{"type": "accept", "v": 1}]
+    proposed = racer.session.entropy
+    assert racer.command("a") == [{"type": "accept", "v": 1, "entropy": racer.session.entropy}]
+    assert racer.session.entropy != proposed
     racer.receive({"type": "player_joined", "seq": 11, "v": 1, "player": summary("p1", "Ada"), "host": "p2"}, 0)
     assert not session.may_accept and list(session.players) == ["p2", "p1"]
     racer.input_closed = True

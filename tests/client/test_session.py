@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from halfmoon.codes import seal_commitment, sealed_code
 from halfmoon.game import Game, Move
 from halfmoon_client.errors import ProtocolError
 from halfmoon_client.session import Session
@@ -214,3 +215,51 @@ def test_my_move_message_is_a_legal_wire_move() -> None:
     session = Session()
     message = session.move_message(Move.parse("R3 5 12").names())
     assert message["positions"] == ["R3", "5", "12"]
+
+
+SEED = "5e" * 32
+THEIRS = "b2" * 16
+
+
+def sealed_session(*, board_of: str | None = None) -> tuple[Session, str, list[str]]:
+    """A racer's session through a sealed race's start: it sent its contribution with its join
+    (``started`` lists it with a rival's) and was shown the opening board of ``board_of`` (the
+    sealed code itself when None)."""
+    session = Session()
+    session.receive(welcome(1, code=None, sealed=True, commitment=seal_commitment(SEED)), T0)
+    mine = session.contribute()
+    contributions = sorted([mine, THEIRS])
+    code = str(sealed_code(SEED, contributions))
+    message = started(2, Game.from_code(board_of or code))
+    session.receive({**message, "code": None, "commitment": seal_commitment(SEED), "contributions": contributions}, T0)
+    return session, code, contributions
+
+
+def race_over(code: str, seed: str, contributions: list[str]) -> dict[str, object]:
+    return {"type": "race_over", "v": 1, "seq": 3, "results": [], "code": code, "sealed": True, "seed": seed,
+            "contributions": contributions}  # fmt: skip
+
+
+def test_the_terminal_checks_a_sealed_races_reveal_against_its_commitment_contribution_and_opening_board() -> None:
+    session, code, contributions = sealed_session()
+    assert session.verified is None
+    session.receive(race_over(code, SEED, contributions), T0)
+    assert session.verified is True
+    for tampered in (
+        race_over(code, "5f" + SEED[2:], contributions),  # another seed
+        race_over(code, SEED, [THEIRS]),  # my contribution left out
+        race_over(str(sealed_code(SEED, [])), SEED, []),  # a deal the server alone picked
+    ):
+        session, code, contributions = sealed_session()
+        session.receive(tampered, T0)
+        assert session.verified is False, tampered
+    shown_another, code, contributions = sealed_session(board_of="HM1-N-AAAAAAA")  # dealt a board not of the code
+    shown_another.receive(race_over(code, SEED, contributions), T0)
+    assert shown_another.verified is False
+
+
+def test_the_join_carries_the_sessions_fresh_contribution() -> None:
+    session = Session()
+    entropy = session.contribute()
+    assert len(entropy) == 32 and entropy != Session().contribute()
+    assert Session.join_message("K7WQ2M", "Ada", None, entropy)["entropy"] == entropy

@@ -62,13 +62,15 @@ def facts(session: Session) -> dict[str, Any]:
     }
 
 
-def hello(session: Session, page: dict[str, Any]) -> dict[str, Any] | None:
-    """What the terminal client says on a new socket for this page (None: it has no such message)."""
+def hello(session: Session, page: dict[str, Any], sent: dict[str, Any]) -> dict[str, Any] | None:
+    """What the terminal client says on a new socket for this page (None: it has no such message).
+    A join carries the session's fresh contribution: the recording's stands for the one it draws."""
     intent = page["intent"]
     if session.token is not None:
         return session.resume_message()
     if intent["kind"] == "race":
-        return Session.join_message(intent["room"], page["name"])
+        session.entropy = sent.get("entropy")
+        return Session.join_message(intent["room"], page["name"], None, session.entropy)
     if intent["kind"] == "watch":
         return Session.watch_message(intent["room"])
     return None  # solo games are played locally by the terminal client (halfmoon play)
@@ -99,7 +101,7 @@ def test_the_session_builds_and_sees_what_the_recorded_page_did(scenario: str, l
         where = f"{scenario}, {label}, entry {i}"
         if "send" in entry:
             sent = entry["send"]
-            expected = hello(session, page) if hello_due else command(session, sent)
+            expected = hello(session, page, sent) if hello_due else command(session, sent)
             if expected is not None:
                 assert expected == sent, where
             hello_due = False
@@ -113,6 +115,8 @@ def test_the_session_builds_and_sees_what_the_recorded_page_did(scenario: str, l
                 assert got[key] == value, f"{where}: {key}"
             checked += 1
     assert checked, "the page checks something"
+    if scenario in ("sealed", "daily") and session.code:  # the reveal opens the commitment the page was given
+        assert session.verified is True, f"{scenario}, {label}: the deal checked"
 
 
 def test_every_recorded_message_type_is_one_the_session_knows() -> None:

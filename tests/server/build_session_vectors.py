@@ -23,12 +23,16 @@ from pathlib import Path
 from typing import Any, Final
 
 import aiohttp
+import pytest
 from aiohttp.test_utils import TestServer
 
+from halfmoon.codes import daily_code, new_seal_seed, seal_commitment, sealed_code
 from halfmoon.game import Game, Move
 from halfmoon.positions import PILE_COUNT, POSITION_NAMES
+from halfmoon.protocol import commitment_of
 from halfmoon_server import create_app
-from halfmoon_server.clock import ManualClock
+from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
+from halfmoon_server.lobby import Lobby
 from tests.conftest import VECTORS
 from tests.server.support import illegal_move, make_settings, won_record
 
@@ -38,6 +42,7 @@ START_MS: Final = 1_796_000_000_000
 LOCAL_SKEW_MS: Final = -1500
 SOLO_CODE: Final = "HM1-N-AAAAAAB"  # tap vectors' deal: 1:10H R4:AS make 11; R3:JH R5:QD 8:KS a triple
 HIDDEN: Final = "??"
+DAY_MS: Final = 86_400_000
 
 FORMAT: Final = """\
 Live sessions recorded from a real server (tests/server/build_session_vectors.py), fed to both
@@ -46,7 +51,7 @@ Session. Top level: {"format": this text, "scenarios": {name: scenario}}.
 A scenario: {"about": what it shows, "code": the deal code, "pages": {label: page}}, in the order
 the pages opened. A page is one browser tab or terminal client: {"name": the nickname it gives,
 "intent": what the page was opened for, as the browser's initialState takes it ({"kind": "solo",
-"code"} | {"kind": "race", "room"} | {"kind": "watch", "room"}), "seat": the {"room", "token"} a
+"code"} | {"kind": "race", "room"} | {"kind": "watch", "room"} | {"kind": "daily"}), "seat": the {"room", "token"} a
 reloaded page starts with or null, "timeline": [entry, ...]}.
 Entries, in the order they happened on that page: {"send": a message the page sent} (its first,
 and the first after a drop, is its hello), {"recv": a message it received, "at": the page's own
@@ -59,7 +64,8 @@ clock then, in ms}, {"drop": true} (its socket closed; a page that sends again o
 spectator's, with "??" for a card not shown yet), "outcome" ({"outcome", "score", "moves"} from
 game_over, or null), "results" (null, or race_over's [{"rank", "player", "name", "outcome",
 "score", "moves"}, ...]).
-Room ids, tokens and game ids are random: each is replaced by ROOM-n, TOKEN-n or GAME-n.
+Room ids, tokens and game ids are random: each is replaced by ROOM-n, TOKEN-n or GAME-n. A sealed
+race's seed is drawn from fixed bytes, so its deal is the same on every run.
 """
 
 
@@ -529,6 +535,132 @@ async def race(recording: Recording) -> None:
     await recording.quiet()
 
 
+#: A sealed race's seed comes from the server's secret and fresh random bytes; the recording draws
+#: it from fixed bytes instead (like its clock, held still), so every run deals the same cards.
+SEALED_SEED: Final = new_seal_seed(b"session vectors", bytes(16), "sealed:1")
+ADA_ENTROPY: Final = "a1" * 16
+BOB_ENTROPY: Final = "b2" * 16
+
+
+def first_moves(game: Game, count: int) -> list[list[str]]:
+    """The first legal move ``count`` times (fewer when the deal stalls), pushed on a copy."""
+    copy = Game(game.deal)
+    line: list[list[str]] = []
+    for _ in range(count):
+        move = next(iter(copy.legal_moves()), None)
+        if move is None:
+            break
+        copy.push(move)
+        line.append(move.names())
+    return line
+
+
+async def sealed(recording: Recording) -> None:
+    """A sealed race: the commitment before anyone joins; Ada and Bob each send a contribution
+    with their join; started lists both; a move each, both give up; race_over reveals the code and
+    the seed, which open the commitment (checked here, and by both clients)."""
+    clock, http, server = recording.clock, recording.http, recording.server
+    created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+    room, commitment = created["room"], created["commitment"]
+    recording.volatile[room] = "ROOM"
+    assert commitment == seal_commitment(SEALED_SEED)
+    contributions = sorted([ADA_ENTROPY, BOB_ENTROPY])
+    code = str(sealed_code(SEALED_SEED, contributions))
+    intent = {"kind": "race", "room": room}
+    ada_racer, bob_racer = Racer("p1", "Ada", Game.from_code(code)), Racer("p2", "Bob", Game.from_code(code))
+    racers = [ada_racer, bob_racer]
+
+    def players() -> dict[str, Any]:
+        return {r.id: r.facts() for r in racers}
+
+    ada, bob = recording.page("Ada", intent), recording.page("Bob", intent)
+    await ada.send("join", room=room, name="Ada", entropy=ADA_ENTROPY)
+    [welcome] = await ada.expect("welcome")
+    assert welcome["room"]["commitment"] == commitment and welcome["room"]["code"] is None
+    ada.check(role="player", you="p1", mode="race", phase="lobby", host="p1", code=None, offset_ms=-LOCAL_SKEW_MS,
+              players={"p1": ada_racer.facts()}, board=None, boards={}, failed=None)  # fmt: skip
+    await bob.send("join", room=room, name="Bob", entropy=BOB_ENTROPY)
+    await bob.expect("welcome")
+    await ada.expect("player_joined")
+    await ada.send("start", time_limit_s=600)
+    for page in (ada, bob):
+        await page.expect("countdown")
+    clock.advance(50)
+    for racer in racers:
+        racer.status = "playing"
+    for page in (ada, bob):
+        [started] = await page.expect("started")
+        assert started["code"] is None and started["contributions"] == contributions
+        page.check(phase="running", code=None, players=players(), board=board_facts(ada_racer.game))
+    line = first_moves(ada_racer.game, 2)
+    for page, racer, other in ((ada, ada_racer, bob), (bob, bob_racer, ada)):
+        clock.advance(2000)
+        await page.sent_with_id("move", positions=line[0])
+        racer.push(line[0])
+        await page.expect("moved")
+        await other.expect("moved")
+        page.check(players=players(), board=board_facts(racer.game))
+    clock.advance(1000)
+    await bob.send("give_up")
+    bob_racer.status = "gave_up"
+    await bob.expect("progress", "game_over")
+    await ada.expect("progress")
+    bob.check(code=None, outcome={"outcome": "gave_up", "score": 10, "moves": 1})  # Ada still plays: no code yet
+    clock.advance(1000)
+    await ada.send("give_up")
+    ada_racer.status = "gave_up"
+    await ada.expect("progress", "game_over", "race_over")
+    await bob.expect("progress", "race_over")
+    [over] = [m for m in ada.received() if m["type"] == "race_over"]
+    assert over["code"] == code and over["seed"] == SEALED_SEED and over["contributions"] == contributions
+    assert seal_commitment(over["seed"]) == commitment  # the reveal opens the commitment given at creation
+    results = [
+        {"rank": 1, "player": "p2", "name": "Bob", "outcome": "gave_up", "score": 10, "moves": 1},
+        {"rank": 2, "player": "p1", "name": "Ada", "outcome": "gave_up", "score": 10, "moves": 1},
+    ]
+    for page in (ada, bob):
+        page.check(phase="finished", code=code, players=players(), results=results)
+    await recording.quiet()
+
+
+async def daily(recording: Recording) -> None:
+    """A daily attempt: its commitment in the snapshot, its code hidden from its own player; a move,
+    then giving up; once every attempt of the day has ended, a reloaded page shows the code and salt,
+    which open the commitment the attempt started with (as GET /api/daily published it a day ahead)."""
+    clock, http, server = recording.clock, recording.http, recording.server
+    day = utc_day(clock.ms)
+    code = str(daily_code(day, b"test-secret", long=True))
+    ahead = await (await http.get(server.make_url("/api/daily"))).json()
+    racer = Racer("p1", "Ada", Game.from_code(code), status="playing")
+    ada = recording.page("Ada", {"kind": "daily"})
+    await ada.send("daily", name="Ada")
+    [welcome] = await ada.expect("welcome")
+    recording.volatile[welcome["room"]["room"]] = "ROOM"
+    assert welcome["room"]["commitment"] == ahead["commitment"] and welcome["room"]["code"] is None
+    ada.check(role="player", you="p1", mode="daily", phase="running", code=None, offset_ms=-LOCAL_SKEW_MS,
+              players={"p1": racer.facts()}, board=board_facts(racer.game), outcome=None, results=None)  # fmt: skip
+    clock.advance(3000)
+    step = first_moves(racer.game, 1)[0]
+    await ada.sent_with_id("move", positions=step)
+    racer.push(step)
+    await ada.expect("moved")
+    clock.advance(2000)
+    await ada.send("give_up")
+    racer.status = "gave_up"
+    await ada.expect("progress", "game_over", "race_over")
+    ada.check(code=None, outcome={"outcome": "gave_up", "score": 10, "moves": 1})  # not even its own player
+    seat = {"room": welcome["room"]["room"], "token": ada.token()}
+    await ada.drop()
+    clock.set(day_start_ms(day) + DAY_MS + 1_800_000)  # every attempt of the day has ended
+    reloaded = recording.page("Ada after a reload", {"kind": "daily"}, name="Ada", seat=seat)
+    await reloaded.send("resume", room=seat["room"], token=seat["token"])
+    [back] = await reloaded.expect("welcome")
+    snapshot = back["room"]
+    assert snapshot["code"] == code and commitment_of(code, snapshot["salt"]) == ahead["commitment"]
+    reloaded.check(phase="finished", code=code, outcome={"outcome": "gave_up", "score": 10, "moves": 1})
+    await recording.quiet()
+
+
 SCENARIOS: Final = {
     "solo": (solo, SOLO_CODE, "a solo game: a pair, a refused move, a triple (J Q K), an undo, then giving up"),
     "race": (
@@ -539,14 +671,34 @@ SCENARIOS: Final = {
         "them too or gives up), a refused move; Bob drops and resumes with since, undoes, then reloads (a "
         "snapshot) and gives up; Ada wins",
     ),
+    "sealed": (
+        sealed,
+        sealed_code(SEALED_SEED, sorted([ADA_ENTROPY, BOB_ENTROPY])),
+        "a sealed race: each racer's contribution with their join, started listing them, a move each, both "
+        "give up; race_over reveals the code and the seed, which open the commitment given before anyone "
+        "joined, and the code deals the opening board",
+    ),
+    "daily": (
+        daily,
+        daily_code(utc_day(START_MS), b"test-secret", long=True),
+        "a daily attempt: the commitment published a day ahead in the snapshot, the code hidden from its own "
+        "player; a move, giving up; once every attempt of the day has ended a reloaded page shows the code and "
+        "salt, which open that commitment",
+    ),
 }
+
+
+def fixed_seal_seed(lobby: Lobby, room_id: str, round_: int) -> str:
+    return new_seal_seed(b"session vectors", bytes(16), f"sealed:{round_}")
 
 
 async def record_scenario(name: str) -> dict[str, Any]:
     play, code, about = SCENARIOS[name]
     clock = ManualClock(START_MS)
-    with tempfile.TemporaryDirectory() as data:
-        settings = make_settings(Path(data), clock, countdown_s=0.05)
+    with tempfile.TemporaryDirectory() as data, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Lobby, "seal_seed", fixed_seal_seed)
+        # a finished room is kept 3 hours: the daily's page resumes after its day is revealed
+        settings = make_settings(Path(data), clock, countdown_s=0.05, finished_ttl_s=10_800)
         server = TestServer(create_app(settings))
         await server.start_server()
         try:

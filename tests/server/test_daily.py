@@ -1,16 +1,22 @@
 """The daily challenge across a UTC date change (the clock is injected): one deal per day, its
 code hidden until the attempt ends (and from everyone until the day is over), the first attempt
-per nickname ranked, past days browsable."""
+per nickname ranked and a few per address (on the default SQLite too, requests sent at once),
+past days browsable."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 from typing import Any
 
 import aiohttp
+import pytest
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
+from halfmoon.protocol import commitment_of
+from halfmoon_server import daily as daily_module
+from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information
@@ -41,7 +47,7 @@ async def _play_and_give_up(client: WsClient, code: str, moves: int) -> dict[str
 
 async def test_daily_challenge_across_a_date_change(start_server: StartServer, clock: ManualClock) -> None:
     server = await start_server()
-    day1_code = str(daily_code(DAY1, b"test-secret"))
+    day1_code = str(daily_code(DAY1, b"test-secret", long=True))
     http = aiohttp.ClientSession()
 
     ada, welcome, room = await _attempt(server, "Ada")
@@ -98,9 +104,14 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     clock.set(day_start_ms(DAY2) + 1_800_000)
     assert (await dan.next("game_over"))["outcome"] == "timed_out"  # his time ran out
     today = await (await http.get(server.make_url("/api/daily"))).json()
-    assert today["past"] == [  # Ada, Bob and Dan (timed out) ranked
-        {"date": "2026-11-28", "code": day1_code, "players": 3, "leaderboard": "/api/daily/2026-11-28/leaderboard"}
-    ]
+    revealed = today["past"][0]
+    assert {k: v for k, v in revealed.items() if k not in ("salt", "commitment")} == {  # Ada, Bob, Dan ranked
+        "date": "2026-11-28",
+        "code": day1_code,
+        "players": 3,
+        "leaderboard": "/api/daily/2026-11-28/leaderboard",
+    }
+    assert commitment_of(day1_code, revealed["salt"]) == revealed["commitment"] == room["commitment"]
     record = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()
     assert record["code"] == day1_code and len(record["moves"]) == 3
     await dan.send("leave")
@@ -110,17 +121,46 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     await dan2.close()
 
     carol, _, _ = await _attempt(server, "Carol")
-    carol_over = await _play_and_give_up(carol, str(daily_code(DAY2, b"test-secret")), 1)
+    carol_over = await _play_and_give_up(carol, str(daily_code(DAY2, b"test-secret", long=True)), 1)
     assert carol_over["code"] is None and carol_over["moves"] == 1  # the new day's deal played
     ada2, _, _ = await _attempt(server, "Ada")  # a new day: Ada's first attempt is ranked again
-    assert (await _play_and_give_up(ada2, str(daily_code(DAY2, b"test-secret")), 0))["ranked"] is True
+    assert (await _play_and_give_up(ada2, str(daily_code(DAY2, b"test-secret", long=True)), 0))["ranked"] is True
     for client in (ada, again, bob, dan, carol, ada2, watcher):
         await client.close()
     await http.close()
 
 
+async def test_tomorrows_daily_commitment_is_public_a_day_ahead_and_the_reveal_opens_it(
+    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GET /api/daily publishes today's commitment and tomorrow's; the day's attempt starts with it;
+    once the day is revealed its code and salt open the commitment published a day before — and a
+    day whose commitment is out keeps its deal, however new days come to be chosen since."""
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        day1 = await (await http.get(server.make_url("/api/daily"))).json()
+        ahead = day1["next"]
+        assert ahead["date"] == "2026-11-29" and len(ahead["commitment"]) == 64
+        code2 = str(daily_code(DAY2, b"test-secret", long=True))
+        assert code2 not in str(day1) and day1["commitment"] != ahead["commitment"]
+        # days come to be chosen otherwise (and the memory of chosen days is gone): the stored day
+        # keeps its deal, so its published commitment still holds
+        monkeypatch.setattr(daily_module, "choose_daily_code", lambda *args: "HM1-D-AAAAAAA")
+        server.app[keys.DAILY]._codes.clear()
+        clock.set(day_start_ms(DAY2) + 1_000)
+        ada, _, room = await _attempt(server, "Ada")
+        assert room["commitment"] == ahead["commitment"]
+        started_with = room["commitment"]
+        await _play_and_give_up(ada, code2, 2)  # the deal committed to a day ahead is the one dealt
+        clock.set(day_start_ms(date(2026, 11, 30)) + 1_800_000)  # every attempt of DAY2 has ended
+        revealed = (await (await http.get(server.make_url("/api/daily"))).json())["past"][0]
+        assert revealed["date"] == "2026-11-29" and revealed["code"] == code2
+        assert commitment_of(revealed["code"], revealed["salt"]) == ahead["commitment"] == started_with
+        await ada.close()
+
+
 async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartServer, clock: ManualClock) -> None:
-    from halfmoon.solver import first_winnable_daily
+    from halfmoon_server.solver import first_winnable_daily
 
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
     client, _, room = await _attempt(server, "Ada", timeout=60)  # the solver runs in a fresh process
@@ -140,7 +180,6 @@ async def test_the_daily_player_count_is_a_count_not_a_capped_list(start_server:
     is capped at 1,000 rows, the count is a COUNT."""
     from datetime import UTC, datetime
 
-    from halfmoon_server import keys
     from halfmoon_server.ports import FinishedGame
 
     server = await start_server()
@@ -162,3 +201,21 @@ async def test_the_daily_player_count_is_a_count_not_a_capped_list(start_server:
     async with aiohttp.ClientSession() as http:
         today = await (await http.get(server.make_url("/api/daily"))).json()
     assert today["date"] == DAY1.isoformat() and today["players"] == 1200
+
+
+async def test_simultaneous_daily_attempts_from_one_address_rank_at_most_the_cap_on_sqlite(
+    start_server: StartServer,
+) -> None:
+    """25 names from one address ask for the daily at once, on the default database (SQLite): the
+    claims serialise (docs/security.md), so 3 are ranked, not every one that counted before the
+    others had inserted. (PostgreSQL: test_storage's test of the same claims.)"""
+    server = await start_server(daily_ranked_per_address=3, room_burst=100)
+    assert server.app[keys.SETTINGS].database_url().startswith("sqlite+aiosqlite:///")
+
+    async def attempt(k: int) -> bool:
+        client, welcome, _ = await _attempt(server, f"Rush{k}", timeout=20)
+        await client.close()
+        return bool(welcome["ranked"])
+
+    ranked = await asyncio.gather(*(attempt(k) for k in range(25)))
+    assert sum(ranked) == 3, ranked

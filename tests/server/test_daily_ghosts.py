@@ -22,7 +22,7 @@ from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 from tests.server.test_history import DAY, stored
 
-CODE = str(daily_code(DAY, b"test-secret"))
+CODE = str(daily_code(DAY, b"test-secret", long=True))
 
 
 async def ghost(server: TestServer, game: str, key: str | None, day: str = DAY.isoformat()) -> tuple[int, Any, str]:

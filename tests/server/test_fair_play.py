@@ -14,19 +14,23 @@ import asyncio
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from halfmoon.codes import daily_code
+from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
-from halfmoon.protocol import commitment_of
+from halfmoon.protocol import Mode, commitment_of
+from halfmoon_client.verify import opening_board
 from halfmoon_server import keys
 from halfmoon_server import race as race_module
 from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.commands import apply_entry, room_header
+from halfmoon_server.room import race_of
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information
@@ -86,22 +90,26 @@ async def play_moves(client: WsClient, game: Game, count: int) -> None:
                 break
 
 
+ADA_ENTROPY, BOB_ENTROPY = "a1" * 16, "b2" * 16
+
+
 async def sealed_race(server: Any) -> tuple[list[Party], str]:
-    """A sealed race with two racers, a spectator and a REST reader; returns the parties (the
-    REST reader's entitlement marked; the others' are where their game_over or race_over is)."""
+    """A sealed race with two racers (each sends a contribution), a spectator and a REST reader;
+    returns the parties (the REST reader's entitlement marked; the others' are where their
+    game_over or race_over is)."""
     async with aiohttp.ClientSession() as http:
         created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
         room_id = created["room"]
         assert created["sealed"] is True and "code" not in created
         room = server.app[keys.LOBBY].rooms[room_id]
-        code = str(room.race.code)  # the test knows it; nobody at the table may, yet
+        assert room.race.code is None and room.race.deal is None  # no deal exists before the start
         ada_p, bob_p, sam_p, rex_p = Party("Ada"), Party("Bob"), Party("spectator"), Party("REST reader")
         ada = await WsClient.connect(server, "ada")
         bob = await WsClient.connect(server, "bob")
         sam = await WsClient.connect(server, "sam")
-        await ada.send("join", room=room_id, name="Ada")
+        await ada.send("join", room=room_id, name="Ada", entropy=ADA_ENTROPY)
         await ada.next("welcome")
-        await bob.send("join", room=room_id, name="Bob")
+        await bob.send("join", room=room_id, name="Bob", entropy=BOB_ENTROPY)
         await bob.next("welcome")
         await sam.send("watch", room=room_id)
         await sam.next("welcome")
@@ -110,7 +118,9 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         started = await ada.next("started")
         await bob.next("started")
         await sam.next("started")
+        code = str(room.race.code)  # the test knows it now; nobody at the table may, yet
         assert started["code"] is None and started["commitment"] == created["commitment"]
+        assert started["contributions"] == sorted([ADA_ENTROPY, BOB_ENTROPY])
         await play_moves(ada, Game.from_code(code), 4)
         bob_game = Game.from_code(code)
         await play_moves(bob, bob_game, 2)
@@ -135,7 +145,9 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         rex_p.entitled_now()  # the race is over: anyone may know
         after = await rest(http, server, rex_p, f"/api/rooms/{room_id}", f"/api/games/{ada_over['game']}")
         assert after[0][1]["code"] == code and after[1][0] == 200
-        assert after[1][1]["commitment"] == commitment_of(code, after[1][1]["salt"]) == created["commitment"]
+        stored = after[1][1]
+        assert stored["commitment"] == seal_commitment(stored["seed"]) == created["commitment"]
+        assert str(sealed_code(stored["seed"], stored["contributions"])) == code == stored["code"]
         for client, party in ((ada, ada_p), (bob, bob_p), (sam, sam_p)):
             await client.drain(0.05)
             for message in client.history:
@@ -170,21 +182,22 @@ async def test_a_sealed_race_keeps_its_code_from_every_door_until_each_party_is_
 
 
 async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the race tell every viewer its code (the bug the seal exists to prevent): the audit fails."""
-    monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: str(self.code))
+    """Let the race tell every viewer its code once dealt (the bug the seal exists to prevent): the
+    audit fails — Ada's own end and a REST reader's look while Bob still plays carry it."""
+    monkeypatch.setattr(race_module.Race, "code_for", lambda self, viewer, now: self.code and str(self.code))
     server = await start_server()
     parties, code = await sealed_race(server)
     for party, kind in zip(parties[:3], ("race_over", "game_over", "race_over"), strict=True):
         _entitled_at_first(party, kind)
     found = leaks(parties, code)
-    assert found and any(f.startswith("Bob") for f in found) and any(f.startswith("spectator") for f in found)
+    assert any(f.startswith("Ada") for f in found) and any(f.startswith("REST reader") for f in found), found
 
 
 async def test_a_daily_code_reaches_nobody_until_every_attempt_of_the_day_has_ended(
     start_server: StartServer, clock: ManualClock
 ) -> None:
     server = await start_server()
-    code = str(daily_code(DAY, b"test-secret"))
+    code = str(daily_code(DAY, b"test-secret", long=True))
     ada_p, rex_p = Party("Ada"), Party("REST reader")
     ada = await WsClient.connect(server, "ada")
     await ada.send("daily", name="Ada")
@@ -321,20 +334,168 @@ def test_halfmoon_verify_checks_a_commitment_and_refuses_a_forged_one() -> None:
     assert bad.returncode == 1 and "NOT VERIFIED" in bad.stdout
 
 
-async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer) -> None:
+def _verify(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "halfmoon", "verify", *args], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+
+
+def test_halfmoon_verify_accepts_a_true_seal_and_refuses_a_tampered_seed_contribution_code_or_board(
+    tmp_path: Path,
+) -> None:
+    seed, contributions = "5e" * 32, ["a1" * 16, "b2" * 16]
+    code = str(sealed_code(seed, contributions))
+    board = tmp_path / "board.json"
+    board.write_text(json.dumps(opening_board(code)))
+    other_board = tmp_path / "other.json"
+    other_board.write_text(json.dumps(opening_board(str(sealed_code(seed, contributions[:1])))))
+    true = {
+        "--commitment": seal_commitment(seed),
+        "--code": code,
+        "--seed": seed,
+        "--contributions": ",".join(contributions),
+        "--contribution": contributions[0],
+        "--board": str(board),
+    }
+
+    def run(**changed: str) -> subprocess.CompletedProcess[str]:
+        given = {**true, **{f"--{k}": v for k, v in changed.items()}}
+        return _verify(*[part for pair in given.items() for part in pair])
+
+    ok = run()
+    assert ok.returncode == 0 and f"verified: {code}" in ok.stdout, ok.stdout + ok.stderr
+    tampered = {
+        "seed": "5f" + seed[2:],
+        "contributions": contributions[0],  # Bob's left out: a deal the server alone could pick
+        "code": str(sealed_code(seed, [])),
+        "board": str(other_board),
+        "contribution": "c3" * 16,  # mine is not in
+    }
+    for field_name, value in tampered.items():
+        refused = run(**{field_name: value})
+        assert refused.returncode == 1 and "NOT VERIFIED" in refused.stdout, (field_name, refused.stdout)
+
+
+async def test_halfmoon_verify_checks_a_stored_sealed_game(start_server: StartServer, tmp_path: Path) -> None:
     server = await start_server()
     parties, code = await sealed_race(server)
     started = next(json.loads(t) for t in parties[0].texts if '"type": "started"' in t)
+    board = tmp_path / "started.json"
+    board.write_text(json.dumps(started))  # the whole started message Ada got: its board is what she saw
     async with aiohttp.ClientSession() as http:
-        board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
-    game = board["entries"][0]["game"]
-    base = [sys.executable, "-m", "halfmoon", "verify", game, "--server", str(server.make_url("/")).rstrip("/")]
+        leaderboard = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
+    game = leaderboard["entries"][0]["game"]
+    base = ["--server", str(server.make_url("/")).rstrip("/")]
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*base, *extra], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        return _verify(*base, *extra, "--", game)  # (a game id may begin with '-')
 
-    mine = await asyncio.to_thread(run, "--commitment", started["commitment"])  # what Ada was given
+    mine = await asyncio.to_thread(
+        run, "--commitment", started["commitment"], "--contribution", ADA_ENTROPY, "--board", str(board)
+    )  # what Ada was given, sent and saw
     assert mine.returncode == 0 and f"verified: {code}" in mine.stdout, mine.stdout + mine.stderr
+    not_mine = await asyncio.to_thread(run, "--commitment", started["commitment"], "--contribution", "c3" * 16)
+    assert not_mine.returncode == 1 and "not among" in not_mine.stdout
     alone = await asyncio.to_thread(run)  # the server's own word proves nothing: a commitment is needed
     assert alone.returncode == 2 and "--commitment" in alone.stderr
 
+
+def _sealed_race_of(entropies: dict[str, str | None], seed: str = "5e" * 32) -> race_module.Race:
+    race = race_module.Race("K7WQ2M", Mode.RACE, None, race_module.RaceConfig(countdown_ms=0), now=0, seed=seed)
+    for name, entropy in entropies.items():
+        race.join(name, 0, entropy)
+    race.start("p1", None, 0)
+    race.tick(0)
+    return race
+
+
+def test_the_racers_contributions_change_the_deal_so_the_server_alone_cannot_choose_it() -> None:
+    alone = _sealed_race_of({"Ada": None, "Bob": None})  # nobody contributed: the server's seed alone
+    both = _sealed_race_of({"Ada": ADA_ENTROPY, "Bob": BOB_ENTROPY})
+    other_bob = _sealed_race_of({"Ada": ADA_ENTROPY, "Bob": "c3" * 16})
+    assert both.contributions == (ADA_ENTROPY, BOB_ENTROPY)
+    assert both.code == sealed_code("5e" * 32, [ADA_ENTROPY, BOB_ENTROPY])
+    assert len({str(alone.code), str(both.code), str(other_bob.code)}) == 3  # each racer's say changes the deal
+    assert both.commitment == other_bob.commitment == seal_commitment("5e" * 32)  # committed before any of it
+
+
+def test_a_racer_who_leaves_the_lobby_has_no_say_and_one_may_replace_theirs_before_the_start() -> None:
+    race = race_module.Race("K7WQ2M", Mode.RACE, None, race_module.RaceConfig(countdown_ms=0), now=0, seed="5e" * 32)
+    race.join("Ada", 0, ADA_ENTROPY)
+    race.join("Bob", 0, BOB_ENTROPY)
+    race.join("Cy", 0, "c3" * 16)
+    race.leave("p3", 0)
+    race.connect("p2", 0, "d4" * 16)  # Bob reloads his page in the lobby: a new contribution replaces his
+    race.start("p1", None, 0)
+    race.tick(0)
+    assert race.contributions == (ADA_ENTROPY, "d4" * 16)
+    race.connect("p2", 1, "e5" * 16)  # too late: the deal is dealt
+    assert race.entropy["p2"] == "d4" * 16 and race.code == sealed_code("5e" * 32, [ADA_ENTROPY, "d4" * 16])
+
+
+@pytest.mark.parametrize("entropy", ["abc", "A1" * 16, "a1" * 33, 7, "g" * 32])
+async def test_a_bad_contribution_is_refused_and_changes_nothing(start_server: StartServer, entropy: object) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+    room = server.app[keys.LOBBY].rooms[created["room"]]
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=created["room"], name="Ada", entropy=entropy)
+    refused = await ada.next("error", "welcome")
+    assert refused["type"] == "error" and refused["code"] == "bad_message" and "entropy" in refused["message"]
+    assert room.race.players == {} and room.race.entropy == {} and room.applied == 0  # nothing logged
+    await ada.close()
+
+
+async def test_the_commitment_is_public_before_anyone_joins(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+        room = await (await http.get(server.make_url(f"/api/rooms/{created['room']}"))).json()
+    race = server.app[keys.LOBBY].rooms[created["room"]].race
+    assert race.players == {} and race.seed is not None
+    assert created["commitment"] == room["commitment"] == seal_commitment(race.seed)
+    assert race.seed not in json.dumps([created, room]) and "contributions" not in room
+
+
+def test_a_sealed_room_logged_by_the_previous_release_replays_with_its_code_and_salt() -> None:
+    """A header of the previous release holds the sealed race's code and salt (no seed): the room
+    is rebuilt from it, committed to ``sha256(CODE:SALT)``, and its reveal is the code and salt."""
+    header = room_header("K7WQ2M", Mode.RACE, "HM1-N-AAAAAAA", created_at=0, nonce="n0nce", daily_day=None)
+    header.update(config=asdict(race_module.RaceConfig(countdown_ms=0)), salt="5" * 32)
+    race = race_of(header)
+    events: list[Any] = []
+    for t, entry in enumerate(
+        [
+            {"k": "join", "n": "Ada", "tok": "a"},
+            {"k": "join", "n": "Bob", "tok": "b"},
+            {"k": "start", "p": "p1"},
+            {"k": "tick"},
+            {"k": "give_up", "p": "p1"},
+            {"k": "give_up", "p": "p2"},
+            {"k": "recorded", "p": "p1", "g": "g1"},
+            {"k": "recorded", "p": "p2", "g": "g2"},
+        ]
+    ):
+        events += apply_entry(race, {**entry, "t": t})
+    assert race.sealed and race.seed is None and race.commitment == commitment_of("HM1-N-AAAAAAA", "5" * 32)
+    over = events[-1]
+    assert (over.code, over.salt, over.seed, over.sealed) == ("HM1-N-AAAAAAA", "5" * 32, None, True)
+
+
+async def test_a_sealed_room_read_back_from_its_stored_games_still_opens_its_commitment(
+    start_server: StartServer,
+) -> None:
+    server = await start_server()
+    parties, code = await sealed_race(server)
+    rest_reader = parties[3]
+    created_commitment = json.loads(rest_reader.texts[0])["commitment"]
+    lobby = server.app[keys.LOBBY]
+    room_id = next(iter(lobby.rooms))
+    await lobby.services.tasks.settle()
+    lobby._release(lobby.rooms[room_id])  # the room expired: only its stored games are left
+    await lobby.log.forget(room_id)
+    async with aiohttp.ClientSession() as http:
+        past = await (await http.get(server.make_url(f"/api/rooms/{room_id}"))).json()
+    assert past["phase"] == "finished" and past["code"] == code and past["commitment"] == created_commitment
+    assert str(sealed_code(past["seed"], past["contributions"])) == code

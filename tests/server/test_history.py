@@ -80,7 +80,7 @@ async def play_solo(
 
 async def play_daily(server: TestServer, key: str) -> dict[str, Any]:
     """Today's daily attempt: three moves, then given up; returns its ``game_over``."""
-    code = str(daily_code(DAY, b"test-secret"))
+    code = str(daily_code(DAY, b"test-secret", long=True))
     client = await WsClient.connect(server, "daily")
     await client.send("daily", name="Ada", player_key=key)
     await client.next("welcome")
@@ -130,7 +130,7 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     assert clean["time_ms"] == 47_000  # the clock starts at the first move
     # the daily's code is today's: hidden until every attempt of the day has ended
     assert daily["code"] is None and daily["daily_date"] == DAY.isoformat() and daily["outcome"] == "gave_up"
-    assert str(daily_code(DAY, b"test-secret")) not in text
+    assert str(daily_code(DAY, b"test-secret", long=True)) not in text
     # the best time of the deal: the fastest win, undo or not (the clean mark says which)
     assert [(b["code"], b["time_ms"], b["clean"]) for b in body["best"]] == [(code, 24_000, False)]
     assert "record" not in text and '"moves": [' not in text  # no record travels here
@@ -157,7 +157,7 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     # the day is over and every attempt of it has ended: the daily's code is the player's to see
     clock.set(day_start_ms(DAY + timedelta(days=1)) + 1_800_000)
     status, body, _ = await history(server, key)
-    assert body["recent"][0]["code"] == str(daily_code(DAY, b"test-secret"))
+    assert body["recent"][0]["code"] == str(daily_code(DAY, b"test-secret", long=True))
     assert (body["streak"], body["daily_today"]) == (1, False)  # yesterday's counts until today ends
     clock.set(day_start_ms(DAY + timedelta(days=2)))
     assert (await history(server, key))[1]["streak"] == 0
@@ -176,7 +176,6 @@ async def test_a_sealed_race_code_stays_out_of_the_history_until_nobody_plays_it
     async with aiohttp.ClientSession() as http:
         created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
     room_id = created["room"]
-    code = str(server.app[keys.LOBBY].rooms[room_id].race.code)
     ada = await WsClient.connect(server, "ada")
     bob = await WsClient.connect(server, "bob")
     await ada.send("join", room=room_id, name="Ada", player_key=ada_key)
@@ -185,6 +184,7 @@ async def test_a_sealed_race_code_stays_out_of_the_history_until_nobody_plays_it
     await bob.next("welcome")
     await ada.send("start")
     await ada.next("started")
+    code = str(server.app[keys.LOBBY].rooms[room_id].race.code)  # dealt at the start
     await ada.send("give_up")
     await ada.next("game_over")
     await stored(server, player_key_hash(ada_key), 1)
@@ -213,7 +213,7 @@ async def test_with_the_reveal_rule_broken_the_history_would_show_the_code(
     key = new_key()
     await play_daily(server, key)
     await stored(server, player_key_hash(key), 1)
-    assert str(daily_code(DAY, b"test-secret")) in (await history(server, key))[2]
+    assert str(daily_code(DAY, b"test-secret", long=True)) in (await history(server, key))[2]
 
 
 @pytest.mark.parametrize(

@@ -235,7 +235,7 @@ def test_abandoned_rooms_are_stale_after_the_wait_and_close_as_left() -> None:
 
 def test_a_daily_code_is_hidden_until_every_attempt_of_the_day_has_ended() -> None:
     day = date(2026, 11, 28)
-    code = daily_code(day, b"secret")
+    code = daily_code(day, b"secret", long=True)
     r = Race("K7WQ2M", Mode.DAILY, code, CONFIG, now=T0, daily_day=day)
     r.join("Ada", T0)
     r.time_limit_s = 1800  # a daily attempt's limit

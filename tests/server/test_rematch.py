@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from halfmoon.codes import DealCode
+from halfmoon.codes import DealCode, seal_commitment, sealed_code
 from halfmoon.errors import BadMessageError
 from halfmoon.protocol import Mode, Phase, PlayerStatus, commitment_of, parse_message
 from halfmoon_server import create_app, events
@@ -40,7 +40,9 @@ from tests.server.support import T0, WsClient, make_settings
 
 CODE = DealCode.parse("HM1-N-AAAAAAA")
 NEXT = DealCode.parse("HM1-N-AAAAAAB")
-SALT = "5" * 32
+SALT = "5" * 32  # a rematch's salt in a log of the previous release
+SEED = "5e" * 32  # the seed the server drew for a rematch
+NEXT_SEALED = sealed_code(SEED, [])  # its deal when nobody contributes
 CONFIG = RaceConfig(countdown_ms=0, default_time_limit_s=600)
 
 
@@ -74,16 +76,16 @@ def test_a_rematch_is_refused_before_the_results_and_in_rooms_that_are_not_races
     race = Race("K7WQ2M", Mode.RACE, CODE, CONFIG, now=T0)
     race.join("Ada", T0)
     with pytest.raises(Refusal) as refused:
-        race.rematch("p1", NEXT, SALT, T0)
+        race.rematch("p1", T0, seed=SEED)
     assert refused.value.code == "no_rematch"
     race.start("p1", None, T0)
     race.tick(T0)
     race.give_up("p1", T0 + 5)  # over, not recorded yet: no results
     with pytest.raises(Refusal, match="results"):
-        race.rematch("p1", NEXT, SALT, T0 + 6)
+        race.rematch("p1", T0 + 6, seed=SEED)
     race.recorded("p1", "g1", T0 + 7)
     with pytest.raises(Refusal) as refused:
-        race.rematch(None, NEXT, SALT, T0 + 8)  # a spectator
+        race.rematch(None, T0 + 8, seed=SEED)  # a spectator
     assert refused.value.code == "not_in_room"
     solo = Race("K7WQ2M", Mode.SOLO, CODE, CONFIG, now=T0)
     solo.join("Ada", T0)
@@ -91,7 +93,7 @@ def test_a_rematch_is_refused_before_the_results_and_in_rooms_that_are_not_races
     solo.give_up("p1", T0)
     solo.recorded("p1", "g1", T0)
     with pytest.raises(Refusal) as refused:
-        solo.rematch("p1", NEXT, SALT, T0)
+        solo.rematch("p1", T0, seed=SEED)
     assert refused.value.code == "no_rematch"
     assert solo.round == 1 and solo.phase is Phase.FINISHED
 
@@ -99,12 +101,12 @@ def test_a_rematch_is_refused_before_the_results_and_in_rooms_that_are_not_races
 def test_a_rematch_is_a_sealed_lobby_on_the_new_deal_that_the_others_accept() -> None:
     race = finished_race("Ada", "Bob", "Cy")
     first_results = race.results
-    evs = race.rematch("p2", NEXT, SALT, T0 + 60_000)
+    evs = race.rematch("p2", T0 + 60_000, seed=SEED)
     assert kinds(evs) == ["Rematched"]
     rematched = evs[0]
     assert isinstance(rematched, events.Rematched)
     assert (rematched.round, rematched.host, rematched.code, rematched.sealed) == (2, "p2", None, True)
-    assert rematched.commitment == commitment_of(str(NEXT), SALT)
+    assert rematched.commitment == seal_commitment(SEED)
     assert [p.id for p in rematched.players] == ["p2"]
     assert [(p.id, p.status) for p in rematched.seated] == [("p1", PlayerStatus.WAITING), ("p3", PlayerStatus.WAITING)]
     assert race.phase is Phase.LOBBY and race.results is None and race.round == 2
@@ -112,7 +114,7 @@ def test_a_rematch_is_a_sealed_lobby_on_the_new_deal_that_the_others_accept() ->
     for viewer in (None, "p1", "p2"):
         snap = race.snapshot(viewer, T0 + 60_000, watcher=viewer is None).to_json()
         assert snap["code"] is None and "salt" not in snap
-        assert str(NEXT) not in json.dumps(snap)
+        assert race.code is None  # no deal yet: it is derived at the start
         assert snap["round"] == 2 and [p["id"] for p in snap["seated"]] == ["p1", "p3"]
     # the host starts; only who accepted races
     with pytest.raises(Refusal) as refused:
@@ -133,14 +135,14 @@ def test_a_rematch_is_a_sealed_lobby_on_the_new_deal_that_the_others_accept() ->
     assert race.code_for(race.players["p1"], T0 + 60_006) is None
     over = run(race, T0 + 70_000, order=["p1", "p2"])
     assert isinstance(over[-1], events.RaceOver)
-    assert (over[-1].code, over[-1].salt, over[-1].round) == (str(NEXT), SALT, 2)
+    assert (over[-1].code, over[-1].seed, over[-1].round) == (str(NEXT_SEALED), SEED, 2)
     assert [r.player for r in over[-1].results] == ["p1", "p2"]
     assert race.results != first_results and "p3" in race.seated
 
 
 def test_seated_players_come_and_go_without_news_and_leaving_frees_their_name() -> None:
     race = finished_race("Ada", "Bob")
-    race.rematch("p1", NEXT, SALT, T0 + 60_000)
+    race.rematch("p1", T0 + 60_000, seed=SEED)
     assert race.disconnect("p2", T0 + 60_001) == [] and not race.seated["p2"].connected
     assert race.connect("p2", T0 + 60_002) == [] and race.seated["p2"].connected
     with pytest.raises(Refusal) as refused:
@@ -154,7 +156,7 @@ def test_seated_players_come_and_go_without_news_and_leaving_frees_their_name() 
 
 def test_a_rematch_lobby_is_kept_while_a_seated_player_is_there_and_abandoned_once_all_are_gone() -> None:
     race = finished_race("Ada", "Bob")
-    race.rematch("p1", NEXT, SALT, T0 + 60_000)
+    race.rematch("p1", T0 + 60_000, seed=SEED)
     race.disconnect("p1", T0 + 60_001)
     later = T0 + 60_001 + CONFIG.abandon_after_ms + 1
     assert not race.is_stale(later), "Bob, seated and connected, is still in the room"
@@ -168,12 +170,12 @@ def test_a_series_keeps_a_points_table_and_ends_after_its_races() -> None:
     assert table is not None and (table["races"], table["race"], table["over"]) == (3, 1, False)
     assert [(line["player"], line["points"]) for line in table["table"]] == [("p1", 2), ("p2", 1), ("p3", 0)]
     with pytest.raises(Refusal) as refused:  # a second series cannot start while this one runs
-        race.rematch("p1", NEXT, SALT, T0 + 20_000)
+        race.rematch("p1", T0 + 20_000, seed=SEED)
         race.start("p1", None, T0 + 20_000, 2)
     assert refused.value.code == "bad_message"
     for number, order in ((2, ["p3", "p1", "p2"]), (3, ["p1", "p3", "p2"])):
         if number == 3:
-            race.rematch("p1", NEXT, SALT, T0 + 20_000 * number)
+            race.rematch("p1", T0 + 20_000 * number, seed=SEED)
         race.accept("p2", T0 + 20_000 * number)
         race.accept("p3", T0 + 20_000 * number)
         race.start("p1", None, T0 + 20_000 * number)
@@ -192,7 +194,7 @@ def test_a_series_keeps_a_points_table_and_ends_after_its_races() -> None:
     assert [line["time_ms"] for line in final["table"]] == [1000 + 2000 + 1000, 3000 + 1000 + 2000, 2000 + 3000 + 3000]
     assert race.snapshot("p1", T0, watcher=False).to_json()["series"] == final
     # after the series, a rematch is a plain race again, and a new series may start
-    race.rematch("p2", NEXT, SALT, T0 + 100_000)
+    race.rematch("p2", T0 + 100_000, seed=SEED)
     assert race.series is None and race.series_json() is None
     race.start("p2", None, T0 + 100_001, 2)
     assert race.series == 2 and race.series_first == 4
@@ -220,7 +222,15 @@ def test_the_new_messages_parse_and_bad_series_are_refused() -> None:
     assert refused.value.code == "bad_version"
 
 
-def test_a_rematch_replays_from_the_log_to_the_same_room() -> None:
+@pytest.mark.parametrize(
+    "rematch",
+    [
+        {"k": "rematch", "p": "p2", "seed": SEED, "e": "b2" * 16},
+        {"k": "rematch", "p": "p2", "c": str(NEXT), "salt": SALT},  # a log of the previous release
+    ],
+    ids=["sealed-seed", "previous-release-code-and-salt"],
+)
+def test_a_rematch_replays_from_the_log_to_the_same_room(rematch: dict[str, Any]) -> None:
     log: list[dict[str, Any]] = []
 
     def do(race: Race, entry: dict[str, Any]) -> None:
@@ -238,8 +248,8 @@ def test_a_rematch_replays_from_the_log_to_the_same_room() -> None:
         {"k": "give_up", "p": "p2"},
         {"k": "recorded", "p": "p1", "g": "x1"},
         {"k": "recorded", "p": "p2", "g": "x2"},
-        {"k": "rematch", "p": "p2", "c": str(NEXT), "salt": SALT},
-        {"k": "accept", "p": "p1"},
+        rematch,
+        {"k": "accept", "p": "p1", "e": "a1" * 16},
         {"k": "start", "p": "p2"},
         {"k": "tick"},
         {"k": "give_up", "p": "p2"},
@@ -252,6 +262,12 @@ def test_a_rematch_replays_from_the_log_to_the_same_room() -> None:
     for viewer in ("p1", "p2", None):
         assert replayed.snapshot(viewer, t, watcher=viewer is None) == live.snapshot(viewer, t, watcher=viewer is None)
     assert replayed.round == 2 and replayed.series_json() == live.series_json()
+    assert replayed.code == live.code and replayed.commitment == live.commitment
+    if "seed" in rematch:  # both contributions are in the replayed deal, as in the live one
+        assert live.contributions == ("a1" * 16, "b2" * 16)
+        assert replayed.code == sealed_code(SEED, ["a1" * 16, "b2" * 16])
+    else:
+        assert replayed.code == NEXT and replayed.commitment == commitment_of(str(NEXT), SALT)
 
 
 def test_game_ids_differ_between_a_rooms_races_and_the_first_race_keeps_the_old_ids() -> None:
@@ -430,7 +446,8 @@ async def test_two_racers_rematch_over_the_wire_and_the_new_code_stays_sealed(
             await client.send("give_up")
         over = await spec.next("race_over")
         assert over["round"] == 2 and over["series"]["races"] == 2 and over["series"]["race"] == 1
-        assert commitment_of(over["code"], over["salt"]) == proposed[0]["commitment"]
+        assert seal_commitment(over["seed"]) == proposed[0]["commitment"]
+        assert str(sealed_code(over["seed"], over["contributions"])) == over["code"]
         assert over["code"] != first["code"]
         games = {line["game"] for line in first["results"]} | {line["game"] for line in over["results"]}
         assert len(games) == 4 and None not in games
@@ -459,7 +476,9 @@ async def test_two_racers_rematch_over_the_wire_and_the_new_code_stays_sealed(
 #: what differs from run to run besides room ids, tokens and game ids: the drawn deals, sealed
 SEALED_VOLATILE = [
     (re.compile(r"HM1-N-[A-Z0-9]{7}"), "HM1-N-CODE"),
+    (re.compile(r"HM1-S-[A-Z]{7}-[A-Z]{7}-[A-Z]{7}-[A-Z]{7}"), "HM1-S-CODE"),
     (re.compile(r'"commitment": "[0-9a-f]{64}"'), '"commitment": "COMMITMENT"'),
+    (re.compile(r'"seed": "[0-9a-f]{64}"'), '"seed": "SEED"'),
     (re.compile(r'"salt": "[0-9a-f]{32}"'), '"salt": "SALT"'),
 ]
 
@@ -495,11 +514,11 @@ async def rematch_example() -> list[str]:
                 room = (await (await http.post(server.make_url("/api/rooms"), json={})).json())["room"]
             ada = await WsClient.connect(server, "Ada")
             bob = await WsClient.connect(server, "Bob")
-            await ada.send("join", room=room, name="Ada")
+            await ada.send("join", room=room, name="Ada", entropy="a1" * 16)
             await ada.next("welcome")
-            await bob.send("join", room=room, name="Bob")
+            await bob.send("join", room=room, name="Bob", entropy="b2" * 16)
             await bob.next("welcome")
-            lines.append("(Ada and Bob are in the lobby of a sealed race; Ada is the host)")
+            lines.append("(Ada and Bob are in the lobby of a sealed race, each with a contribution; Ada is the host)")
             await send(ada, type="start", series=2)
             await recv(ada, "countdown")
             clock.advance(50)
@@ -510,10 +529,10 @@ async def rematch_example() -> list[str]:
             clock.advance(10_000)
             await send(ada, type="give_up")
             await recv(ada, "race_over")
-            await send(bob, type="rematch")
+            await send(bob, type="rematch", entropy="b3" * 16)
             await recv(bob, "rematch")
             await recv(ada, "rematch")
-            await send(ada, type="accept")
+            await send(ada, type="accept", entropy="a4" * 16)
             await recv(bob, "player_joined")
             await send(bob, type="start")
             await recv(bob, "countdown")
@@ -526,6 +545,7 @@ async def rematch_example() -> list[str]:
             clock.advance(5_000)
             await bob.send("give_up")
             await recv(bob, "race_over")
+            lines.append("(the race_over opens the rematch's commitment: see \"Sealed races\")")
             for client in (ada, bob):
                 await client.close()
         finally:

@@ -9,9 +9,8 @@ from typing import Any
 
 import aiohttp
 
-from halfmoon.codes import daily_code
+from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
-from halfmoon.protocol import commitment_of
 from halfmoon_server import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, won_record
@@ -54,7 +53,7 @@ async def test_a_won_solo_game_comes_back_with_its_game_over(start_server: Start
 
 async def test_a_daily_attempt_comes_back_ended_without_its_code(start_server: StartServer) -> None:
     server = await start_server()
-    code = str(daily_code(DAY, b"test-secret"))
+    code = str(daily_code(DAY, b"test-secret", long=True))
     ada = await WsClient.connect(server, "ada")
     await ada.send("daily", name="Ada")
     welcome = await ada.next("welcome")
@@ -74,7 +73,6 @@ async def test_a_sealed_race_gives_its_salt_on_resume_only_once_the_race_is_over
     async with aiohttp.ClientSession() as http:
         created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
     room = created["room"]
-    code = str(server.app[keys.LOBBY].rooms[room].race.code)
     ada = await WsClient.connect(server, "ada")
     bob = await WsClient.connect(server, "bob")
     await ada.send("join", room=room, name="Ada")
@@ -84,26 +82,28 @@ async def test_a_sealed_race_gives_its_salt_on_resume_only_once_the_race_is_over
     await ada.send("start")
     await ada.next("started")
     await bob.next("started")
+    code = str(server.app[keys.LOBBY].rooms[room].race.code)  # dealt at the start
     await play_moves(ada, Game.from_code(code), 2)
     await ada.send("give_up")
     ada_over = await ada.next("game_over")
     # Bob still plays: Ada's own end comes back, the deal does not
     during = await _reload(server, room, token)
     assert during["game_over"] == _body(ada_over) and during["game_over"]["code"] is None
-    assert during["code"] is None and "salt" not in during and "salt" not in during["game_over"]
+    assert during["code"] is None and "seed" not in during and "seed" not in during["game_over"]
     assert code not in str(during)
     async with aiohttp.ClientSession() as http:
         mid = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
-    assert "salt" not in mid and mid["code"] is None
+    assert "seed" not in mid and mid["code"] is None
     await bob.send("give_up")
     await bob.next("game_over")
     await bob.next("race_over")
     after = await _reload(server, room, token)
     assert after["code"] == code == after["game_over"]["code"]
-    assert commitment_of(code, after["salt"]) == created["commitment"] == after["commitment"]
-    assert after["game_over"]["salt"] == after["salt"]
-    async with aiohttp.ClientSession() as http:  # a REST reader: the same salt once the race is over, no game_over
+    assert seal_commitment(after["seed"]) == created["commitment"] == after["commitment"]
+    assert str(sealed_code(after["seed"], after["contributions"])) == code
+    assert after["game_over"]["seed"] == after["seed"]
+    async with aiohttp.ClientSession() as http:  # a REST reader: the same seed once the race is over, no game_over
         public = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
-    assert public["salt"] == after["salt"] and "game_over" not in public
+    assert public["seed"] == after["seed"] and "game_over" not in public
     await ada.session.close()
     await bob.close()

@@ -230,7 +230,7 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
     await ada.send("give_up")
     over = await ada.next("game_over")
     assert over["code"] is None, "not even its own player learns the daily code before the day's reveal"
-    code = str(daily_code(utc_day(clock.now_ms()), b"test-secret"))
+    code = str(daily_code(utc_day(clock.now_ms()), b"test-secret", long=True))
     assert all(code not in text for text in during)
     after = await rest_texts(over["game"])  # the attempt is over, the day is not
     assert all(code not in text for text in after), after

@@ -39,8 +39,8 @@ def test_a_player_who_left_the_race_is_not_seated_in_the_rematch_and_may_join_it
         race.recorded(pid, f"g-{pid}", T0 + 9000)
     assert race.results is not None and "p3" in [r.player for r in race.results]  # her game counts
     with pytest.raises(Refusal):
-        race.rematch("p3", NEXT, SALT, T0 + 10_000)  # (the server never lets her connection say it)
-    [rematched] = race.rematch("p2", NEXT, SALT, T0 + 10_000)
+        race.rematch("p3", T0 + 10_000, code=NEXT, salt=SALT)  # (the server never lets her connection say it)
+    [rematched] = race.rematch("p2", T0 + 10_000, code=NEXT, salt=SALT)
     # she is not listed as one who may still accept ("Not in yet: Ada, Cy" would wait for nobody)
     assert isinstance(rematched, Rematched) and [p.id for p in rematched.seated] == ["p1"]
     assert "p3" not in race.seated

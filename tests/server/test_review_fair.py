@@ -36,7 +36,7 @@ async def _make_sealed_room(server: Any) -> tuple[str, str]:
         created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
     assert created["sealed"] is True
     room_id = created["room"]
-    return room_id, str(server.app[keys.LOBBY].rooms[room_id].race.code)
+    return room_id, str(server.app[keys.LOBBY].rooms[room_id].race.commitment)
 
 
 # -- 1. a second seat of the same person opens the seal at once ------------------------------------
@@ -51,7 +51,7 @@ async def test_a_second_seat_that_gives_up_at_once_does_not_hand_its_owner_the_c
     only against racers who never open a second tab. Revealing the code to a racer only once the
     race is over (race_over) — the game_over keeps the commitment — closes this."""
     server = await start_server()
-    room_id, code = await _make_sealed_room(server)
+    room_id, _ = await _make_sealed_room(server)
     ada = await WsClient.connect(server, "ada")
     puppet = await WsClient.connect(server, "puppet")
     await ada.send("join", room=room_id, name="Ada")
@@ -61,6 +61,7 @@ async def test_a_second_seat_that_gives_up_at_once_does_not_hand_its_owner_the_c
     await ada.send("start")
     await ada.next("started")
     await puppet.next("started")
+    code = str(server.app[keys.LOBBY].rooms[room_id].race.code)  # dealt at the start
     await puppet.send("give_up")
     over = await puppet.next("game_over")
     assert server.app[keys.LOBBY].rooms[room_id].race.players["p1"].playing, "Ada is still playing"
@@ -271,7 +272,7 @@ async def test_a_throwaway_daily_attempt_gets_no_solver_verdict_before_the_code_
     line for the ranked one. Hold a daily attempt's analysis until the day is revealed (or send
     it only with the ranked attempt). NB: tests/server/test_daily.py asserts the analysis is sent."""
     server = await start_server(solver_workers=1, solver_node_budget=100_000)
-    code = str(daily_code(DAY, b"test-secret"))
+    code = str(daily_code(DAY, b"test-secret", long=True))
     assert await _daily_ranked(server, "Scout") is True
     client = await WsClient.connect(server, "scout")
     await client.send("daily", name="Scout")  # the same name again: unranked, a throwaway
@@ -336,8 +337,8 @@ async def test_no_log_line_carries_a_sealed_code_or_salt_when_recording_a_game_f
     while the other racers still play. Create the engine with hide_parameters=True (and keep
     exception text out of StorageError)."""
     server = await start_server()
-    room_id, code = await _make_sealed_room(server)
-    salt = server.app[keys.LOBBY].rooms[room_id].race.salt
+    room_id, _ = await _make_sealed_room(server)
+    salt = server.app[keys.LOBBY].rooms[room_id].race.seed  # what opens the seal (a salt in the previous release)
     assert salt is not None
     db = server.app[keys.SETTINGS].data_dir / "halfmoon.db"
     ada = await WsClient.connect(server, "ada")
@@ -348,6 +349,7 @@ async def test_no_log_line_carries_a_sealed_code_or_salt_when_recording_a_game_f
     await bob.next("welcome")
     await ada.send("start")
     await ada.next("started")
+    code = str(server.app[keys.LOBBY].rooms[room_id].race.code)
     with sqlite3.connect(db) as conn:  # the database fails: the games table is gone
         conn.execute("ALTER TABLE games RENAME TO games_away")
     caplog.set_level(logging.INFO)

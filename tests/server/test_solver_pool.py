@@ -25,10 +25,10 @@ import pytest
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
-from halfmoon.solver import first_winnable_daily
 from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.daily import DailyService
+from halfmoon_server.solver import first_winnable_daily
 from halfmoon_server.solver_pool import SolverPool, warm_up
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
@@ -286,7 +286,7 @@ async def test_tomorrows_deal_is_stored_ahead_and_shows_through_no_door(
     server = await start_server()
     daily = server.app[keys.DAILY]
     await daily.prepare_ahead()
-    today, tomorrow = str(daily_code(DAY1, SECRET)), str(daily_code(DAY2, SECRET))
+    today, tomorrow = str(daily_code(DAY1, SECRET, long=True)), str(daily_code(DAY2, SECRET, long=True))
     assert await server.app[keys.STORAGE].daily_code(DAY2) == tomorrow  # stored ahead
     secrets = (today, tomorrow)
 
@@ -320,12 +320,12 @@ async def test_tomorrows_deal_is_stored_ahead_and_shows_through_no_door(
     # its day: the attempt plays the deal stored ahead, and still hides it
     clock.set(day_start_ms(DAY2) + 1_000)
     await daily.prepare_ahead()  # now the day after it is stored
-    assert await server.app[keys.STORAGE].daily_code(DAY3) == str(daily_code(DAY3, SECRET))
+    assert await server.app[keys.STORAGE].daily_code(DAY3) == str(daily_code(DAY3, SECRET, long=True))
     carol, welcome = await daily_attempt(server, "Carol")
     assert welcome["room"]["code"] is None
     await play_a_few_moves(carol, tomorrow)
     today_page = await (await http.get(server.make_url("/api/daily"))).text()
-    assert tomorrow not in today_page and str(daily_code(DAY3, SECRET)) not in today_page
+    assert tomorrow not in today_page and str(daily_code(DAY3, SECRET, long=True)) not in today_page
     for client in (ada, bob, carol):
         await client.close()
     await http.close()

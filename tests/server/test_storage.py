@@ -4,6 +4,7 @@ by the one ranking rule, the daily bookkeeping), and whole servers on PostgreSQL
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from alembic import command
 from sqlalchemy import inspect, text
 
+from halfmoon.codes import daily_code, sealed_code
 from halfmoon.protocol import ranking_key
 from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.ports import Storage
@@ -51,7 +53,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0005"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0006"
 
     await check_storage_contract(SqlStorage(engine))
 
@@ -137,6 +139,25 @@ async def check_storage_contract(storage: Storage) -> None:
     await storage.close()
 
 
+async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any_storage: Storage) -> None:
+    """25 first attempts of the day from one address at once (25 names, say 25 tabs): the count of
+    the address's ranked attempts and the new attempt's row are one step (SQLite: under its write
+    lock; PostgreSQL: under an advisory lock), so no more than the cap are ranked."""
+    day, cap = date(2026, 11, 28), 3
+    claims = [
+        any_storage.claim_daily_attempt(day, f"name-{i}", NOW, address="203.0.113.7", per_address=cap)
+        for i in range(25)
+    ]
+    ranked = await asyncio.gather(*claims)
+    assert sum(ranked) == cap, ranked
+    # every attempt was recorded, ranked or not: the same name cannot start a second one
+    assert not any(await asyncio.gather(*(any_storage.claim_daily_attempt(day, f"name-{i}", NOW) for i in range(25))))
+    # the cap is per address and per day
+    assert await any_storage.claim_daily_attempt(day, "other", NOW, address="203.0.113.8", per_address=cap)
+    next_day = date(2026, 11, 29)
+    assert await any_storage.claim_daily_attempt(next_day, "name-0", NOW, address="203.0.113.7", per_address=cap)
+
+
 async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
     engine = make_engine(db_url)
     await migrate(engine)
@@ -210,3 +231,19 @@ async def test_a_whole_server_in_memory(start_server: StartServer) -> None:
     assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [("Ada", 520, over["game"])]
     assert game["outcome"] == "won" and len(game["moves"]) == 48
     await client.close()
+
+
+async def test_every_storage_keeps_a_sealed_races_long_code_and_seal_and_a_dailys_long_code(
+    any_storage: Storage,
+) -> None:
+    """A sealed race's code (HM1-S-…, 37 characters) and its seal, and a long daily code, are kept
+    whole on every backend (PostgreSQL enforces the columns' length: 0006 widened them)."""
+    seed, contributions = "5e" * 32, ["a1" * 16, "b2" * 16]
+    code = str(sealed_code(seed, contributions))
+    game = replace(_game("Ada", 10, 1000, code=code), seal={"seed": seed, "contributions": contributions})
+    await any_storage.save_game(game, "sealed-1")
+    stored = await any_storage.get_game("sealed-1")
+    assert stored is not None and stored.code == code and stored.seal == game.seal
+    day = date(2026, 12, 6)
+    daily = str(daily_code(day, b"secret", long=True))
+    assert await any_storage.save_daily_code(day, daily, NOW) == daily == await any_storage.daily_code(day)

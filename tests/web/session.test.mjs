@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { parsePosition } from "../../client/halfmoon_web/static/js/cards.js";
+import { checkSeal, dealFromCode, sealCommitment, sealedCode } from "../../client/halfmoon_web/static/js/codes.js";
 import * as session from "../../client/halfmoon_web/static/js/session.js";
 import { legalMoves } from "../../client/halfmoon_web/static/js/taps.js";
 
@@ -78,7 +79,8 @@ function playPage(page, label) {
     const where = `${label}, entry ${i}`;
     if (entry.send) {
       const command = withoutV(entry.send);
-      if (helloDue) assert.deepEqual(session.hello(state, page.name), command, `${where}: the hello`);
+      // a join carries the page's fresh contribution: the recording's stands for the one it draws
+      if (helloDue) assert.deepEqual(session.hello(state, page.name, null, command.entropy ?? null), command, `${where}: the hello`);
       else {
         const out = act(state, command);
         assert.deepEqual(out.commands, [command], `${where}: the command`);
@@ -110,6 +112,31 @@ for (const [name, scenario] of Object.entries(SCENARIOS)) {
     test(`recorded ${name}, ${label}: the reducer's hello, commands and state match the recording`, () => {
       assert.ok(page.timeline.some((entry) => entry.check), "the page checks something");
       playPage(page, `${name}, ${label}`);
+    });
+  }
+}
+
+for (const name of ["sealed", "daily"]) {
+  for (const [label, page] of Object.entries(SCENARIOS[name].pages)) {
+    test(`recorded ${name}, ${label}: once the deal is out, the reveal opens the commitment the page was given`, async () => {
+      const states = playPage(page, `${name}, ${label}`);
+      const last = states[states.length - 1];
+      const check = session.toVerify(last);
+      if (!last.code) {
+        assert.equal(check, null, "nothing to check before the deal is out");
+        return;
+      }
+      assert.ok(check, "a revealed deal to check");
+      if (check.seed) {
+        assert.equal(await checkSeal(check), true);
+        assert.ok(check.opening, "the opening board the page was shown");
+        assert.ok(session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening));
+        const mine = page.timeline.find((entry) => entry.send && entry.send.entropy).send.entropy;
+        assert.ok(check.contributions.includes(mine), "the page's own contribution is in");
+      } else {
+        const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text));
+        assert.equal(Buffer.from(digest).toString("hex"), check.commitment);
+      }
     });
   }
 }
@@ -347,6 +374,38 @@ test("a sealed race: the commitment from the start, the code and salt at the end
   s = session.verified(s, false);
   assert.equal(s.verified, false);
   assert.equal(session.toVerify(s), null, "checked once");
+});
+
+test("a sealed race's reveal: the seed opens the commitment, gives the code with the contributions, the code deals the opening board", async () => {
+  const seed = "5e".repeat(32);
+  const contributions = ["b2".repeat(16), "a1".repeat(16)];
+  const code = (await sealedCode(seed, contributions)).canonical;
+  const opening = session.openingOf(await dealFromCode(code));
+  let s = session.initialState({ kind: "race", room: "K7WQ2M" }, null);
+  const room = {
+    room: "K7WQ2M", mode: "race", phase: "lobby", code: null, sealed: true, commitment: await sealCommitment(seed),
+    host: "p1", now: 1000, players: [{ id: "p1", name: "Ada", status: "waiting" }], spectators: 0,
+  };
+  assert.deepEqual(session.hello(s, "Ada", null, "a1".repeat(16)), { type: "join", room: "K7WQ2M", name: "Ada", entropy: "a1".repeat(16) });
+  s = session.reduce(s, { type: "welcome", role: "player", you: "p1", token: "t", room, seq: 1 }, 1000);
+  s = session.reduce(s, { type: "started", seq: 2, code: null, started_at: 1000, commitment: room.commitment, contributions: [...contributions].sort(), board: opening }, 1000);
+  assert.equal(session.toVerify(s), null, "nothing to check before the race is over");
+  s = session.reduce(s, { type: "race_over", seq: 3, results: [], code, sealed: true, seed, contributions: [...contributions].sort() }, 1000);
+  const check = session.toVerify(s);
+  assert.deepEqual(check, { commitment: room.commitment, seed, contributions: [...contributions].sort(), code, opening });
+  assert.equal(await checkSeal(check), true);
+  assert.ok(session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening));
+  // tampered: a contribution left out (a deal the server alone picks), another seed, another board
+  assert.equal(await checkSeal({ ...check, contributions: [contributions[0]] }), false);
+  assert.equal(await checkSeal({ ...check, seed: "5f".repeat(32) }), false);
+  const other = session.openingOf(await dealFromCode((await sealedCode(seed, [])).canonical));
+  assert.ok(!session.sameBoard(other, check.opening));
+  // a rematch: a fresh contribution goes with the accept, and nothing is left to check
+  s = session.reduce({ ...s, seated: {} }, { type: "rematch", seq: 4, round: 2, host: "p2", players: [{ id: "p2", name: "Bob", status: "waiting" }],
+    seated: [{ id: "p1", name: "Ada", status: "waiting" }], code: null, sealed: true, commitment: "cd".repeat(32), series: null }, 1000);
+  assert.equal(session.toVerify(s), null);
+  assert.equal(s.opening, null);
+  assert.deepEqual(session.accept(s, "c3".repeat(16)).commands, [{ type: "accept", entropy: "c3".repeat(16) }]);
 });
 
 test("a reload after the end brings the end box back: the snapshot's game_over and a sealed race's salt", () => {

@@ -291,5 +291,5 @@ def test_a_sealed_race_shows_sealed_then_its_code_checked_against_the_commitment
         page.locator(".bar").get_by_role("button", name="Abbandona").click()
         page.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
     for page in (ada, bob):
-        expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-N-[A-Z]{7} ✓$"))
+        expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-S-[A-Z]{7}(-[A-Z]{7}){3} ✓$"))
         expect(page.locator('[data-stat="code"]')).to_have_attribute("data-verified", "true")

@@ -54,7 +54,7 @@ def test_two_racers_rematch_on_a_new_sealed_deal(pages: Pages) -> None:
     ada, bob, room = open_race(pages)
     race_to_the_results(ada, bob)
     first_code = ada.locator(".bar [data-stat=code]").text_content() or ""
-    assert re.match(r"HM1-N-", first_code)
+    assert re.match(r"HM1-S-", first_code)
     # one tap proposes: Bob is in, and hosts the rematch; Ada is asked
     bob.get_by_role("button", name="Rivincita").click()
     expect(bob.locator(".lobby h1")).to_contain_text(f"{room} · gara 2")
@@ -75,7 +75,7 @@ def test_two_racers_rematch_on_a_new_sealed_deal(pages: Pages) -> None:
     assert bob.url.endswith(f"/r/{room}") and ada.url.endswith(f"/r/{room}")
     race_to_the_results(bob, ada)
     second_code = ada.locator(".bar [data-stat=code]").text_content() or ""
-    assert re.match(r"HM1-N-", second_code) and second_code != first_code
+    assert re.match(r"HM1-S-", second_code) and second_code != first_code
     expect(ada.locator(".bar [data-stat=code]")).to_contain_text("✓")  # checked against its commitment
     rows = ada.locator("table.results tbody tr")
     expect(rows.first).to_contain_text("Bob")  # he gave up first this time

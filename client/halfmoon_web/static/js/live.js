@@ -3,6 +3,7 @@
 
 import { moveSaid } from "./announce.js";
 import { createBoard } from "./board.js";
+import { checkSeal, dealFromCode } from "./codes.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
@@ -15,6 +16,9 @@ import { POSITION_NAMES } from "./cards.js";
 const SESSION_KEY = "halfmoon.session";
 // today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
 const DAILY_KEY = "halfmoon.daily";
+
+/** A contribution to a sealed race's deal: 16 random bytes in hex (32 characters). */
+export const newEntropy = () => [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /** The UTC day (2026-11-30) at epoch `ms`: the daily challenge's day. */
 export const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
@@ -51,6 +55,7 @@ export function openLive(app, intent) {
   let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
+  let mine = null; // this page's contribution to the sealed deal of the race it is in (docs/protocol.md, "Sealed races")
   // a ghost race (`intent.ghost`: a stored game; a daily's, its progress only)
   let ghost = null;
   let ghostFailed = false;
@@ -70,7 +75,12 @@ export function openLive(app, intent) {
 
   const conn = new Connection(wsUrl(), {
     // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
-    hello: () => session.hello(s, playerName(), playerKey(localStorage)),
+    hello: () => {
+      const entropy = newEntropy();
+      const message = session.hello(s, playerName(), playerKey(localStorage), entropy);
+      if (message.entropy === entropy) mine = entropy; // a join (a resume keeps the one sent before)
+      return message;
+    },
     onState: (status) => {
       app.setBanner(status === "reconnecting" ? words().reconnecting : status === "taken" ? words().takenElsewhere : null);
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
@@ -92,7 +102,16 @@ export function openLive(app, intent) {
   ticker = setInterval(tick, 250);
   render();
 
-  /** Check a sealed race's revealed code and salt against the commitment it started with. */
+  /** A reducer's command that may carry a fresh contribution (`rematch`, `accept`): the one sent is kept, to check at the end that it was in. */
+  function contributing(make) {
+    const entropy = newEntropy();
+    const result = make(entropy);
+    if (result.commands.some((command) => command.entropy === entropy)) mine = entropy;
+    return result;
+  }
+
+  /** Check a revealed deal against the commitment it started with: a sealed race's seed must open it,
+   * give the code with the contributions (this page's among them), and the code deal the opening board shown. */
   function verify() {
     const check = session.toVerify(s);
     if (!check) return;
@@ -101,12 +120,22 @@ export function openLive(app, intent) {
       return;
     }
     commit(session.verified(s, null)); // once
-    crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text)).then((digest) => {
-      const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-      commit(session.verified(s, hex === check.commitment));
-      app.toast(hex === check.commitment ? words().dealVerified : words().dealNotVerified);
+    const sent = mine; // (a rematch makes a new one)
+    holds(check, sent).catch(() => false).then((ok) => {
+      commit(session.verified(s, ok));
+      app.toast(ok ? words().dealVerified : words().dealNotVerified);
       render();
     });
+  }
+
+  async function holds(check, sent) {
+    if (!check.seed) {
+      const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text));
+      return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
+    }
+    if (!(await checkSeal(check))) return false;
+    if (sent && check.opening && !check.contributions.includes(sent)) return false; // the page's own is missing
+    return !check.opening || session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening);
   }
 
   function wsUrl() {
@@ -184,7 +213,7 @@ export function openLive(app, intent) {
 
   const undo = () => run(session.undo(s));
   const giveUp = () => run(session.giveUp(s));
-  const rematchButton = () => h("button", { type: "button", class: "primary rematch", onclick: () => run(session.rematch(s)) }, words().rematch);
+  const rematchButton = () => h("button", { type: "button", class: "primary rematch", onclick: () => run(contributing((e) => session.rematch(s, e))) }, words().rematch);
 
   // the bar's button asks first: one stray tap would end a race, or today's ranked attempt
   function confirmGiveUp() {
@@ -292,7 +321,7 @@ export function openLive(app, intent) {
     const waiting = h("p", { class: "muted" }, w.waitingHost);
     // a rematch: who proposed it, who is not in yet, and (seated) the button to take one's place
     const rematchLine = h("p", { role: "status" });
-    const acceptButton = h("button", { type: "button", class: "primary", onclick: () => run(session.accept(s)) }, w.accept);
+    const acceptButton = h("button", { type: "button", class: "primary", onclick: () => run(contributing((e) => session.accept(s, e))) }, w.accept);
     const standing = h("div", {});
     ui.countdown = h("p", { class: "countdown", role: "timer" });
     const watching = s.role === "spectator";
@@ -323,8 +352,8 @@ export function openLive(app, intent) {
   /** The bar's code: the code (✓/✗ once a sealed race's is checked), «sigillato», or a daily's «a fine giornata». */
   function codeText(st, w) {
     if (st.code) return `${st.code}${st.verified ? " ✓" : st.verified === false ? " ✗" : ""}`;
-    if (st.commitment) return w.sealed;
-    return st.mode === "daily" ? w.dailyCodeHidden : "—";
+    if (st.mode === "daily") return w.dailyCodeHidden; // (committed to a day ahead: its reveal is checked too)
+    return st.commitment ? w.sealed : "—";
   }
 
   function statBox(name, label) {

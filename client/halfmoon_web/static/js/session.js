@@ -67,19 +67,23 @@ function event(s, msg, now) {
     case "started": {
       const players = {};
       for (const p of Object.values(s.players)) players[p.id] = p.status === "waiting" ? { ...p, status: "playing" } : p;
+      // a sealed race's contributions, and the opening board a player was shown: what its reveal is checked against
       return seated({ ...s, phase: "running", code: msg.code, commitment: msg.commitment || s.commitment, startedAt: msg.started_at, players,
-        board: msg.board || s.board, boards: msg.boards || s.boards });
+        board: msg.board || s.board, boards: msg.boards || s.boards, contributions: msg.contributions || s.contributions || null,
+        opening: msg.board || null });
     }
     case "moved":
       return moved(s, msg);
     case "progress": // in the lobby a host who drops hands over
       return { ...s, players: withPlayer(s.players, msg.player.id, msg.player), host: hostOf(s, msg) };
     case "game_over":
-      return { ...s, gameOver: msg, code: msg.code || s.code, salt: msg.salt || s.salt, pending: [], selection: [] };
-    case "race_over": // a sealed race's code and salt come out with it
-      return { ...s, results: msg.results, phase: "finished", code: msg.code || s.code, salt: msg.salt || s.salt, series: "series" in msg ? msg.series : s.series };
+      return { ...s, gameOver: msg, code: msg.code || s.code, salt: msg.salt || s.salt, seed: msg.seed || s.seed || null, pending: [], selection: [] };
+    case "race_over": // a sealed race's code and seed (a daily's or an older race's salt) come out with it
+      return { ...s, results: msg.results, phase: "finished", code: msg.code || s.code, salt: msg.salt || s.salt, seed: msg.seed || s.seed || null,
+        contributions: msg.contributions || s.contributions || null, series: "series" in msg ? msg.series : s.series };
     case "rematch": // the room's next race, on a new sealed deal: a lobby again (docs/protocol.md, "Rematches and series")
       return { ...s, round: msg.round, phase: "lobby", host: msg.host, code: msg.code, commitment: msg.commitment, salt: null, verified: undefined,
+        seed: null, contributions: null, opening: null,
         series: msg.series, players: byId(msg.players), seated: byId(msg.seated), board: null, boards: {}, results: null, gameOver: null,
         startedAt: null, startsAt: null, canUndo: false, pending: [], selection: [] };
     case "spectators":
@@ -108,18 +112,37 @@ function snapshot(s, room, now) {
     canUndo: Boolean(room.can_undo), round: room.round || 1, series: room.series || null, seated: byId(room.seated || []),
     // a resume after the end: the end box (and a sealed race's salt, to check again) come back with the board
     gameOver: room.game_over || null, salt: room.salt || (room.game_over && room.game_over.salt) || null,
+    seed: room.seed || (room.game_over && room.game_over.seed) || null, contributions: room.contributions || null,
+    // the board a reload shows is the game as it stands: the opening board is known only from `started`
+    opening: s.room === room.room && s.round === (room.round || 1) ? s.opening || null : null,
   };
 }
 
-/** A sealed race whose code and salt are out and not checked yet: the text to hash and the
- * commitment it must give (docs/protocol.md, "Sealed races"); null when there is nothing to check. */
+/** A revealed deal not checked yet, and what to check it with (docs/protocol.md, "Sealed races"):
+ * a sealed race's {commitment, seed, contributions, code, opening} — the seed must open the
+ * commitment, and with the contributions give the code, which must deal the opening board the
+ * page was shown (null after a reload) — or a daily's (an older race's) {text: "CODE:SALT",
+ * commitment}; null when there is nothing to check. */
 export function toVerify(s) {
-  if (!s.commitment || !s.code || !s.salt || s.verified !== undefined) return null;
-  return { text: `${s.code}:${s.salt}`, commitment: s.commitment };
+  if (!s.commitment || !s.code || s.verified !== undefined) return null;
+  if (s.seed) return { commitment: s.commitment, seed: s.seed, contributions: s.contributions || [], code: s.code, opening: s.opening || null };
+  if (s.salt) return { text: `${s.code}:${s.salt}`, commitment: s.commitment };
+  return null;
 }
 
-/** The check's answer: true when sha256(code:salt) is the commitment the race started with. */
+/** The check's answer: true when the reveal opens the commitment the race started with. */
 export const verified = (s, ok) => ({ ...s, verified: ok });
+
+/** The board a deal ({piles: 12 × 8 bottom to top, reserve: R1…R8}) opens with, as `started` shows it. */
+export function openingOf(deal) {
+  return {
+    tops: [...deal.piles.map((pile) => pile[pile.length - 1]), ...deal.reserve],
+    counts: [...deal.piles.map((pile) => pile.length), ...deal.reserve.map(() => 1)],
+  };
+}
+
+/** Whether two boards ({tops, counts}) are the same. */
+export const sameBoard = (a, b) => JSON.stringify([a.tops, a.counts]) === JSON.stringify([b.tops, b.counts]);
 
 /** The host a message names: `host` when present (null: nobody is), else the one before. */
 const hostOf = (s, msg) => ("host" in msg ? msg.host : s.host);
@@ -208,11 +231,16 @@ export function start(state, minutes, races = 1) {
 export const mayStartSeries = (state) => !state.series || state.series.over;
 
 /** After a race (its results out): propose the next, on a new deal; the others accept. */
-export const rematch = (state) => ({ state, commands: state.role === "player" && state.results ? [{ type: "rematch" }] : [] });
+export const rematch = (state, entropy = null) => ({
+  state, commands: state.role === "player" && state.results ? [withEntropy({ type: "rematch" }, entropy)] : [],
+});
+
+/** A message with the page's contribution to a sealed deal (32 random hex characters), when it has one. */
+const withEntropy = (message, entropy) => (entropy ? { ...message, entropy } : message);
 
 /** A rematch's lobby you are seated for: take your place. */
 export const mayAccept = (state) => state.phase === "lobby" && Boolean(state.you && state.seated && state.seated[state.you]);
-export const accept = (state) => ({ state, commands: mayAccept(state) ? [{ type: "accept" }] : [] });
+export const accept = (state, entropy = null) => ({ state, commands: mayAccept(state) ? [withEntropy({ type: "accept" }, entropy)] : [] });
 
 /** Give up the seat; a game still on, or a place before the start (lobby or countdown), is left on the server too. */
 export function leave(state) {
@@ -226,7 +254,7 @@ export const disconnected = (state) => (state.pending.length ? { ...state, pendi
 export const clearSelection = (state) => ({ ...state, selection: [] });
 
 /** The first message on a socket: resume the seat (`since` once events were seen), else what the intent asks — with the player key (js/me.js), when there is one, so the game joins the player's history. */
-export function hello(state, name, playerKey = null) {
+export function hello(state, name, playerKey = null, entropy = null) {
   const { intent, seat } = state;
   if (seat) return state.seq ? { type: "resume", room: seat.room, token: seat.token, since: state.seq } : { type: "resume", room: seat.room, token: seat.token };
   if (state.role === "spectator" && state.room) return { type: "watch", room: state.room };
@@ -234,7 +262,7 @@ export function hello(state, name, playerKey = null) {
   switch (intent.kind) {
     case "solo": return intent.code ? { type: "solo", name, code: intent.code, ...key } : { type: "solo", name, ...key };
     case "daily": return { type: "daily", name, ...key };
-    case "race": return { type: "join", room: intent.room, name, ...key };
+    case "race": return withEntropy({ type: "join", room: intent.room, name, ...key }, entropy);
     case "watch": return { type: "watch", room: intent.room };
     default: throw new Error(`unknown live intent ${intent.kind}`);
   }
