@@ -83,6 +83,7 @@ class Audience:
                     event.game,
                     event.ranked,
                     event.salt,
+                    event.unranked_reason,
                 )
                 return Frames(seq, None, None, event.player, right_sized(wire.encode_event(body, seq)))
             case events.GameEnded():

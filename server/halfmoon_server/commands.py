@@ -10,9 +10,10 @@ small JSON object::
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
 given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length; a ``rematch``'s ``c`` and ``salt``, the
-next race's deal the server drew and its salt), and ``o`` its origin: which instance
-and connection sent it and the message id (so that instance can answer that connection alone).
+limit, ``g`` a game id, ``r`` a daily attempt's ranked claim, ``bot`` a join's bot flag, ``ser``
+a series' length; a ``rematch``'s ``c`` and ``salt``, the next race's deal the server drew and its
+salt), and ``o`` its origin: which instance and connection sent it and the message id (so that
+instance can answer that connection alone).
 
 >>> from halfmoon.codes import DealCode
 >>> from halfmoon_server.race import Race, RaceConfig
@@ -83,10 +84,9 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "tick":
             return race.tick(now)
         case "join":
-            return race.join(entry["n"], now)[1]
+            return race.join(entry["n"], now, bot=bool(entry.get("bot", False)))[1]
         case "single":
-            racer, events = race.join(entry["n"], now)
-            racer.ranked = bool(entry.get("r", True))
+            events = race.join(entry["n"], now, daily_first=bool(entry.get("r", True)))[1]
             race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
             return events + race.begin(now)
         case "watch":

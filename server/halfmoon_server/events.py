@@ -110,6 +110,7 @@ class GameOver:
     game: str | None
     ranked: bool
     salt: str | None = None
+    unranked_reason: str | None = None
 
 
 @dataclass(slots=True)

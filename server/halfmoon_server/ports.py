@@ -70,6 +70,8 @@ class FinishedGame:
     salt: str | None = None
     #: the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`; None: none given)
     player: str | None = None
+    #: why the game is not ranked (a :class:`halfmoon.protocol.Unranked` value; None: ranked)
+    unranked_reason: str | None = None
 
     @property
     def undos(self) -> int:
@@ -102,6 +104,8 @@ class PlayerGame:
     finished_at: datetime
     salt: str | None
     undos: int
+    ranked: bool = True
+    unranked_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,6 +175,7 @@ def _stored(row: GameRow) -> StoredGame:
         finished_at=row.finished_at,
         salt=row.salt,
         player=row.player,
+        unranked_reason=row.unranked_reason,
     )
 
 
@@ -274,6 +275,7 @@ class SqlStorage:
                 salt=game.salt,
                 player=game.player,
                 undos=game.undos,
+                unranked_reason=game.unranked_reason,
             )
             try:
                 async with self._sessions.begin() as session:
@@ -320,6 +322,7 @@ class SqlStorage:
                 "salt": game.salt,
                 "player": game.player,
                 "undos": game.undos,
+                "unranked_reason": game.unranked_reason,
             }
             for game, game_id in games
         ]
@@ -377,7 +380,7 @@ class SqlStorage:
         c = GameRow
         query = (
             select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
-                   c.finished_at, c.salt, c.undos)
+                   c.finished_at, c.salt, c.undos, c.ranked, c.unranked_reason)
             .where(c.player == player)
             .order_by(c.finished_at.desc())
             .limit(limit)
@@ -401,6 +404,8 @@ class SqlStorage:
                     finished_at=r.finished_at,
                     salt=r.salt,
                     undos=r.undos or 0,
+                    ranked=r.ranked,
+                    unranked_reason=r.unranked_reason,
                 )
                 for r in rows
             ]

@@ -345,13 +345,15 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             await _room_of(app, conn).submit(rematch)
         case Accept():
             await _room_of(app, conn).submit({"k": "accept", "p": conn.player_id})
-        case Join(room=room_id, name=name, player_key=key):
+        case Join(room=room_id, name=name, player_key=key, bot=bot):
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
                 entry: dict[str, object] = {"k": "join", "n": name, "tok": new_token()}
                 if key is not None:
                     entry["pk"] = player_key_hash(key)  # only the hash is logged and stored
+                if bot:
+                    entry["bot"] = True  # shown as a bot, never ranked
                 try:
                     await room.submit(entry, conn)
                     return  # the room seats the connection (conn.room, conn.player_id) and welcomes it

@@ -72,18 +72,21 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert [set(e) for e in board["entries"]] == [_required("LeaderboardEntry")]
         assert board["entries"][0] == {
             "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"],
-            "others": [],
+            "ranked": False, "unranked_reason": "casual", "others": [],  # a solo game: its code was known
         }
+        assert board["ranked"] is False  # a deal code's board is a casual board
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
         stored = await get(f"/api/games/{over['game']}")
         assert stored == {
             **record.to_json(),
             **{"deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won", "sealed": False},
+            "ranked": False,
+            "unranked_reason": "casual",
             "times": [0] * len(record.moves),  # each step's clock time (a ghost's): the clock stood still
         }
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
-        assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
+        assert await get("/api/daily/2026-11-28/leaderboard") == {"ranked": True, "entries": []}
         assert len((await get(f"/api/leaderboard/{record.code}?limit=1"))["entries"]) == 1
 
 
