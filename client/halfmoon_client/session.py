@@ -132,9 +132,11 @@ class Player:
     cards_left: int = 104
     elapsed_ms: int = 0
     connected: bool = True
+    #: the player declared itself a bot (its result is never ranked)
+    bot: bool = False
 
     def update(self, data: Message) -> None:
-        for key in ("name", "status", "score", "moves", "cards_left", "elapsed_ms", "connected"):
+        for key in ("name", "status", "score", "moves", "cards_left", "elapsed_ms", "connected", "bot"):
             if key in data and data[key] is not None:
                 setattr(self, key, data[key])
 
@@ -152,6 +154,9 @@ class Outcome:
     moves: int
     time_ms: int
     code: str | None
+    #: whether the result is ranked, and why not (docs/security.md: casual, daily_retry, bot, too_fast)
+    ranked: bool | None = None
+    unranked_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -194,10 +199,11 @@ class Session:
     # -- messages to send ---------------------------------------------------------------------
 
     @staticmethod
-    def join_message(room: str, name: str, player_key: str | None = None) -> Message:
+    def join_message(room: str, name: str, player_key: str | None = None, *, bot: bool = False) -> Message:
         """``join``; with the player's key (:meth:`halfmoon_client.seats.SeatBook.player_key`)
-        the game joins their history on the server."""
-        return Join(room, name, player_key).to_json()
+        the game joins their history on the server; ``bot``: a program plays (``halfmoon bot``
+        says so: it is shown as a bot and never ranked)."""
+        return Join(room, name, player_key, bot).to_json()
 
     @staticmethod
     def watch_message(room: str) -> Message:
@@ -444,6 +450,8 @@ class Session:
             moves=m["moves"],
             time_ms=m["time_ms"],
             code=m.get("code"),
+            ranked=m.get("ranked"),
+            unranked_reason=m.get("unranked_reason"),
         )
         if m.get("code"):
             self.code = m["code"]
