@@ -182,7 +182,8 @@ def race_screen(
     lines += _rivals(session, local_ms, lang, width)
     said = _wrap(" ".join(text for text in (_notice(session, lang), message) if text), width)
     if session.outcome is not None:
-        said.append(say("wait_others", lang))
+        ranking = ranking_text(session.outcome.ranked, session.outcome.unranked_reason, lang)
+        said += [*_wrap(ranking, width), say("wait_others", lang)] if ranking else [say("wait_others", lang)]
     lines += said[-3:]
     lines.append(say("help_race", lang, errors=say("on" if move_errors else "off", lang)))
     return _fit(lines, width, HEIGHT - 1)
