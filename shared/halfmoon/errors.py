@@ -39,7 +39,7 @@ class InvalidPositionError(HalfMoonError):
 
 
 class InvalidCodeError(HalfMoonError):
-    """A deal code that is not of the form ``HM1-<kind>-<seven letters A-Z>``."""
+    """A deal code that is not of the form ``HM1-<kind>-<7 or 28 letters A-Z>``, or a bad seal part."""
 
     code = "bad_code"
 

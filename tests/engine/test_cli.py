@@ -63,7 +63,7 @@ def test_several_codes_give_json_lines(capsys: pytest.CaptureFixture[str]) -> No
 def test_a_bad_code_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "deal", "HM1-N-AAAA")
     assert status == 1 and out == ""
-    assert err == "halfmoon deal: deal code 'HM1-N-AAAA' ends in 4 letters; it needs exactly 7 (A-Z)\n"
+    assert err == "halfmoon deal: deal code 'HM1-N-AAAA' ends in 4 letters; it needs exactly 7 or 28 (A-Z)\n"
 
 
 def test_a_bad_code_among_several_is_a_json_error_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,7 +309,7 @@ def test_play_move_errors_explain_in_the_seeds_words() -> None:
 def test_play_announces_a_stall() -> None:
     game = Game.from_code("HM1-N-AAAAAAH")
     moves = []
-    while (legal := list(game.legal_moves())):
+    while legal := list(game.legal_moves()):
         game.push(legal[0])
         moves.append(str(legal[0]))
     assert game.is_stalled
