@@ -598,9 +598,9 @@ class RoomSnapshot:
 class Welcome:
     """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows).
 
-    ``ranked`` (players only): whether this attempt's result counts for the leaderboards — false
-    for a daily attempt by a name that already played that day, so the screen can say so
-    before the first move."""
+    ``ranked`` and ``unranked_reason`` (players only): whether this player's result will be ranked,
+    and why not (:class:`Unranked`: a casual game on a code known in advance, a daily retry, a
+    bot), so the screen can say so before the first move (``too_fast`` can only come at the end)."""
 
     role: str
     you: str | None
