@@ -316,8 +316,10 @@ def check_player_key(key: str) -> str:
 
 
 def _flag(data: Json, field: str, msg_id: int | None) -> bool:
-    """An optional boolean field (absent: false)."""
-    value = data.get(field, False)
+    """An optional boolean field (absent or null: false)."""
+    value = data.get(field)
+    if value is None:
+        return False
     if not isinstance(value, bool):
         raise _bad(field, f"must be true or false, not {type(value).__name__}", msg_id)
     return value

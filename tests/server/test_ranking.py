@@ -59,3 +59,19 @@ def test_the_taps_are_two_a_pair_three_a_triple_undone_moves_included_undos_not(
 def test_the_default_floor_is_below_the_published_human_figures() -> None:
     # docs/security.md: 1/6.95 s for an aimed touch at 1 bit, two fingers at most 50 % faster
     assert DEFAULT_TAP_FLOOR_MS <= 1000 / 6.95 / 1.5
+
+
+def test_join_carries_bot_only_when_true_and_refuses_a_bot_that_is_not_a_boolean() -> None:
+    import json
+
+    from halfmoon.errors import BadMessageError
+    from halfmoon.protocol import Join, parse_message
+
+    assert "bot" not in Join("K7WQ2M", "Ada").to_json()  # a person's join is unchanged
+    declared = Join("K7WQ2M", "bot-1", None, True)
+    assert declared.to_json()["bot"] is True
+    assert parse_message(json.dumps(declared.to_json())) == declared
+    for bad in ("yes", 1, []):
+        with pytest.raises(BadMessageError) as caught:
+            parse_message(json.dumps({"type": "join", "v": 1, "room": "K7WQ2M", "name": "x", "bot": bad, "id": 3}))
+        assert caught.value.code == "bad_message" and caught.value.msg_id == 3 and "bot" in caught.value.message
