@@ -90,7 +90,7 @@ LIFTED = {
 def winnable_deals(count: int) -> dict[str, list[list[str]]]:
     """``count`` deal codes the solver proves winnable, each with its winning line (position names)."""
     from halfmoon.game import Game
-    from halfmoon.solver import Verdict, solve
+    from halfmoon_server.solver import Verdict, solve
 
     deals: dict[str, list[list[str]]] = {}
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

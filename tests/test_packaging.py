@@ -1,18 +1,24 @@
 """The packages as an operator gets them: an sdist and a wheel built from this tree (the wheel from
 the sdist, so the sdist is complete), each with the licence; the wheel's metadata (an SPDX licence
-expression, classifiers, project URLs, a client-only base install); ``py.typed`` in every typed
+expression, classifiers, project URLs, the database stack an extra); ``py.typed`` in every typed
 package; the sdist's own tests run; and the wheel, installed in a venv outside the repository,
-serves — and without the server's extras still races from a terminal."""
+serves, and gives operators ``halfmoon solve``.
+
+And the terminal-only install a player makes (``python3 -m pip install ./client``, README.md): in a
+fresh venv it holds no solver and no server, ``halfmoon --help`` lists no ``solve``, and ``solve``
+and ``serve`` say they come with the server's install."""
 
 from __future__ import annotations
 
 import email
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tarfile
 import time
+import tomllib
 import urllib.request
 import venv
 import zipfile
@@ -22,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from halfmoon.cli import SERVER_INSTALL
 from tests.conftest import ROOT
 
 TYPED = ("halfmoon", "halfmoon_server", "halfmoon_client", "halfmoon_web")
@@ -59,6 +66,12 @@ def test_the_wheel_carries_the_licence_metadata_and_py_typed(dist: Path) -> None
         assert f"{package}/py.typed" in names, package
     assert "halfmoon_web/static/index.html" in names
     assert any(n.startswith("halfmoon_server/migrations/versions/") for n in names)
+    # the solver is the server's (an operator's tool), never the engine's
+    assert "halfmoon_server/solver.py" in names and "halfmoon_server/solver_cli.py" in names
+    assert not [n for n in names if n.startswith("halfmoon/") and "solve" in n]
+    # nothing else at the top, not what `pip install ./client` leaves in client/build either
+    tops = {n.split("/")[0] for n in names if "/" in n}
+    assert {top for top in tops if not top.endswith(".dist-info")} == set(TYPED), tops
     meta = _metadata(dist)
     assert meta["License-Expression"] == "MIT"
     assert meta["License"] is None  # the deprecated table is gone
@@ -80,7 +93,8 @@ def test_the_sdist_holds_the_licence_and_runnable_tests(dist: Path, tmp_path: Pa
     with tarfile.open(sdist) as tar:
         tar.extractall(tmp_path, filter="data")
     root = next(tmp_path.glob("halfmoon-*"))
-    for path in ("LICENSE", "tests/conftest.py", "tests/vectors/deals.json", "tests/vectors/won_games.json"):
+    for path in ("LICENSE", "tests/conftest.py", "tests/vectors/deals.json", "tests/vectors/won_games.json",
+                 "client/pyproject.toml"):  # fmt: skip
         assert (root / path).is_file(), path
     for package in TYPED:
         folder = {"halfmoon": "shared", "halfmoon_server": "server"}.get(package, "client")
@@ -163,9 +177,27 @@ def test_the_installed_wheel_serves_from_outside_the_repository(served: str, whe
     assert (tmp_path / "data" / "halfmoon.db").is_file()  # migrated from the wheel's own migrations
 
 
+def test_the_operators_solver_comes_with_the_servers_install(wheel_venv: Path, tmp_path: Path) -> None:
+    halfmoon = str(wheel_venv / "bin" / "halfmoon")
+    usage = subprocess.run([halfmoon, "--help"], cwd=tmp_path, env=_clean_env(), capture_output=True, text=True)
+    assert usage.returncode == 0 and "(operators)" in _commands(usage.stdout)["solve"], usage.stdout + usage.stderr
+    solved = subprocess.run(
+        [halfmoon, "solve", "HM1-N-AAAAAAB", "--json"], cwd=tmp_path, env=_clean_env(), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    assert '"result": "winnable"' in solved.stdout
+
+
+def _commands(usage: str) -> dict[str, str]:
+    """The subcommands ``halfmoon --help`` lists, each with its help line."""
+    return {line.split()[0]: line for line in usage.splitlines() if line.startswith("    ") and line.split()}
+
+
 def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) -> None:
     """A venv with only the wheel and its base requirements (websockets, orjson — taken from this
-    interpreter): the terminal client and the engine work, ``serve`` says what is missing."""
+    interpreter): the terminal client, the engine and the operators' solver work, ``serve`` says
+    what is missing — whatever arguments it is given."""
     home = tmp_path / "client-venv"
     venv.EnvBuilder(system_site_packages=False, with_pip=False).create(home)
     result = subprocess.run(
@@ -186,7 +218,7 @@ def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) ->
     halfmoon = str(home / "bin" / "halfmoon")
     usage = subprocess.run([halfmoon, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert usage.returncode == 0, usage.stderr
-    lines = {line.split()[0]: line for line in usage.stdout.splitlines() if line.startswith("    ") and line.split()}
+    lines = _commands(usage.stdout)
     for command in ("race", "join", "watch", "bot", "play", "solve", "deal"):
         assert "unavailable" not in lines[command], lines[command]
     assert "unavailable" in lines["serve"]
@@ -195,5 +227,94 @@ def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) ->
         assert probe.returncode != 0, f"{module} is importable in the client-only venv"
     new = subprocess.run([halfmoon, "new"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert new.returncode == 0 and new.stdout.startswith("HM1-"), new.stderr
-    serve = subprocess.run([halfmoon, "serve"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert serve.returncode == 2 and "unavailable" in serve.stderr
+    for serve in (["serve"], ["serve", "--port", "1"]):
+        refused = subprocess.run([halfmoon, *serve], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and SERVER_INSTALL in refused.stderr, refused.stderr
+        assert "aiohttp" in refused.stderr and "usage:" not in refused.stderr
+
+
+# -- the terminal-only install (client/pyproject.toml) ---------------------------------------------
+
+#: What a player's install registers: the engine's commands and the terminal client's.
+PLAYER_COMMANDS = {"bot", "deal", "history", "join", "new", "play", "race", "replay", "verify", "watch"}
+
+
+@pytest.fixture(scope="module")
+def player_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the terminal-only install, as the README gives it: ``python3 -m pip install
+    ./client`` (pip builds it in place, so from a copy of the folders it reads, not to litter the
+    tree; websockets and orjson from the package index)."""
+    source = tmp_path_factory.mktemp("player-source")
+    skip = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
+    shutil.copytree(ROOT / "client" / "halfmoon_client", source / "client" / "halfmoon_client", ignore=skip)
+    shutil.copy(ROOT / "client" / "pyproject.toml", source / "client" / "pyproject.toml")
+    shutil.copytree(ROOT / "shared" / "halfmoon", source / "shared" / "halfmoon", ignore=skip)
+    shutil.copy(ROOT / "LICENSE", source / "LICENSE")
+    home = tmp_path_factory.mktemp("player-venv")
+    venv.EnvBuilder(with_pip=False).create(home)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(home / "bin" / "python"), "install", "-q", "./client"],
+        cwd=source, capture_output=True, text=True, timeout=600, env=_clean_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return home
+
+
+def _run_player(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(home / "bin" / "halfmoon"), *args], cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=60
+    )
+
+
+def test_the_terminal_only_install_holds_no_solver_and_no_server(player_venv: Path, tmp_path: Path) -> None:
+    site = next(player_venv.glob("lib/python3*/site-packages"))
+    installed = [path.relative_to(site) for path in site.rglob("*") if "__pycache__" not in path.parts]
+    assert any(path.name == "racer.py" for path in installed) and any(path.name == "game.py" for path in installed)
+    solver = [str(path) for path in installed if "solve" in path.name.lower()]
+    assert solver == [], f"a solver in the player's install: {solver}"
+    packages = {path.parts[0] for path in installed}
+    assert not packages & {"halfmoon_server", "halfmoon_web", "aiohttp", "sqlalchemy"}, sorted(packages)
+    for path in installed:  # nor does any module of the engine or the client reach for the server's
+        if path.parts[0] in ("halfmoon", "halfmoon_client") and path.suffix == ".py":
+            text = (site / path).read_text(encoding="utf-8")
+            assert "import halfmoon_server" not in text and "from halfmoon_server" not in text, path
+    probe = subprocess.run(
+        [str(player_venv / "bin" / "python"), "-c", "import halfmoon_client.bots, halfmoon_client.strategy, "
+         "halfmoon.cli.play; import halfmoon_server"],
+        cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode == 1 and "No module named 'halfmoon_server'" in probe.stderr, probe.stderr
+
+
+def test_the_terminal_only_install_lists_no_solve_and_says_where_the_server_is(
+    player_venv: Path, tmp_path: Path
+) -> None:
+    usage = _run_player(player_venv, tmp_path, "--help")
+    assert usage.returncode == 0, usage.stderr
+    assert set(_commands(usage.stdout)) == PLAYER_COMMANDS
+    assert "solv" not in usage.stdout.lower()
+    assert SERVER_INSTALL in " ".join(usage.stdout.split())  # the epilog, however argparse wraps it
+    game = tmp_path / "game.json"
+    game.write_text('{"code": "HM1-N-AAAAAAB", "moves": [["1", "8"]]}')
+    for args in (["solve", "HM1-N-AAAAAAB"], ["solve", "--record", str(game)], ["solve"], ["serve", "--port", "1"],
+                 ["serve"], ["serve", "--host", "0.0.0.0", "--no-winnable-daily"]):  # fmt: skip
+        refused = _run_player(player_venv, tmp_path, *args)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert refused.stdout == "" and "comes with the server" in refused.stderr, (args, refused.stderr)
+        assert SERVER_INSTALL in refused.stderr and "Traceback" not in refused.stderr, (args, refused.stderr)
+    new = _run_player(player_venv, tmp_path, "new")
+    assert new.returncode == 0 and new.stdout.startswith("HM1-"), new.stderr
+    deal = _run_player(player_venv, tmp_path, "deal", "HM1-N-AAAAAAB")
+    assert deal.returncode == 0 and "R1" in deal.stdout, deal.stderr
+    assert "winnab" not in deal.stdout.lower()
+
+
+def test_the_terminal_only_install_keeps_to_the_projects_version_and_dependencies() -> None:
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    player = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+    assert player["version"] == root["version"]
+    assert player["dependencies"] == root["dependencies"]
+    assert player["scripts"] == root["scripts"]
+    commands = player["entry-points"]["halfmoon.commands"]
+    assert set(commands) == PLAYER_COMMANDS
+    assert all(root["entry-points"]["halfmoon.commands"][name] == target for name, target in commands.items())

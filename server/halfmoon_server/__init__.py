@@ -4,8 +4,8 @@ leaderboards and the daily challenge, over one WebSocket endpoint and a small RE
 ``create_app(settings)`` builds the aiohttp application; ``halfmoon serve`` runs it.
 
 Both names are imported on first use (PEP 562): the solver's worker process imports
-``halfmoon_server.solver_pool`` and ``halfmoon_server.daily`` only, not aiohttp, SQLAlchemy and
-the whole server, so a worker starts (and restarts) quickly.
+``halfmoon_server.solver_pool``, ``halfmoon_server.daily`` and ``halfmoon_server.solver`` only,
+not aiohttp, SQLAlchemy and the whole server, so a worker starts (and restarts) quickly.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 CPU-bound: it runs in the app's solver worker (:class:`~halfmoon_server.solver_pool.SolverPool`),
 never on the loop.
 
-The day's code is ``halfmoon.solver.first_winnable_daily(day, secret)`` (a deal the solver
+The day's code is ``halfmoon_server.solver.first_winnable_daily(day, secret)`` (a deal the solver
 proves winnable) when ``daily_requires_winnable`` is on, else ``halfmoon.codes.daily_code(day,
 secret)``. Once chosen, a day's code is stored and never recomputed.
 
@@ -25,10 +25,10 @@ from datetime import date, timedelta
 from typing import Generic, TypeVar
 
 from halfmoon.codes import daily_code
-from halfmoon.solver import NoWinnableDealError, first_winnable_daily
 from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, Storage
+from halfmoon_server.solver import NoWinnableDealError, first_winnable_daily
 
 log = logging.getLogger("halfmoon_server.daily")
 K = TypeVar("K")

@@ -31,7 +31,7 @@ from multiprocessing.connection import wait as wait_for_ready
 from multiprocessing.process import BaseProcess
 from typing import Any, ParamSpec, TypeVar
 
-from halfmoon.solver import solve
+from halfmoon_server.solver import solve
 
 log = logging.getLogger("halfmoon_server.solver")
 

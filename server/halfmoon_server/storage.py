@@ -420,10 +420,17 @@ class SqlStorage:
                 async with self._sessions.begin() as session:
                     ranked = True
                     if address is not None and per_address > 0:
-                        if self.engine.dialect.name == "postgresql":  # claims from one address, one at a time
+                        # claims from one address, one at a time: the count and the insert below
+                        # are one step, or concurrent claims all count the same few and all rank
+                        if self.engine.dialect.name == "postgresql":
                             await session.execute(
                                 text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:{address}"}
                             )
+                        elif self.engine.dialect.name == "sqlite":
+                            # the driver would begin the transaction at the insert only, after the
+                            # count: take SQLite's write lock first (other writers wait for it,
+                            # within the busy timeout; readers never do, in write-ahead mode)
+                            await session.execute(text("BEGIN IMMEDIATE"))
                         query = select(func.count()).where(
                             DailyAttemptRow.day == day,
                             DailyAttemptRow.address == address,

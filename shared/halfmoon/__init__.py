@@ -20,7 +20,6 @@ from halfmoon.errors import (
     InvalidRecordError,
     NotAMatchError,
     NotPlayableError,
-    NoWinnableDealError,
     UndoError,
 )
 from halfmoon.game import WINNING_MOVES, WINNING_SCORE, Game, Move, Status
@@ -49,7 +48,6 @@ __all__ = [
     "InvalidPositionError",
     "InvalidRecordError",
     "Move",
-    "NoWinnableDealError",
     "NotAMatchError",
     "NotPlayableError",
     "ReplayResult",

@@ -10,8 +10,7 @@
     │   ├── DuplicatePositionError  the same position twice in one move
     │   └── NotAMatchError          cards that are neither a pair summing to 11 nor J+Q+K
     ├── UndoError               undo with nothing to undo (or past the 100-move bound)
-    ├── BadMessageError         a wire message that breaks the protocol (:mod:`halfmoon.protocol`)
-    └── NoWinnableDealError     the solver proved none of a day's candidate deals winnable
+    └── BadMessageError         a wire message that breaks the protocol (:mod:`halfmoon.protocol`)
 
 Every class carries a stable ``code`` string: the server maps it onto its wire error codes,
 the command line prints the message.
@@ -95,10 +94,3 @@ class BadMessageError(HalfMoonError):
         self.message = message
         self.msg_id = msg_id
         self.reason = reason
-
-
-class NoWinnableDealError(HalfMoonError):
-    """No candidate daily code was proved winnable within the attempts allowed
-    (:func:`halfmoon.solver.first_winnable_daily`)."""
-
-    code = "no_winnable_deal"

@@ -1,4 +1,5 @@
-"""The ``halfmoon`` command: ``deal``, ``replay``, ``new`` and ``play``."""
+"""The ``halfmoon`` command: ``deal``, ``replay``, ``new`` and ``play``; and, where the server's
+commands are not installed (a player's install), ``serve`` and ``solve`` saying where they are."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from halfmoon import Game, parse_code
-from halfmoon.cli import main
+from halfmoon.cli import SERVER_INSTALL, main
 from halfmoon.cli.play import play, ticking_lines
 from halfmoon.cli.screen import CLEAR, AnsiScreen
 from tests.conftest import VECTORS
@@ -239,6 +241,59 @@ def test_an_engine_command_does_not_load_the_server_or_the_client() -> None:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stdout.splitlines()[-1] == "0 []"
+
+
+# -- the server's commands, where they are not installed ------------------------------------------
+
+
+def installed(monkeypatch: pytest.MonkeyPatch, **commands: str) -> None:
+    """Make ``halfmoon`` see only these entry points (name → target), as in another install."""
+    entries = [EntryPoint(name, target, "halfmoon.commands") for name, target in commands.items()]
+    monkeypatch.setattr("halfmoon.cli.entry_points", lambda group: entries)
+
+
+PLAYERS_INSTALL = {"deal": "halfmoon.cli.tools:register_deal", "new": "halfmoon.cli.tools:register_new"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["solve", "HM1-N-AAAAAAB"], ["solve", "--record", "game.json"], ["solve"], ["serve"], ["serve", "--port", "1"],
+     ["serve", "--host", "0.0.0.0", "--no-winnable-daily", "extra"]],
+)  # fmt: skip
+def test_a_players_install_sends_server_commands_to_the_servers_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    installed(monkeypatch, **PLAYERS_INSTALL)
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    why = f"it comes with the server, a separate install: {SERVER_INSTALL}"
+    assert err == f"halfmoon {argv[0]}: not available here: {why}\n"
+
+
+def test_a_players_help_lists_no_solve_and_says_where_the_server_is(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed(monkeypatch, **PLAYERS_INSTALL)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and "deal" in out and "new" in out
+    assert "solv" not in out.lower() and "serve " not in out
+    assert f"The server is a separate install: {SERVER_INSTALL}." in " ".join(out.split())
+    with pytest.raises(SystemExit) as exit_info:  # a command nobody installs is still a usage error
+        main(["frobnicate"])
+    assert exit_info.value.code == 2 and "invalid choice: 'frobnicate'" in capsys.readouterr().err
+
+
+def test_a_server_command_that_cannot_load_names_the_servers_install_whatever_its_arguments(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed(monkeypatch, **PLAYERS_INSTALL, serve="halfmoon_server.not_here:register_serve")
+    status, out, err = run(capsys, "serve", "--port", "1", "--db", "sqlite:///x")
+    assert status == 2 and out == "" and "usage:" not in err
+    assert "comes with the server" in err and "halfmoon_server.not_here" in err and SERVER_INSTALL in err
+    status, out, err = run(capsys, "new")  # the commands that load still work
+    assert status == 0 and out.startswith("HM1-")
 
 
 # -- play ---------------------------------------------------------------------------------------

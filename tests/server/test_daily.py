@@ -1,9 +1,11 @@
 """The daily challenge across a UTC date change (the clock is injected): one deal per day, its
 code hidden until the attempt ends (and from everyone until the day is over), the first attempt
-per nickname ranked, past days browsable."""
+per nickname ranked and a few per address (on the default SQLite too, requests sent at once),
+past days browsable."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 from typing import Any
 
@@ -11,6 +13,7 @@ import aiohttp
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
+from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information
@@ -121,7 +124,7 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
 
 
 async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartServer, clock: ManualClock) -> None:
-    from halfmoon.solver import first_winnable_daily
+    from halfmoon_server.solver import first_winnable_daily
 
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
     client, _, room = await _attempt(server, "Ada", timeout=60)  # the solver runs in a fresh process
@@ -163,3 +166,21 @@ async def test_the_daily_player_count_is_a_count_not_a_capped_list(start_server:
     async with aiohttp.ClientSession() as http:
         today = await (await http.get(server.make_url("/api/daily"))).json()
     assert today["date"] == DAY1.isoformat() and today["players"] == 1200
+
+
+async def test_simultaneous_daily_attempts_from_one_address_rank_at_most_the_cap_on_sqlite(
+    start_server: StartServer,
+) -> None:
+    """25 names from one address ask for the daily at once, on the default database (SQLite): the
+    claims serialise (docs/security.md), so 3 are ranked, not every one that counted before the
+    others had inserted. (PostgreSQL: test_storage's test of the same claims.)"""
+    server = await start_server(daily_ranked_per_address=3, room_burst=100)
+    assert server.app[keys.SETTINGS].database_url().startswith("sqlite+aiosqlite:///")
+
+    async def attempt(k: int) -> bool:
+        client, welcome, _ = await _attempt(server, f"Rush{k}", timeout=20)
+        await client.close()
+        return bool(welcome["ranked"])
+
+    ranked = await asyncio.gather(*(attempt(k) for k in range(25)))
+    assert sum(ranked) == 3, ranked

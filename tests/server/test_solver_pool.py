@@ -25,10 +25,10 @@ import pytest
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
-from halfmoon.solver import first_winnable_daily
 from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.daily import DailyService
+from halfmoon_server.solver import first_winnable_daily
 from halfmoon_server.solver_pool import SolverPool, warm_up
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer

@@ -4,6 +4,7 @@ by the one ranking rule, the daily bookkeeping), and whole servers on PostgreSQL
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -185,6 +186,25 @@ async def test_the_migration_to_0006_makes_the_open_races_and_solo_games_stored_
             ("solo", False, "casual"),
         ]
     await engine.dispose()
+
+
+async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any_storage: Storage) -> None:
+    """25 first attempts of the day from one address at once (25 names, say 25 tabs): the count of
+    the address's ranked attempts and the new attempt's row are one step (SQLite: under its write
+    lock; PostgreSQL: under an advisory lock), so no more than the cap are ranked."""
+    day, cap = date(2026, 11, 28), 3
+    claims = [
+        any_storage.claim_daily_attempt(day, f"name-{i}", NOW, address="203.0.113.7", per_address=cap)
+        for i in range(25)
+    ]
+    ranked = await asyncio.gather(*claims)
+    assert sum(ranked) == cap, ranked
+    # every attempt was recorded, ranked or not: the same name cannot start a second one
+    assert not any(await asyncio.gather(*(any_storage.claim_daily_attempt(day, f"name-{i}", NOW) for i in range(25))))
+    # the cap is per address and per day
+    assert await any_storage.claim_daily_attempt(day, "other", NOW, address="203.0.113.8", per_address=cap)
+    next_day = date(2026, 11, 29)
+    assert await any_storage.claim_daily_attempt(next_day, "name-0", NOW, address="203.0.113.7", per_address=cap)
 
 
 async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:

@@ -1,6 +1,7 @@
 """Pages a player reaches outside a game: a replay that cannot open says why in the player's
 language (never the server's English reason) inside a panel with a way home; the English rules
-speak to players, not about the repository's files; the Examples page's buttons stop at the ends."""
+speak to players, not about the repository's files, and both quote the seed's last rule word for
+word; the Examples page's buttons stop at the ends."""
 
 from __future__ import annotations
 
@@ -11,7 +12,21 @@ import pytest
 from playwright.sync_api import expect
 from websockets.sync.client import connect
 
+from tests.conftest import ROOT
 from tests.web.conftest import PHONE, Pages, screenshot
+
+#: The seed's last rule, word for word, in the seed's Italian and its English rendering.
+LAST_RULE = {
+    "it-IT": (
+        "000_c026d1baf5ef2d78.txt",
+        "Non ci sono né un risolutore né un pulsante per i suggerimenti: "
+        "l’app non indica se una smazzata si può vincere.",
+    ),
+    "en-US": (
+        "RULES-en.md",
+        "There is neither a solver nor a hint button: the app does not say whether a deal can be won.",
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -81,6 +96,16 @@ def test_the_english_rules_speak_to_players(pages: Pages) -> None:
     rules.get_by_role("link", name="Read it in Italian").click()
     expect(page.locator("h1")).to_have_text("Le regole di Half Moon")
     expect(rules).to_contain_text("La somma deve essere uguale a 11")
+
+
+@pytest.mark.parametrize("locale", ["it-IT", "en-US"])
+def test_the_rules_page_quotes_the_seeds_last_rule_word_for_word(pages: Pages, locale: str) -> None:
+    seed_file, sentence = LAST_RULE[locale]
+    seed = ROOT.parent / "shared" / "seed" / seed_file  # beside the work tree, where there is one
+    if seed.is_file():
+        assert sentence in " ".join(seed.read_text(encoding="utf-8").split())
+    page = pages.new("/rules", locale=locale)
+    expect(page.locator(".rules li", has_text=sentence[:30])).to_have_text(sentence)
 
 
 @pytest.mark.parametrize("locale", ["it-IT", "en-US"])

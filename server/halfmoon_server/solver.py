@@ -1,9 +1,12 @@
 """The solver: whether a position can still be won, and a winning line when it can.
 
-The solver is part of the pure engine: no I/O, no global state, no clock of its own (callers
-pass one in when they want a time budget). The app shows no solver and no hint and never says
-whether a deal can be won (the seed's rules); the server uses this module behind the scenes
-only, to deal winnable daily challenges. ``analyse`` is a tool for operators and tests.
+An operator's tool that comes with the server, never with a player's install: the app shows no
+solver and no hint and never says whether a deal can be won (the seed's rules). The server uses
+it behind the scenes only, to deal winnable daily challenges (:mod:`halfmoon_server.daily`, in
+the :mod:`~halfmoon_server.solver_pool` worker); ``halfmoon solve`` (:mod:`halfmoon_server.solver_cli`)
+and ``analyse`` are for operators and tests. It is pure like the engine it drives: no I/O, no
+global state, no clock of its own (callers pass one in when they want a time budget), and it
+imports nothing of the server's.
 
 How it works (``docs/solver.md`` gives the proofs):
 
@@ -48,7 +51,7 @@ from itertools import combinations, product
 from typing import Final
 
 from halfmoon.codes import DealCode, daily_code
-from halfmoon.errors import NoWinnableDealError
+from halfmoon.errors import HalfMoonError
 from halfmoon.game import Game, Move
 from halfmoon.positions import PILE_COUNT
 from halfmoon.record import UNDO, GameRecord, replay
@@ -63,6 +66,13 @@ __all__ = [
     "first_winnable_daily",
     "solve",
 ]
+
+class NoWinnableDealError(HalfMoonError):
+    """No candidate daily code was proved winnable within the attempts allowed
+    (:func:`first_winnable_daily`)."""
+
+    code = "no_winnable_deal"
+
 
 #: The default node budget: enough for almost every deal (see docs/solver.md).
 DEFAULT_NODE_BUDGET: Final = 2_000_000

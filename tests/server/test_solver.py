@@ -1,5 +1,5 @@
-"""The solver: its winning lines replay to ``won``, its proofs agree with a brute-force search,
-it keeps to its budgets, and ``halfmoon solve`` prints what it promises."""
+"""The solver (the server's, an operator's tool): its winning lines replay to ``won``, its proofs
+agree with a brute-force search, and it keeps to its budgets. ``halfmoon solve``: test_solver_cli.py."""
 
 from __future__ import annotations
 
@@ -8,18 +8,16 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from halfmoon import Game, GameRecord, Move, Status, daily_code, replay
-from halfmoon.cli import main
 from halfmoon.codes import DealCode
 from halfmoon.errors import IllegalMoveError, InvalidRecordError
 from halfmoon.game import WINNING_MOVES, WINNING_SCORE
 from halfmoon.positions import PILE_COUNT
 from halfmoon.record import UNDO, Step
-from halfmoon.solver import (
+from halfmoon_server.solver import (
     NoWinnableDealError,
     Verdict,
     analyse,
@@ -410,82 +408,6 @@ def test_first_winnable_daily_is_deterministic_and_proved_winnable() -> None:
 def test_first_winnable_daily_says_so_when_nothing_is_proved() -> None:
     with pytest.raises(NoWinnableDealError, match="2026-03-14"):
         first_winnable_daily(date(2026, 3, 14), b"s", node_budget=3, max_attempts=4)
-
-
-# -- the command line ----------------------------------------------------------------------
-
-
-def test_cli_several_codes_print_one_json_object_per_line(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["solve", EASY_CODES[0], HARD_CODE.lower(), "--nodes", "2000"])
-    lines = capsys.readouterr().out.splitlines()
-    assert status == 0
-    first, second = (json.loads(line) for line in lines)
-    assert set(first) == {"code", "result", "moves", "nodes", "ms"}
-    assert first["result"] == "winnable"
-    assert replay(GameRecord.from_json(first)).game.status is Status.WON
-    assert second["code"] == HARD_CODE
-    assert (second["result"], second["moves"]) == ("unknown", None)
-    assert second["nodes"] <= 2000
-
-
-def test_cli_budget_ms_bounds_each_deal_by_the_wall_clock(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["solve", HARD_CODE, EASY_CODES[0], "--budget-ms", "40", "--json"])
-    hard, easy = (json.loads(line) for line in capsys.readouterr().out.splitlines())
-    assert status == 0
-    assert (hard["result"], hard["moves"]) == ("unknown", None)
-    assert 40 <= hard["ms"] < 2_000  # the clock is read every 64 nodes: a few ms over at most
-    assert easy["result"] == "winnable"  # each deal gets its own budget
-    with pytest.raises(SystemExit) as exit_info:
-        main(["solve", EASY_CODES[0], "--budget-ms", "-5"])
-    assert exit_info.value.code == 2
-    assert "--budget-ms" in capsys.readouterr().err
-
-
-def test_cli_a_bad_code_gets_an_error_line_and_status_1(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["solve", "HM1-N-AAAAAA", EASY_CODES[0], "--json"])
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert status == 1
-    assert lines[0]["code"] == "HM1-N-AAAAAA" and "7" in lines[0]["error"]
-    assert lines[1]["result"] == "winnable"
-
-
-def test_cli_one_code_reads_as_text(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve", EASY_CODES[0]]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith(f"{EASY_CODES[0]}: winnable")
-    assert f"{WINNING_MOVES:3d}. " in out
-    assert main(["solve", "nonsense"]) == 1
-    captured = capsys.readouterr()
-    assert captured.out == "" and "halfmoon solve:" in captured.err and "'nonsense'" in captured.err
-    assert "Traceback" not in captured.err
-
-
-def test_cli_solves_from_a_record_part_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = EASY_CODES[1]
-    line = winning_line(code)[:10]
-    path = tmp_path / "game.json"
-    path.write_text(GameRecord(DealCode.parse(code), list(line)).dumps())
-    assert main(["solve", "--record", str(path), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["from_move"] == 10
-    assert result["moves"][:10] == [move.names() for move in line]
-    assert replay(GameRecord.from_json(result)).game.status is Status.WON
-
-
-def test_cli_bad_inputs_are_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve"]) == 2
-    assert "give at least one deal code" in capsys.readouterr().err
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"code": "HM1-N-AAAAAAB", "moves": [["1", "2"]]}')
-    assert main(["solve", "--record", str(bad)]) == 1
-    err = capsys.readouterr().err
-    assert "bad.json" in err and "not a pair" in err
-    assert main(["solve", "--record", str(tmp_path / "missing.json")]) == 1
-    assert "cannot read" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exit_info:
-        main(["solve", EASY_CODES[0], "--nodes", "0"])
-    assert exit_info.value.code == 2
-    assert "--nodes" in capsys.readouterr().err
 
 
 def test_final_line_refuses_an_undo_with_nothing_to_undo() -> None:

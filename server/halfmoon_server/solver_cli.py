@@ -1,5 +1,9 @@
 """``halfmoon solve``: whether deals (or a game part-way through) can be won, with a winning line.
 
+An operator's command: it comes with the server's install (the root ``pyproject.toml`` registers
+it), never with the terminal client's (``client/pyproject.toml``), and nothing a player runs or
+sees answers this question (docs/solver.md).
+
 With several codes (or ``--json``) it prints one JSON object per line:
 ``{"code", "result", "moves", "nodes", "ms"}``, where ``moves`` is the winning record's move
 list (position-name lists, replayable with ``halfmoon replay``) or null. With ``--record FILE``
@@ -20,7 +24,7 @@ from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
 from halfmoon.game import Game, Move
 from halfmoon.record import GameRecord
-from halfmoon.solver import DEFAULT_NODE_BUDGET, SolveResult, Verdict, final_line, solve
+from halfmoon_server.solver import DEFAULT_NODE_BUDGET, SolveResult, Verdict, final_line, solve
 
 
 def _positive_float(text: str) -> float:
@@ -36,9 +40,10 @@ def _positive_float(text: str) -> float:
 def register_solve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "solve",
-        help="say whether deals can be won, with a winning line",
-        description="Solve deals: 'winnable' with a full winning record, 'unwinnable' (proved), or "
-        "'unknown' when the budget runs out. Several codes give one JSON object per line.",
+        help="(operators) say whether deals can be won, with a winning line",
+        description="An operator's tool that comes with the server, never shown to players. Solve deals: "
+        "'winnable' with a full winning record, 'unwinnable' (proved), or 'unknown' when the budget runs out. "
+        "Several codes give one JSON object per line.",
     )
     p.add_argument("codes", nargs="*", metavar="CODE", help="deal code, e.g. HM1-N-AAAAAAB")
     p.add_argument(
