@@ -203,7 +203,7 @@ class Session:
         """``join``; with the player's key (:meth:`halfmoon_client.seats.SeatBook.player_key`)
         the game joins their history on the server; ``bot``: a program plays (``halfmoon bot``
         says so: it is shown as a bot and never ranked)."""
-        return Join(room, name, player_key, bot).to_json()
+        return Join(room, name, player_key, bot=bot).to_json()
 
     @staticmethod
     def watch_message(room: str) -> Message:

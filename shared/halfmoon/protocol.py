@@ -405,7 +405,7 @@ def _parse_move(data: Json, msg_id: int | None) -> MoveMessage:
 
 _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
     "join": lambda d, i: Join(
-        _str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i), _flag(d, "bot", i)
+        _str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i), bot=_flag(d, "bot", i)
     ),
     "watch": lambda d, i: Watch(_str(d, "room", i)),
     "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i)),

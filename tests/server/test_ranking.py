@@ -68,7 +68,7 @@ def test_join_carries_bot_only_when_true_and_refuses_a_bot_that_is_not_a_boolean
     from halfmoon.protocol import Join, parse_message
 
     assert "bot" not in Join("K7WQ2M", "Ada").to_json()  # a person's join is unchanged
-    declared = Join("K7WQ2M", "bot-1", None, True)
+    declared = Join("K7WQ2M", "bot-1", bot=True)
     assert declared.to_json()["bot"] is True
     assert parse_message(json.dumps(declared.to_json())) == declared
     for bad in ("yes", 1, []):
