@@ -140,7 +140,10 @@ async def run_bot(
     rng = brain.rng
 
     def hello() -> Message:
-        return session.resume_message() if session.token else session.join_message(room, name)
+        # a bot says so: the server shows it as a bot to everyone and never ranks its result
+        if session.token:
+            return session.resume_message()
+        return session.join_message(room, name, None, session.contribute(), bot=True)
 
     link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout)
 

@@ -419,7 +419,7 @@ function entriesTable(entries, replayable = true, ghosts = false) {
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
   const row = (r, other) => h("tr", { class: other ? "other" : null, hidden: other },
-    h("td", {}, other ? "" : r.rank), h("td", {}, r.name),
+    h("td", {}, other ? "" : r.rank), h("td", {}, r.name, r.unranked_reason === "bot" ? [" ", h("span", { class: "tag bot", title: w.botTitle }, w.botLabel)] : null),
     h("td", {}, w.statuses[r.outcome] || r.outcome),
     h("td", {}, r.score), h("td", {}, r.moves),
     h("td", {}, formatTime(r.time_ms)),
@@ -475,6 +475,8 @@ function leaderboard(kind, arg) {
   const mine = today ? getJson("/api/me/history?limit=1", { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } }).then((me) => me.daily_today, () => false) : false;
   Promise.all([getJson(url), mine]).then(
     ([data, ghosts]) => out.replaceChildren(...[h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
+      // a deal code's board is casual: its players could know the code before the start
+      data.ranked === false ? h("p", { class: "notice casual-board", role: "note" }, w.casualBoard) : null,
       h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable, ghosts)),
       // (replaceChildren would write a null as the text "null")
       !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, ghosts ? w.dailyGhosts : w.dailyReplayLater) : null].filter(Boolean)),

@@ -115,6 +115,15 @@ const STRINGS = {
       cancelled: "Selezione annullata.", undoShort: "Annullata",
     },
     connected: "connesso", disconnected: "disconnesso",
+    casualBoard: "Classifica amichevole: il codice di questa smazzata era noto prima della partenza a chi l'ha giocata, quindi questi risultati non sono in classifica. In classifica vanno solo le gare sigillate e il primo tentativo della sfida del giorno.",
+    botLabel: "bot", botTitle: "Questo giocatore è un programma: i suoi risultati non sono mai in classifica.",
+    rankedResult: "Risultato in classifica.",
+    unrankedReasons: {
+      casual: "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
+      daily_retry: "Tentativo fuori classifica: hai già giocato oggi con questo nome",
+      bot: "Fuori classifica: i bot non entrano in classifica.",
+      too_fast: "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
+    },
     me: {
       title: "Le tue partite", points: "punti", games: "Partite", wins: "Vittorie", cleanWins: "Vittorie pulite", streak: "Giorni di fila",
       best: "Miglior tempo per smazzata", recent: "Ultime partite", date: "Data", mode: "Tipo",
@@ -124,6 +133,10 @@ const STRINGS = {
       none: "Nessuna partita ancora: quelle che giochi da questo browser compariranno qui.",
       note: "Niente account: le tue partite sono legate a una chiave segreta che resta in questo browser. Il server ne tiene solo un'impronta, con il tuo nome.",
       unavailable: "Non è stato possibile caricare le tue partite: riprova.",
+      rankedNote: "Vittorie, giorni di fila e tempi migliori contano solo le partite in classifica (gare sigillate e primo tentativo della sfida del giorno).",
+      casual: "Amichevoli", casualNote: "Partite su un codice noto prima della partenza (scritto, condiviso, gare aperte, partite da soli) o comunque fuori classifica: qui a parte.",
+      casualBest: "Miglior tempo per smazzata nelle amichevoli", ranked: "Classifica", rankedYes: "sì",
+      unranked: { casual: "amichevole", daily_retry: "ripetuta", bot: "bot", too_fast: "troppo veloce" },
     },
   },
   en: {
@@ -239,6 +252,15 @@ const STRINGS = {
       cancelled: "Selection cancelled.", undoShort: "Undone",
     },
     connected: "connected", disconnected: "disconnected",
+    casualBoard: "A casual board: whoever played this deal knew its code before the start, so these results are not ranked. Only sealed races and the first attempt at the daily challenge are ranked.",
+    botLabel: "bot", botTitle: "This player is a program: its results are never ranked.",
+    rankedResult: "This result is ranked.",
+    unrankedReasons: {
+      casual: "Not ranked: this deal's code was known before the start.",
+      daily_retry: "Not ranked: you already played today under this name",
+      bot: "Not ranked: bots are never ranked.",
+      too_fast: "Not ranked: finished faster than a person can tap the cards.",
+    },
     me: {
       title: "Your games", points: "points", games: "Games", wins: "Wins", cleanWins: "Clean wins", streak: "Daily streak",
       best: "Best time per deal", recent: "Latest games", date: "Date", mode: "Kind",
@@ -248,6 +270,10 @@ const STRINGS = {
       none: "No games yet: the ones you play from this browser will show here.",
       note: "No account: your games are tied to a secret key kept in this browser. The server keeps only a fingerprint of it, with your name.",
       unavailable: "Your games could not be loaded: try again.",
+      rankedNote: "Wins, the daily streak and best times count ranked games only (sealed races and the first attempt at the daily challenge).",
+      casual: "Casual games", casualNote: "Games on a code known before the start (typed, shared, open races, solo games) or otherwise not ranked: counted apart here.",
+      casualBest: "Best time per deal in casual games", ranked: "Ranked", rankedYes: "yes",
+      unranked: { casual: "casual", daily_retry: "retry", bot: "bot", too_fast: "too fast" },
     },
   },
 };

@@ -305,6 +305,7 @@ export function openLive(app, intent) {
   function playerRow(p) {
     const w = words();
     return h("li", { dataset: { player: p.id } }, p.name,
+      p.bot ? botTag(w) : null,
       p.id === s.host ? h("span", { class: "tag" }, w.host) : null,
       p.id === s.you ? h("span", { class: "tag" }, "★") : null);
   }
@@ -467,7 +468,10 @@ export function openLive(app, intent) {
           h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, g.score),
           h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, g.moves),
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
-        daily ? h("p", {}, g.ranked ? w.rankedDone : w.unranked, " · ", w.nextDaily, " ", next) : null,
+        daily ? h("p", {}, g.ranked ? w.rankedDone : w.unrankedReasons[g.unranked_reason] || w.unranked, " · ", w.nextDaily, " ", next) : null,
+        // whether the result is ranked, and why not (docs/security.md, "Ranked and casual results")
+        !daily && g.ranked != null ? h("p", { class: "ranking", dataset: { ranked: g.ranked, reason: g.unranked_reason || "" } },
+          g.ranked ? w.rankedResult : w.unrankedReasons[g.unranked_reason] || w.unrankedReasons.casual) : null,
         daily && !g.code ? h("p", { class: "muted" }, w.dailyCodeLater) : null,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "share", onclick: () => share(g) }, w.shareResult),
@@ -500,9 +504,14 @@ export function openLive(app, intent) {
       h("span", { class: "marker", "aria-hidden": "true" }));
     rail.style.setProperty("--at", p.removed / 104); // CSSOM: the CSP allows no style attribute
     return h(tag, { class: "lane", dataset: { player: p.id, leads: p.leads } },
-      h("span", { class: "who" }, p.name, p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
+      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
       h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`),
       rail);
+  }
+
+  /** The visible «bot» label of a player that declared itself a program (never ranked). */
+  function botTag(w) {
+    return h("span", { class: "tag bot", title: w.botTitle }, w.botLabel);
   }
 
   function track() {
@@ -549,7 +558,7 @@ export function openLive(app, intent) {
     if (!s.results) return [];
     return [...seriesTable(), !s.gameOver && s.role === "player" && rematchButton(),
       table("results", w.results, [w.rank, w.name, w.status, w.score, w.moves, w.time],
-      (r) => [r.rank, r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
+      (r) => [r.rank, s.players[r.player] && s.players[r.player].bot ? [r.name, botTag(w)] : r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
     compareLinks(),
     s.results.some((r) => r.splits) && table("splits", w.splits, [w.name, ...session.SPLITS],
       (r) => [r.name, ...session.SPLITS.map((_, i) => (r.splits && r.splits[i] != null ? formatTime(r.splits[i]) : "—"))])].filter(Boolean);
