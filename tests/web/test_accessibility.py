@@ -285,6 +285,8 @@ def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
         f"Tolte {said}. Punteggio {game.score}, mosse 1; restano {game.cards_left} carte da togliere."
     )
     expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    # undo waits for the server's answer to the move (it knows the cards that come back)
+    expect(page.locator(".bar .actions button").first).to_be_enabled()
     page.keyboard.press("u")
     expect(page.locator("#say")).to_have_text(
         f"Mossa annullata: tornano {said}. Punteggio 0, mosse 0; restano 104 carte da togliere."
