@@ -140,11 +140,10 @@ async def run_bot(
     rng = brain.rng
 
     def hello() -> Message:
-        # a bot contributes to a sealed deal like any racer: a racer without a contribution is a
-        # slot a server could fill with one of its own (docs/security.md, "Nobody picks the deal")
+        # a bot says so: the server shows it as a bot to everyone and never ranks its result
         if session.token:
             return session.resume_message()
-        return session.join_message(room, name, None, session.contribute())
+        return session.join_message(room, name, None, session.contribute(), bot=True)
 
     link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout)
 

@@ -84,7 +84,15 @@ def rival_line(
     lead = "▶" if player.id in leaders else " "
     away = " " if player.connected else "⌁"
     you = " ←" if player.id == session.you else ""
-    return f"{lead}{away}{player.name:<14.14} {player.score:>3} {player.moves:>2} {state}{you}"
+    return f"{lead}{away}{shown_name(player, 14, lang):<14.14} {player.score:>3} {player.moves:>2} {state}{you}"
+
+
+def shown_name(player: Player, width: int, lang: str = "en") -> str:
+    """A player's name in ``width`` characters, a bot's cut short to keep its ``[bot]`` mark in sight."""
+    if not player.bot:
+        return player.name
+    mark = say("bot_mark", lang)
+    return f"{player.name[: max(1, width - len(mark) - 1)]} {mark}"
 
 
 def _rivals(session: Session, local_ms: int, lang: str, width: int) -> list[str]:
@@ -174,7 +182,8 @@ def race_screen(
     lines += _rivals(session, local_ms, lang, width)
     said = _wrap(" ".join(text for text in (_notice(session, lang), message) if text), width)
     if session.outcome is not None:
-        said.append(say("wait_others", lang))
+        ranking = ranking_text(session.outcome.ranked, session.outcome.unranked_reason, lang)
+        said += [*_wrap(ranking, width), say("wait_others", lang)] if ranking else [say("wait_others", lang)]
     lines += said[-3:]
     lines.append(say("help_race", lang, errors=say("on" if move_errors else "off", lang)))
     return _fit(lines, width, HEIGHT - 1)
@@ -212,7 +221,7 @@ def player_header(player: Player, session: Session, local_ms: int, lang: str) ->
     away = "" if player.connected else " ⌁"
     lead = "▶" if player.id in session.leaders() else " "
     return (
-        f"{lead}{player.name:<13.13} {status_word(player.status, lang):<13} "
+        f"{lead}{shown_name(player, 13, lang):<13.13} {status_word(player.status, lang):<13} "
         f"{say('watch_line', lang, score=player.score, moves=player.moves, left=player.cards_left)} "
         f"{progress_bar(player.cards_left)} {time}{away}"
     )
@@ -271,6 +280,8 @@ def _entry(entry: dict[str, Any], players: dict[str, Player], index: int) -> tup
     pid = entry.get("player") or entry.get("id")
     known = players.get(pid) if isinstance(pid, str) else None
     name = entry.get("name") or (known.name if known else str(pid))
+    if known is not None and known.bot:
+        name = f"{name} [bot]"
     status = entry.get("outcome") or entry.get("status") or (known.status if known else "")
     time_ms = entry.get("time_ms", entry.get("elapsed_ms"))
     rank = entry.get("rank", index + 1)
@@ -348,11 +359,34 @@ def _outcome_text(session: Session, lang: str) -> str:
     if outcome is None:
         return ""
     try:
-        return say(
+        said = say(
             "outcome_" + outcome.outcome, lang, score=outcome.score, moves=outcome.moves, time_ms=outcome.time_ms
         )
     except KeyError:
-        return outcome.outcome
+        said = outcome.outcome
+    return f"{said} {ranking_text(outcome.ranked, outcome.unranked_reason, lang)}".rstrip()
+
+
+def ranking_text(ranked: bool | None, reason: str | None, lang: str = "en") -> str:
+    """Whether a result is ranked, and why not, as a sentence ("" when the server did not say)."""
+    if ranked is None:
+        return ""
+    if ranked:
+        return say("ranked_result", lang)
+    try:
+        return say(f"unranked_{reason}", lang)
+    except KeyError:
+        return say("unranked_casual", lang) if reason is None else str(reason)
+
+
+def _ranked_cell(game: dict[str, Any], lang: str) -> str:
+    if game.get("ranked", True):
+        return say("rank_yes", lang)
+    reason = str(game.get("unranked_reason"))
+    try:
+        return say(f"rank_{reason}", lang)
+    except KeyError:
+        return reason
 
 
 def _aligned(head: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -371,8 +405,12 @@ def history_lines(history: dict[str, Any], server: str, lang: str = "en") -> lis
     if not history.get("games"):
         return [*lines, say("history_none", lang)]
     today = say("history_today_done" if history.get("daily_today") else "history_today_open", lang)
-    lines += [say("history_counts", lang, **{k: history.get(k, 0) for k in ("games", "wins", "clean_wins")})]
-    lines += [say("history_streak", lang, streak=history.get("streak", 0), today=today), ""]
+    # streaks and bests count ranked games only; casual ones (their code known in advance) apart
+    ranked = {"games": history.get("ranked_games", 0), "wins": history.get("wins", 0)}
+    lines += [say("history_counts", lang, **ranked, clean_wins=history.get("clean_wins", 0))]
+    lines += [say("history_streak", lang, streak=history.get("streak", 0), today=today)]
+    casual = history.get("casual") or {}
+    lines += [say("history_casual", lang, **{k: casual.get(k, 0) for k in ("games", "wins", "clean_wins")}), ""]
     head = columns("history_head", lang)
 
     def row(game: dict[str, Any]) -> tuple[str, ...]:
@@ -382,11 +420,12 @@ def history_lines(history: dict[str, Any], server: str, lang: str = "en") -> lis
         code = str(game["code"]) if game.get("code") else say("history_hidden", lang)
         outcome = status_word(str(game.get("outcome")), lang)
         return (day, kind, code, outcome, str(game.get("score")), format_time(int(game.get("time_ms", 0))),
-                "✓" if game.get("clean") else "")
+                "✓" if game.get("clean") else "", _ranked_cell(game, lang))
 
-    best = [row(game) for game in history.get("best", [])]
-    if best:
-        fastest = _aligned((head[2], head[5], head[6]), [(r[2], r[5], r[6]) for r in best], {1})
-        lines += [say("history_best", lang), *fastest, ""]
+    for key, games in (("history_best", history.get("best", [])), ("history_best_casual", casual.get("best", []))):
+        best = [row(game) for game in games]
+        if best:
+            fastest = _aligned((head[2], head[5], head[6]), [(r[2], r[5], r[6]) for r in best], {1})
+            lines += [say(key, lang), *fastest, ""]
     lines += [say("history_recent", lang), *_aligned(head, [row(g) for g in history.get("recent", [])], {4, 5})]
     return lines

@@ -133,9 +133,11 @@ class Player:
     cards_left: int = 104
     elapsed_ms: int = 0
     connected: bool = True
+    #: the player declared itself a bot (its result is never ranked)
+    bot: bool = False
 
     def update(self, data: Message) -> None:
-        for key in ("name", "status", "score", "moves", "cards_left", "elapsed_ms", "connected"):
+        for key in ("name", "status", "score", "moves", "cards_left", "elapsed_ms", "connected", "bot"):
             if key in data and data[key] is not None:
                 setattr(self, key, data[key])
 
@@ -153,6 +155,9 @@ class Outcome:
     moves: int
     time_ms: int
     code: str | None
+    #: whether the result is ranked, and why not (docs/security.md: casual, daily_retry, bot, too_fast)
+    ranked: bool | None = None
+    unranked_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -207,11 +212,14 @@ class Session:
     # -- messages to send ---------------------------------------------------------------------
 
     @staticmethod
-    def join_message(room: str, name: str, player_key: str | None = None, entropy: str | None = None) -> Message:
+    def join_message(
+        room: str, name: str, player_key: str | None = None, entropy: str | None = None, *, bot: bool = False
+    ) -> Message:
         """``join``; with the player's key (:meth:`halfmoon_client.seats.SeatBook.player_key`)
         the game joins their history on the server; with ``entropy`` (:meth:`contribute`) a
-        contribution to a sealed race's deal."""
-        return Join(room, name, player_key, entropy).to_json()
+        contribution to a sealed race's deal; ``bot``: a program plays (``halfmoon bot`` says so:
+        it is shown as a bot and never ranked)."""
+        return Join(room, name, player_key, entropy, bot=bot).to_json()
 
     def contribute(self) -> str:
         """A fresh random contribution to a sealed race's deal (16 random bytes in hex), kept to
@@ -475,6 +483,8 @@ class Session:
             moves=m["moves"],
             time_ms=m["time_ms"],
             code=m.get("code"),
+            ranked=m.get("ranked"),
+            unranked_reason=m.get("unranked_reason"),
         )
         if m.get("code"):
             self.code = m["code"]

@@ -83,7 +83,8 @@ class Audience:
                     event.game,
                     event.ranked,
                     event.salt,
-                    event.seed,
+                    seed=event.seed,
+                    unranked_reason=event.unranked_reason,
                 )
                 return Frames(seq, None, None, event.player, right_sized(wire.encode_event(body, seq)))
             case events.GameEnded():

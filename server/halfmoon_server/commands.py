@@ -10,11 +10,12 @@ small JSON object::
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
 given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length, ``e`` a racer's contribution to a
-sealed deal (on ``join``, ``connect``, ``accept`` and ``rematch``); a ``rematch``'s ``seed``, the
-secret the server drew for the next race's deal — a log of the previous release has its ``c`` and
-``salt`` instead, the next deal itself and its salt), and ``o`` its origin: which instance
-and connection sent it and the message id (so that instance can answer that connection alone).
+limit, ``g`` a game id, ``r`` a daily attempt's ranked claim, ``bot`` a join's bot flag, ``ser``
+a series' length, ``e`` a racer's contribution to a sealed deal (on ``join``, ``connect``,
+``accept`` and ``rematch``); a ``rematch``'s ``seed``, the secret the server drew for the next
+race's deal — a log of the previous release has its ``c`` and ``salt`` instead, the next deal
+itself and its salt), and ``o`` its origin: which instance and connection sent it and the message
+id (so that instance can answer that connection alone).
 
 A room's header (:func:`room_header`) holds a sealed race's ``seed`` (its ``code`` is null: the
 deal is derived at the start); a header of the previous release holds its ``code`` and ``salt``.
@@ -88,10 +89,9 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "tick":
             return race.tick(now)
         case "join":
-            return race.join(entry["n"], now, entry.get("e"))[1]
+            return race.join(entry["n"], now, entry.get("e"), bot=bool(entry.get("bot", False)))[1]
         case "single":
-            racer, events = race.join(entry["n"], now)
-            racer.ranked = bool(entry.get("r", True))
+            events = race.join(entry["n"], now, daily_first=bool(entry.get("r", True)))[1]
             race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
             return events + race.begin(now)
         case "watch":

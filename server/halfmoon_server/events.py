@@ -113,6 +113,7 @@ class GameOver:
     ranked: bool
     salt: str | None = None
     seed: str | None = None  # a sealed race's, with its code
+    unranked_reason: str | None = None
 
 
 @dataclass(slots=True)

@@ -58,7 +58,7 @@ class MemoryStorage:
         games = sorted(mine, key=lambda g: g.finished_at, reverse=True)
         return [
             PlayerGame(g.id, g.nickname, g.code, g.mode, g.room, g.score, g.moves, g.time_ms, g.outcome,
-                       g.daily_date, g.finished_at, g.salt, g.undos, g.seal)
+                       g.daily_date, g.finished_at, g.salt, g.undos, g.seal, g.ranked, g.unranked_reason)
             for g in games[:limit]
         ]
 

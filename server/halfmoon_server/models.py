@@ -43,6 +43,9 @@ class GameRow(Base):
     player: Mapped[str | None] = mapped_column(String(64), nullable=True)
     #: how many undos the record holds (0005; None: stored before it)
     undos: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: why the game is not ranked (0007: ``casual``, ``daily_retry``, ``bot``, ``too_fast``;
+    #: None while ``ranked``)
+    unranked_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
     __table_args__ = (
         # the leaderboards' exact order (score DESC, time_ms, finished_at): an index read (0004)

@@ -75,6 +75,8 @@ class FinishedGame:
     #: contributions)`` and its commitment ``seal_commitment(seed)`` (None: not a sealed race of
     #: this release)
     seal: dict[str, Any] | None = None
+    #: why the game is not ranked (a :class:`halfmoon.protocol.Unranked` value; None: ranked)
+    unranked_reason: str | None = None
 
     @property
     def undos(self) -> int:
@@ -108,6 +110,8 @@ class PlayerGame:
     salt: str | None
     undos: int
     seal: dict[str, Any] | None = None
+    ranked: bool = True
+    unranked_reason: str | None = None
 
     @property
     def sealed(self) -> bool:

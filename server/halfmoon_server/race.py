@@ -41,6 +41,7 @@ from halfmoon.protocol import (
     PlayerSummary,
     Result,
     RoomSnapshot,
+    Unranked,
     commitment_of,
     ranking_key,
 )
@@ -64,6 +65,7 @@ from halfmoon_server.events import (
     SpectatorsChanged,
 )
 from halfmoon_server.names import name_key
+from halfmoon_server.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
 
 DAY_MS = 86_400_000
 #: Spectators one room lets in over its life: each comes and goes through the room's log.
@@ -85,6 +87,9 @@ class RaceConfig:
     abandon_after_ms: int = 3_600_000
     #: a finished room stays readable (resume, GET /api/rooms/…) this long
     finished_ttl_ms: int = 1_800_000
+    #: a result faster than this per tap the game needed is not ranked (0: no such rule; see
+    #: :mod:`halfmoon_server.ranking`)
+    tap_floor_ms: int = DEFAULT_TAP_FLOOR_MS
 
 
 @dataclass(slots=True)
@@ -103,7 +108,14 @@ class Racer:
     away_since: int | None = None
     time_ms: int | None = None  # the final time, once the game is over
     finished_at: int | None = None
+    #: whether this player's result is ranked, and why not (:meth:`Race.judge`: once they join,
+    #: and again when their game ends)
     ranked: bool = True
+    unranked_reason: Unranked | None = None
+    #: the player said it is a bot (``join`` with ``bot``)
+    bot: bool = False
+    #: a daily attempt that is the name's ranked one (false: a retry of the day)
+    daily_first: bool = True
     game_id: str | None = None
     #: a solo game's clock (docs/protocol.md): the time counted so far, and since when it runs
     #: (None: not started yet — it starts at the first move — or standing still while stalled)
@@ -260,7 +272,22 @@ class Race:
             game.cards_left if game else 104,
             self.elapsed(racer, now),
             racer.connected,
+            racer.bot,
         )
+
+    def judge(self, racer: Racer) -> None:
+        """Decide whether ``racer``'s result is ranked (:func:`halfmoon_server.ranking.unranked_reason`):
+        from the start what the room and the player are, and at the end of their game its pace."""
+        reason = unranked_reason(
+            self.mode,
+            sealed=self.sealed,
+            daily_first=racer.daily_first,
+            bot=racer.bot,
+            taps=taps_of(racer.steps),
+            time_ms=racer.time_ms if racer.finished else None,
+            tap_floor_ms=self.config.tap_floor_ms,
+        )
+        racer.ranked, racer.unranked_reason = reason is None, reason
 
     def code_for(self, viewer: Racer | None, now: int) -> str | None:
         """The deal code a viewer (a player, or None: a spectator, a REST reader) may see now.
@@ -401,7 +428,7 @@ class Race:
         if over is None:
             return None
         fields = (over.outcome, over.score, over.moves, over.time_ms, over.code, over.game, over.ranked, over.salt)
-        return WireGameOver(*fields, over.seed).to_json()
+        return WireGameOver(*fields, seed=over.seed, unranked_reason=over.unranked_reason).to_json()
 
     # -- membership ---------------------------------------------------------------------------------
 
@@ -418,12 +445,16 @@ class Race:
         if len(self.players) >= self.config.max_players:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
 
-    def join(self, name: str, now: int, entropy: str | None = None) -> tuple[Racer, list[Event]]:
+    def join(
+        self, name: str, now: int, entropy: str | None = None, *, bot: bool = False, daily_first: bool = True
+    ) -> tuple[Racer, list[Event]]:
         """A new player in the lobby (connected), with their contribution to a sealed deal
-        (``entropy``, optional). Raises :class:`Refusal` (``race_started``, ``name_taken``,
-        ``room_full``)."""
+        (``entropy``, optional); ``bot``: it says it is a program; ``daily_first``: a daily
+        attempt that is the name's ranked one. Raises :class:`Refusal` (``race_started``,
+        ``name_taken``, ``room_full``)."""
         self.check_join(name)
-        racer = Racer(f"p{self._next_player}", name)
+        racer = Racer(f"p{self._next_player}", name, bot=bot, daily_first=daily_first)
+        self.judge(racer)
         self.contribute(racer.id, entropy)
         self._next_player += 1
         if self._host_away():  # no host, or one who dropped and has not come back
@@ -721,6 +752,7 @@ class Race:
             racer.time_ms = self.elapsed(racer, now)
         racer.status = outcome
         racer.finished_at = now
+        self.judge(racer)
         if racer.game is not None:
             racer.game.forget_undos()  # a finished game takes no undo: its stack is memory only
         self.unrecorded.add(racer.id)
@@ -768,6 +800,7 @@ class Race:
             racer.ranked,
             self.salt if shown else None,
             self.seed if shown else None,
+            racer.unranked_reason,
         )
 
     def _race_over(self) -> list[Event]:
@@ -776,7 +809,11 @@ class Race:
 
         def result(rank: int, r: Racer) -> Result:
             score, moves = (r.game.score, r.game.move_count) if r.game else (0, 0)
-            return Result(rank, r.id, r.name, score, moves, r.time_ms or 0, r.status, r.game_id, tuple(r.splits))
+            splits = tuple(r.splits)
+            time_ms = r.time_ms or 0
+            return Result(
+                rank, r.id, r.name, score, moves, time_ms, r.status, r.game_id, splits, r.ranked, r.unranked_reason
+            )
 
         lines = [result(0, r) for r in self.players.values()]
         finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
@@ -851,7 +888,9 @@ class Race:
         # who left the room mid-race is not asked back (their name is free to join again)
         stayed = [r for r in self.players.values() if r.status is not PlayerStatus.LEFT]
         everyone = sorted([*stayed, *self.seated.values()], key=lambda r: int(r.id[1:]))
-        fresh = {r.id: Racer(r.id, r.name, connected=r.connected, away_since=r.away_since) for r in everyone}
+        fresh = {r.id: Racer(r.id, r.name, connected=r.connected, away_since=r.away_since, bot=r.bot) for r in everyone}
+        for racer in fresh.values():
+            self.judge(racer)  # the rematch is sealed: ranked again, unless a bot
         self.players = {player_id: fresh.pop(player_id)}
         self.contribute(player_id, entropy)
         self.seated = fresh

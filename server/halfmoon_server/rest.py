@@ -141,14 +141,15 @@ def base_url(request: web.Request) -> str:
 MAX_ROWS = 5000
 
 
+def _result(rank: int, g: StoredGame) -> Result:
+    """A stored game as a result line: with whether it is ranked, and why not."""
+    outcome = PlayerStatus(g.outcome)
+    return Result(rank, None, g.nickname, g.score, g.moves, g.time_ms, outcome, g.id, None, g.ranked, g.unranked_reason)
+
+
 def entries(games: list[StoredGame]) -> dict[str, Any]:
     """Stored games, already ranked, as results (the shape of ``race_over``'s, without ``player``)."""
-    return {
-        "entries": [
-            Result(rank, None, g.nickname, g.score, g.moves, g.time_ms, PlayerStatus(g.outcome), g.id).to_json()
-            for rank, g in enumerate(games, 1)
-        ]
-    }
+    return {"entries": [_result(rank, g).to_json() for rank, g in enumerate(games, 1)]}
 
 
 def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
@@ -159,7 +160,7 @@ def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
     for g in games:
         if g.mode == "solo" and g.outcome == PlayerStatus.LEFT:
             continue
-        line = Result(0, None, g.nickname, g.score, g.moves, g.time_ms, PlayerStatus(g.outcome), g.id).to_json()
+        line = _result(0, g).to_json()
         held = best.get(g.nickname.casefold())
         if held is not None:
             del line["rank"]
@@ -285,7 +286,8 @@ async def leaderboard_for_code(request: web.Request) -> web.Response:
     except InvalidCodeError as exc:
         raise ApiError(400, "bad_code", str(exc)) from None
     games = await request.app[keys.STORAGE].leaderboard_for_code(str(code), MAX_ROWS)
-    return json_response(best_entries(games, _limit(request)))
+    # a casual board: whoever played this code could know it before the start (docs/security.md)
+    return json_response({"ranked": False, **best_entries(games, _limit(request))})
 
 
 async def daily_leaderboard(request: web.Request) -> web.Response:
@@ -293,8 +295,8 @@ async def daily_leaderboard(request: web.Request) -> web.Response:
     today = request.app[keys.DAILY].today()
     if day > today:
         raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
-    games = await request.app[keys.STORAGE].daily_leaderboard(day, MAX_ROWS)
-    return json_response(best_entries(games, _limit(request)))
+    games = await request.app[keys.STORAGE].daily_leaderboard(day, MAX_ROWS)  # ranked games only
+    return json_response({"ranked": True, **best_entries(games, _limit(request))})
 
 
 async def daily(request: web.Request) -> web.Response:
@@ -371,6 +373,8 @@ async def get_game(request: web.Request) -> web.Response:
         "time_ms": game.time_ms,
         "outcome": game.outcome,
         "sealed": game.seal is not None or (game.salt is not None and game.daily_date is None),
+        "ranked": game.ranked,
+        "unranked_reason": None if game.ranked else game.unranked_reason,
     }
     if game.seal is not None:
         body["seed"] = game.seal["seed"]
@@ -519,23 +523,43 @@ def _streak(days: set[date], today: date) -> int:
     return streak
 
 
+class _Tally:
+    """A history's counts and best times over one kind of game (ranked, or casual)."""
+
+    def __init__(self) -> None:
+        self.games = self.wins = self.clean_wins = 0
+        self.best: dict[str, dict[str, Any]] = {}
+
+    def add(self, line: dict[str, Any]) -> None:
+        won = line["outcome"] == PlayerStatus.WON
+        self.games += 1
+        self.wins += won
+        self.clean_wins += line["clean"]
+        code = line["code"]
+        if won and code is not None:
+            held = self.best.get(code)
+            if held is None or line["time_ms"] <= held["time_ms"]:  # a tie: the earlier game
+                self.best[code] = line
+
+    def to_json(self) -> dict[str, Any]:
+        best = sorted(self.best.values(), key=lambda line: (line["time_ms"], line["finished_at"]))
+        return {"games": self.games, "wins": self.wins, "clean_wins": self.clean_wins, "best": best}
+
+
 async def my_history(request: web.Request) -> web.Response:
-    """The games kept under the reader's player key: counts, the daily streak, the best time of
-    each deal won, and the newest ``limit`` games — no deal code the reader is not yet entitled
-    to (:class:`_Entitlement`), no record, nothing of anyone else."""
+    """The games kept under the reader's player key: counts, the daily streak and the best time
+    of each deal won — over ranked games only, casual ones counted apart in ``casual`` — and
+    the newest ``limit`` games of both kinds; no deal code the reader is not yet entitled to
+    (:class:`_Entitlement`), no record, nothing of anyone else."""
     player = _player_of(request)
     limit = _limit(request)
     games = await request.app[keys.STORAGE].games_of_player(player, HISTORY_ROWS)
     entitled = _Entitlement(request)
     lines: list[dict[str, Any]] = []
-    best: dict[str, dict[str, Any]] = {}
-    wins = clean_wins = 0
+    ranked, casual = _Tally(), _Tally()
     for g in games:  # newest first
         undos = g.undos
-        won = g.outcome == PlayerStatus.WON
-        clean = won and undos == 0
-        wins += won
-        clean_wins += clean
+        clean = g.outcome == PlayerStatus.WON and undos == 0
         code = g.code if await entitled.code_shown(g) else None
         line = {
             "game": g.id,
@@ -551,24 +575,25 @@ async def my_history(request: web.Request) -> web.Response:
             "undos": undos,
             "clean": clean,
             "finished_at": int(g.finished_at.timestamp() * 1000),
+            "ranked": g.ranked,
+            "unranked_reason": None if g.ranked else g.unranked_reason,
         }
         if len(lines) < limit:
             lines.append(line)
-        if won and code is not None:
-            held = best.get(code)
-            if held is None or g.time_ms <= held["time_ms"]:  # a tie: the earlier game
-                best[code] = line
+        (ranked if g.ranked else casual).add(line)
     today = request.app[keys.DAILY].today()
-    days = {g.daily_date for g in games if g.daily_date is not None}
+    ranked_days = {g.daily_date for g in games if g.daily_date is not None and g.ranked}
     return json_response(
         {
             "name": games[0].nickname if games else None,
             "games": len(games),
-            "wins": wins,
-            "clean_wins": clean_wins,
-            "streak": _streak(days, today),
-            "daily_today": today in days,
-            "best": sorted(best.values(), key=lambda line: (line["time_ms"], line["finished_at"])),
+            "ranked_games": ranked.games,
+            "wins": ranked.wins,
+            "clean_wins": ranked.clean_wins,
+            "best": ranked.to_json()["best"],
+            "streak": _streak(ranked_days, today),
+            "daily_today": any(g.daily_date == today for g in games),
+            "casual": casual.to_json(),
             "recent": lines,
         }
     )

@@ -489,16 +489,17 @@ class Room:
         role = "player" if player_id is not None else "spectator"
         racer = self.race.players.get(player_id) if player_id is not None else None
         ranked = racer.ranked if racer is not None else None
+        why = racer.unranked_reason if racer is not None else None
         if player_id is not None and since is not None and since <= self.seq:
             oldest = self.log[0].seq if self.log else self.seq + 1
             if since + 1 >= oldest or since == self.seq:
-                outbox.send(wire.encode(wire.Welcome(role, player_id, token, None, since, ranked)))
+                outbox.send(wire.encode(wire.Welcome(role, player_id, token, None, since, ranked, why)))
                 for frames in self.log:
                     if frames.seq > since and (frame := frames.for_player(player_id)) is not None:
                         outbox.send(frame)
                 return
         snapshot = self.race.snapshot(player_id, self.clock.now_ms(), watcher=player_id is None)
-        outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq, ranked)))
+        outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq, ranked, why)))
 
     def player_with_token(self, token: str) -> str | None:
         return next((pid for pid, held in self.tokens.items() if held == token), None)
@@ -641,6 +642,7 @@ class Room:
             outcome=str(racer.status),
             record=racer.record(race.code).to_json(),
             ranked=racer.ranked,
+            unranked_reason=None if racer.unranked_reason is None else str(racer.unranked_reason),
             daily_date=race.daily_day,
             finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
             salt=race.salt,

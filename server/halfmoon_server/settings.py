@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from halfmoon_server.clock import Clock, SystemClock
 from halfmoon_server.errors import SettingsError
+from halfmoon_server.ranking import DEFAULT_TAP_FLOOR_MS
 
 log = logging.getLogger("halfmoon_server")
 
@@ -93,6 +94,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "daily_ranked_per_address", "HALFMOON_DAILY_RANKED_PER_ADDRESS", int, "--daily-ranked-per-address",
         "ranked daily attempts one client address may start a day (0: no limit)",
+    ),
+    Option(
+        "tap_floor_ms", "HALFMOON_TAP_FLOOR_MS", int, "--tap-floor-ms",
+        "a result faster than this many ms per tap its moves needed is not ranked (0: no such rule)",
     ),
     Option(
         "daily_time_limit_s", "HALFMOON_DAILY_TIME_LIMIT_S", int, "--daily-time-limit",
@@ -183,6 +188,10 @@ class Settings:
     #: Ranked daily attempts one client address may start a day (later ones are not ranked): a
     #: throwaway name to scout the deal costs a ranked attempt. 0: no limit.
     daily_ranked_per_address: int = 3
+    #: A result faster than this many ms per tap its moves needed (2 a pair, 3 a triple, undone
+    #: moves included) is not ranked: no person plays that fast (docs/security.md gives the
+    #: published figures). 0: no such rule.
+    tap_floor_ms: int = DEFAULT_TAP_FLOOR_MS
     max_players: int = 8
     #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
     max_rooms: int = 10_000
@@ -391,7 +400,7 @@ class Settings:
         if self.gc_young > MAX_GC_YOUNG:  # gc.set_threshold takes a C int
             raise SettingsError(f"gc_young must be at most {MAX_GC_YOUNG:,}, not {self.gc_young}")
         never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
-        for name in (*never_negative, "daily_ranked_per_address", "gc_freeze_s", "gc_collect_s"):
+        for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 

@@ -177,6 +177,7 @@ def _stored(row: GameRow) -> StoredGame:
         salt=row.salt,
         player=row.player,
         seal=row.seal,
+        unranked_reason=row.unranked_reason,
     )
 
 
@@ -277,6 +278,7 @@ class SqlStorage:
                 player=game.player,
                 undos=game.undos,
                 seal=game.seal,
+                unranked_reason=game.unranked_reason,
             )
             try:
                 async with self._sessions.begin() as session:
@@ -324,6 +326,7 @@ class SqlStorage:
                 "player": game.player,
                 "undos": game.undos,
                 "seal": game.seal,
+                "unranked_reason": game.unranked_reason,
             }
             for game, game_id in games
         ]
@@ -381,7 +384,7 @@ class SqlStorage:
         c = GameRow
         query = (
             select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
-                   c.finished_at, c.salt, c.undos, c.seal)
+                   c.finished_at, c.salt, c.undos, c.seal, c.ranked, c.unranked_reason)
             .where(c.player == player)
             .order_by(c.finished_at.desc())
             .limit(limit)
@@ -406,6 +409,8 @@ class SqlStorage:
                     salt=r.salt,
                     undos=r.undos or 0,
                     seal=r.seal,
+                    ranked=r.ranked,
+                    unranked_reason=r.unranked_reason,
                 )
                 for r in rows
             ]

@@ -343,13 +343,15 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             await room.submit(_with_entropy({"k": "rematch", "p": conn.player_id, "seed": seed}, entropy))
         case Accept(entropy=entropy):
             await _room_of(app, conn).submit(_with_entropy({"k": "accept", "p": conn.player_id}, entropy))
-        case Join(room=room_id, name=name, player_key=key, entropy=entropy):
+        case Join(room=room_id, name=name, player_key=key, entropy=entropy, bot=bot):
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
                 entry: dict[str, object] = _with_entropy({"k": "join", "n": name, "tok": new_token()}, entropy)
                 if key is not None:
                     entry["pk"] = player_key_hash(key)  # only the hash is logged and stored
+                if bot:
+                    entry["bot"] = True  # shown as a bot, never ranked
                 try:
                     await room.submit(entry, conn)
                     return  # the room seats the connection (conn.room, conn.player_id) and welcomes it

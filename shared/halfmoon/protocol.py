@@ -83,6 +83,20 @@ class PlayerStatus(enum.StrEnum):
     TIMED_OUT = "timed_out"
 
 
+class Unranked(enum.StrEnum):
+    """Why a result is not ranked (docs/security.md, "Ranked and casual results"): the
+    ``unranked_reason`` of results, ``game_over``, stored games and REST answers."""
+
+    #: the deal's code was known before the start (an open race, a solo game, a typed or shared code)
+    CASUAL = "casual"
+    #: a daily attempt after the name's first of the day (or past the address's ranked attempts)
+    DAILY_RETRY = "daily_retry"
+    #: the player declared itself a bot (``join`` with ``bot``)
+    BOT = "bot"
+    #: finished faster than a person can tap the game's moves (the server's tap floor)
+    TOO_FAST = "too_fast"
+
+
 #: A player whose game is on: moves are accepted.
 ACTIVE: Final = frozenset({PlayerStatus.PLAYING, PlayerStatus.STALLED})
 #: A player whose game is over, and how it ended (the ``outcome`` of results and stored games).
@@ -112,10 +126,15 @@ class Join:
     player_key: str | None = None
     #: the racer's contribution to a sealed race's deal (optional; docs/protocol.md, "Sealed races")
     entropy: str | None = None
+    #: the player is a program (``halfmoon bot``): shown as a bot, its result never ranked
+    bot: bool = False
 
     def to_json(self) -> Json:
         out = _with_key({"type": "join", "v": VERSION, "room": self.room, "name": self.name}, self.player_key)
-        return _with_entropy(out, self.entropy)
+        out = _with_entropy(out, self.entropy)
+        if self.bot:
+            out["bot"] = True
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +332,16 @@ def check_player_key(key: str) -> str:
     return key
 
 
+def _flag(data: Json, field: str, msg_id: int | None) -> bool:
+    """An optional boolean field (absent or null: false)."""
+    value = data.get(field)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _bad(field, f"must be true or false, not {type(value).__name__}", msg_id)
+    return value
+
+
 def _player_key(data: Json, msg_id: int | None) -> str | None:
     key = _optional_str(data, "player_key", msg_id)
     if key is None:
@@ -404,7 +433,13 @@ def _parse_move(data: Json, msg_id: int | None) -> MoveMessage:
 
 
 _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
-    "join": lambda d, i: Join(_str(d, "room", i), check_name(_str(d, "name", i)), _player_key(d, i), _entropy(d, i)),
+    "join": lambda d, i: Join(
+        _str(d, "room", i),
+        check_name(_str(d, "name", i)),
+        _player_key(d, i),
+        _entropy(d, i),
+        bot=_flag(d, "bot", i),
+    ),
     "watch": lambda d, i: Watch(_str(d, "room", i)),
     "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i)),
     "daily": lambda d, i: Daily(check_name(_str(d, "name", i)), _player_key(d, i)),
@@ -435,9 +470,11 @@ class PlayerSummary:
     cards_left: int
     elapsed_ms: int
     connected: bool
+    #: a player that declared itself a bot (sent only when true)
+    bot: bool = False
 
     def to_json(self) -> Json:
-        return {
+        out: Json = {
             "id": self.id,
             "name": self.name,
             "status": str(self.status),
@@ -447,6 +484,9 @@ class PlayerSummary:
             "elapsed_ms": self.elapsed_ms,
             "connected": self.connected,
         }
+        if self.bot:
+            out["bot"] = True
+        return out
 
 
 @dataclass(slots=True)
@@ -454,7 +494,9 @@ class Result:
     """One line of a race's results (``race_over``) or of a leaderboard (REST ``entries``):
     the same fields, ranked by :func:`ranking_key`. ``player`` is the room's player id (None on
     leaderboards, which list stored games). ``splits`` (a room's results only, not leaderboards):
-    the player's time when their game first held 12, 24, 36 and 48 moves, None where it never did."""
+    the player's time when their game first held 12, 24, 36 and 48 moves, None where it never did.
+    ``ranked``: whether the result counts for ranked boards; when not, ``unranked_reason`` says
+    why (an :class:`Unranked` value)."""
 
     rank: int
     player: str | None
@@ -465,6 +507,8 @@ class Result:
     outcome: PlayerStatus
     game: str | None
     splits: tuple[int | None, ...] | None = None
+    ranked: bool = True
+    unranked_reason: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {"rank": self.rank}
@@ -480,7 +524,15 @@ class Result:
         )
         if self.splits is not None:
             out["splits"] = list(self.splits)
+        _with_ranking(out, self.ranked, self.unranked_reason)
         return out
+
+
+def _with_ranking(out: Json, ranked: bool, reason: str | None) -> Json:
+    """``ranked``, and ``unranked_reason``: why not (null when ranked)."""
+    out["ranked"] = ranked
+    out["unranked_reason"] = None if ranked else reason
+    return out
 
 
 def commitment_of(code: str, salt: str) -> str:
@@ -589,9 +641,9 @@ class RoomSnapshot:
 class Welcome:
     """The answer to join, watch, solo, daily and resume (``room`` None: a catch-up follows).
 
-    ``ranked`` (players only): whether this attempt's result counts for the leaderboards — false
-    for a daily attempt by a name that already played that day, so the screen can say so
-    before the first move."""
+    ``ranked`` and ``unranked_reason`` (players only): whether this player's result will be ranked,
+    and why not (:class:`Unranked`: a casual game on a code known in advance, a daily retry, a
+    bot), so the screen can say so before the first move (``too_fast`` can only come at the end)."""
 
     role: str
     you: str | None
@@ -599,13 +651,14 @@ class Welcome:
     room: RoomSnapshot | None
     seq: int
     ranked: bool | None = None
+    unranked_reason: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {"type": "welcome", "role": self.role, "you": self.you}
         if self.token is not None:
             out["token"] = self.token
         if self.ranked is not None:
-            out["ranked"] = self.ranked
+            _with_ranking(out, self.ranked, self.unranked_reason)
         out["room"] = None if self.room is None else self.room.to_json()
         out["seq"] = self.seq
         return out
@@ -812,6 +865,7 @@ class GameOver(RoomEvent):
     salt: str | None = None
     #: a sealed race's seed, with its code (docs/protocol.md, "Sealed races")
     seed: str | None = None
+    unranked_reason: str | None = None
 
     def to_json(self) -> Json:
         out: Json = {
@@ -825,8 +879,8 @@ class GameOver(RoomEvent):
             out["salt"] = self.salt
         if self.seed is not None:
             out["seed"] = self.seed
-        out.update(game=self.game, ranked=self.ranked)
-        return out
+        out["game"] = self.game
+        return _with_ranking(out, self.ranked, self.unranked_reason)
 
 
 @dataclass(slots=True)

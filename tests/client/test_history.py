@@ -61,17 +61,35 @@ def test_the_join_message_carries_the_key_only_when_there_is_one() -> None:
 def test_the_history_screen_hides_what_the_server_hides_and_marks_clean_wins() -> None:
     game = {"game": "g1", "mode": "race", "room": "K7WQ2M", "code": None, "daily_date": None, "name": "Ada",
             "score": 10, "moves": 1, "time_ms": 4000, "outcome": "gave_up", "undos": 0, "clean": False,
-            "finished_at": 1_795_900_000_000}
-    won = {**game, "code": "HM1-N-AAAAAAA", "mode": "solo", "score": 520, "outcome": "won", "clean": True}
-    data = {"name": "Ada", "games": 2, "wins": 1, "clean_wins": 1, "streak": 0, "daily_today": False,
-            "best": [won], "recent": [game, won]}
+            "finished_at": 1_795_900_000_000, "ranked": True, "unranked_reason": None}
+    won = {**game, "code": "HM1-N-AAAAAAA", "mode": "solo", "score": 520, "outcome": "won", "clean": True,
+           "ranked": False, "unranked_reason": "casual"}
+    data = {"name": "Ada", "games": 2, "ranked_games": 1, "wins": 0, "clean_wins": 0, "streak": 0,
+            "daily_today": False, "best": [], "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [won]},
+            "recent": [game, won]}
     text = "\n".join(history_lines(data, SERVER, "it"))
-    assert "Partite 2 · vittorie 1 · vittorie pulite (senza annullare) 1" in text
+    assert "In classifica: partite 1 · vittorie 0 · vittorie pulite (senza annullare) 0" in text
+    assert "Amichevoli (codice noto prima della partenza, fuori classifica): partite 1 · vittorie 1" in text
+    assert "Miglior tempo per smazzata (✓ pulita)" not in text  # no ranked win: no ranked best
+    assert "Miglior tempo per smazzata nelle amichevoli (✓ pulita)" in text
     assert "(nascosto)" in text and "2026-11-28" in text
     recent = text.split("Ultime partite")[1].splitlines()
     assert recent[2].split()[:3] == ["2026-11-28", "gara", "(nascosto)"]
-    assert recent[3].rstrip().endswith("✓") and not recent[2].rstrip().endswith("✓")
+    assert recent[2].rstrip().endswith("sì") and recent[3].rstrip().endswith("✓  amichevole")
     assert "Nessuna partita" in "\n".join(history_lines({"games": 0}, SERVER, "it"))
+
+
+def test_the_history_screen_in_english_counts_ranked_games_and_shows_casual_ones_apart() -> None:
+    line = {"game": "g1", "mode": "race", "room": "K7WQ2M", "code": "HM1-N-AAAAAAA", "daily_date": None,
+            "name": "Ada", "score": 520, "moves": 48, "time_ms": 60_000, "outcome": "won", "undos": 0, "clean": True,
+            "finished_at": 1_795_900_000_000, "ranked": False, "unranked_reason": "too_fast"}
+    data = {"name": "Ada", "games": 1, "ranked_games": 0, "wins": 0, "clean_wins": 0, "streak": 0,
+            "daily_today": False, "best": [], "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [line]},
+            "recent": [line]}
+    text = "\n".join(history_lines(data, SERVER, "en"))
+    assert "Ranked: games 0 · wins 0 · clean wins (no undo) 0" in text
+    assert "Casual (code known before the start, not ranked): games 1 · wins 1 · clean wins 1" in text
+    assert text.split("Latest games")[1].splitlines()[2].rstrip().endswith("too fast")
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -118,5 +136,6 @@ async def test_a_race_joined_from_the_terminal_shows_in_halfmoon_history(
 
     assert await asyncio.to_thread(args.func, args) == 0
     out = capsys.readouterr().out
-    assert "Your games — Ada" in out and "Games 1 · wins 0" in out
+    assert "Your games — Ada" in out and "Ranked: games 0 · wins 0" in out
+    assert "Casual (code known before the start, not ranked): games 1 · wins 0" in out  # a race on a typed code
     assert "HM1-N-AAAAAAB" in out and "gave up" in out and key not in out

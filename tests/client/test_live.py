@@ -23,7 +23,7 @@ from halfmoon_client.bots import BotReport, run_bots
 from halfmoon_client.connection import Backoff
 from halfmoon_client.errors import RefusedError, UnreachableError
 from halfmoon_client.rest import create_room
-from halfmoon_client.screens import CLEAR
+from halfmoon_client.screens import CLEAR, results_screen, results_table
 from halfmoon_client.strategy import choose_greedy, legal_moves
 from halfmoon_client.terminal import AnsiScreen, play_race, watch_room
 from halfmoon_server import create_app
@@ -452,3 +452,20 @@ async def test_bots_refuse_a_race_that_has_already_started(server_url: str) -> N
         await asyncio.wait_for(run_bots(server_url, players=1, room=created.room), 10)
     lines.put_nowait("g")
     assert (await asyncio.wait_for(racer, 10)).session.race_over
+
+
+async def test_the_shipped_bots_declare_themselves_are_shown_as_bots_and_never_ranked(server_url: str) -> None:
+    """``halfmoon bot`` joins with ``bot``: every player sees it as a bot (a spectator too), and
+    its result, in a sealed race, is not ranked (reason ``bot``)."""
+    created = await create_room(server_url)  # a sealed race: a person's result there would be ranked
+    assert created.code is None
+    reports = await run_bots(server_url, players=2, room=created.room, think_ms=0, seed=3)
+    for report in reports:
+        session = report.session
+        assert session.outcome is not None
+        assert (session.outcome.ranked, session.outcome.unranked_reason) == (False, "bot")
+        assert all(player.bot for player in session.players.values())
+        assert {(r["ranked"], r["unranked_reason"]) for r in session.results or []} == {(False, "bot")}
+    lines = results_table(reports[0].session.results or [], reports[0].session.players)
+    assert all("[bot]" in line for line in lines[1:])
+    assert "Not ranked: a bot is never ranked." in results_screen(reports[0].session, width=200)

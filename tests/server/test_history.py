@@ -78,8 +78,9 @@ async def play_solo(
     return over
 
 
-async def play_daily(server: TestServer, key: str) -> dict[str, Any]:
-    """Today's daily attempt: three moves, then given up; returns its ``game_over``."""
+async def play_daily(server: TestServer, key: str, clock: ManualClock | None = None) -> dict[str, Any]:
+    """Today's daily attempt: three moves (with ``clock``, 5 s apart: a person's pace), then given
+    up; returns its ``game_over``."""
     code = str(daily_code(DAY, b"test-secret", long=True))
     client = await WsClient.connect(server, "daily")
     await client.send("daily", name="Ada", player_key=key)
@@ -90,6 +91,8 @@ async def play_daily(server: TestServer, key: str) -> dict[str, Any]:
         if move is None:
             break
         game.push(move)
+        if clock is not None:
+            clock.advance(5000)
         await client.send("move", positions=move.names())
         await client.next("moved")
     await client.send("give_up")
@@ -115,37 +118,45 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     code = str(won_record().code)
     await play_solo(server, clock, key, undo_first=False, step_ms=1000)  # clean: 47 s
     await play_solo(server, clock, key, undo_first=True, step_ms=500)  # one undo, faster: 24 s
-    await play_daily(server, key)
+    await play_daily(server, key, clock)  # the day's first attempt: ranked
     await play_solo(server, clock, None, undo_first=False, step_ms=10)  # no key: nobody's history
     await stored(server, player_key_hash(key), 3)
 
     status, body, text = await history(server, key)
     assert status == 200, body
-    assert (body["games"], body["wins"], body["clean_wins"], body["name"]) == (3, 2, 1, "Ada")
+    # the solo games are casual (their code was known): counted apart; the daily is ranked
+    assert (body["games"], body["ranked_games"], body["wins"], body["clean_wins"], body["name"]) == (3, 1, 0, 0, "Ada")
+    assert (body["casual"]["games"], body["casual"]["wins"], body["casual"]["clean_wins"]) == (2, 2, 1)
     assert (body["streak"], body["daily_today"]) == (1, True)
     assert [line["mode"] for line in body["recent"]] == ["daily", "solo", "solo"]  # newest first
     daily, with_undo, clean = body["recent"]
     assert (clean["clean"], clean["undos"], clean["outcome"], clean["code"]) == (True, 0, "won", code)
+    assert (clean["ranked"], clean["unranked_reason"], daily["ranked"], daily["unranked_reason"]) == (
+        False, "casual", True, None,
+    )
     assert (with_undo["clean"], with_undo["undos"], with_undo["time_ms"]) == (False, 1, 24_000)
     assert clean["time_ms"] == 47_000  # the clock starts at the first move
     # the daily's code is today's: hidden until every attempt of the day has ended
     assert daily["code"] is None and daily["daily_date"] == DAY.isoformat() and daily["outcome"] == "gave_up"
     assert str(daily_code(DAY, b"test-secret", long=True)) not in text
-    # the best time of the deal: the fastest win, undo or not (the clean mark says which)
-    assert [(b["code"], b["time_ms"], b["clean"]) for b in body["best"]] == [(code, 24_000, False)]
+    # the best time of the deal: the fastest win, undo or not (the clean mark says which) — casual
+    # wins have casual bests, never ranked ones
+    assert body["best"] == []
+    assert [(b["code"], b["time_ms"], b["clean"]) for b in body["casual"]["best"]] == [(code, 24_000, False)]
     assert "record" not in text and '"moves": [' not in text  # no record travels here
     # docs/openapi.yaml names exactly these fields (the schema is fuzzed: it must be exact)
     schemas = yaml.safe_load((ROOT / "docs" / "openapi.yaml").read_text())["components"]["schemas"]
     assert set(body) == set(schemas["History"]["required"]) == set(schemas["History"]["properties"])
-    for line in body["recent"] + body["best"]:
+    assert set(body["casual"]) == set(schemas["History"]["properties"]["casual"]["required"])
+    for line in body["recent"] + body["best"] + body["casual"]["best"]:
         assert set(line) == set(schemas["HistoryGame"]["required"]) == set(schemas["HistoryGame"]["properties"])
 
     # another key sees none of it; the limit trims the list, not the counts
     other = await history(server, new_key())
     assert other[:2] == (
         200,
-        {"name": None, "games": 0, "wins": 0, "clean_wins": 0, "streak": 0, "daily_today": False,
-         "best": [], "recent": []},
+        {"name": None, "games": 0, "ranked_games": 0, "wins": 0, "clean_wins": 0, "streak": 0, "daily_today": False,
+         "best": [], "casual": {"games": 0, "wins": 0, "clean_wins": 0, "best": []}, "recent": []},
     )
     async with aiohttp.ClientSession() as http:
         response = await http.get(
@@ -266,6 +277,41 @@ def test_the_player_key_is_optional_and_round_trips_in_join_solo_and_daily() -> 
         with pytest.raises(BadMessageError) as caught:
             parse_message(json.dumps({"type": "daily", "v": 1, "name": "Ada", "player_key": bad, "id": 4}))
         assert caught.value.code == "bad_message" and caught.value.msg_id == 4
+
+
+async def test_streaks_and_bests_count_ranked_games_only_and_casual_ones_apart(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """Yesterday's daily was too fast (not ranked): today's ranked daily starts a streak of 1, not 2.
+    A sealed race's win is a ranked best; a faster casual win of the same deal is a casual best."""
+    server = await start_server()
+    key = new_key()
+    player = player_key_hash(key)
+    storage = server.app[keys.STORAGE]
+    now = datetime.fromtimestamp(clock.now_ms() / 1000, UTC)
+
+    def game(mode: str, day: date | None, outcome: str, time_ms: int, reason: str | None, at: datetime) -> FinishedGame:
+        return FinishedGame(
+            nickname="Ada", code="HM1-N-AAAAAAA", mode=mode, room="ABCDEF", score=520 if outcome == "won" else 40,
+            moves=48, time_ms=time_ms, outcome=outcome, record={"code": "HM1-N-AAAAAAA", "moves": []},
+            ranked=reason is None, daily_date=day, finished_at=at, player=player, unranked_reason=reason,
+            salt="ab" * 16 if mode == "race" and reason is None else None,
+        )
+
+    yesterday = game("daily", DAY - timedelta(days=1), "gave_up", 900, "too_fast", now - timedelta(days=1))
+    await storage.save_game(yesterday, "y")
+    await storage.save_game(game("daily", DAY, "gave_up", 60_000, None, now - timedelta(hours=2)), "t")
+    await storage.save_game(game("race", None, "won", 90_000, None, now - timedelta(hours=1)), "sealed")
+    await storage.save_game(game("race", None, "won", 30_000, "casual", now), "open")
+    status, body, _ = await history(server, key)
+    assert status == 200
+    assert (body["games"], body["ranked_games"], body["wins"], body["streak"]) == (4, 2, 1, 1)
+    assert [(b["game"], b["time_ms"]) for b in body["best"]] == [("sealed", 90_000)]
+    assert (body["casual"]["games"], body["casual"]["wins"]) == (2, 1)
+    assert [(b["game"], b["unranked_reason"]) for b in body["casual"]["best"]] == [("open", "casual")]
+    assert [(line["game"], line["ranked"]) for line in body["recent"]] == [
+        ("open", False), ("sealed", True), ("t", True), ("y", False),
+    ]
 
 
 def test_the_streak_counts_consecutive_days_up_to_today_or_yesterday() -> None:

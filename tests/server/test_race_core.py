@@ -409,3 +409,94 @@ def test_nobody_watching_no_spectators_copy_is_made() -> None:
     audience.start_watching()  # the first spectator: each copy built and caught up
     assert all(racer.public is not None for racer in r.players.values())
     assert audience.shown["p1"] != audience.shown["p2"], "Ada's move is on her board only"
+
+
+# -- ranked and casual results (halfmoon_server.ranking) ---------------------------------------------
+
+
+def _sealed(*names: str, config: RaceConfig = CONFIG) -> Race:
+    r = Race("K7WQ2M", Mode.RACE, CODE, config, now=T0, salt="ab" * 16)
+    for name in names:
+        r.join(name, T0)
+    return r
+
+
+def _play_out(r: Race, player: str, start: int, step_ms: int) -> int:
+    """Play the winning line at ``step_ms`` a move from ``start``; returns the time at the end."""
+    now = start
+    for move in winning_line():
+        now += step_ms
+        r.move(player, move, now)
+    return now
+
+
+def test_an_open_race_is_casual_from_the_start_and_in_its_results() -> None:
+    r = running("Ada")
+    ada = r.players["p1"]
+    assert (ada.ranked, ada.unranked_reason) == (False, "casual")  # welcome says so before the first move
+    _play_out(r, "p1", T0 + 3000, 10_000)
+    r.recorded("p1", "g1", T0 + 600_000)
+    (line,) = r.results or ()
+    assert (line.ranked, line.unranked_reason) == (False, "casual")
+    assert line.to_json()["ranked"] is False and line.to_json()["unranked_reason"] == "casual"
+
+
+def test_a_sealed_race_at_a_persons_pace_is_ranked_and_its_rematch_too() -> None:
+    r = _sealed("Ada")
+    r.start("p1", None, T0)
+    r.tick(T0 + 3000)
+    end = _play_out(r, "p1", T0 + 3000, 2000)  # 48 moves, 104 taps, 96 s: a person's pace
+    [over] = [e for e in r.recorded("p1", "g1", end) if isinstance(e, events.GameOver)]
+    assert (over.ranked, over.unranked_reason) == (True, None)
+    assert r.results is not None and r.results[0].ranked is True
+    r.rematch("p1", end + 1, code=DealCode.parse("HM1-N-AAAAAAB"), salt="cd" * 16)
+    assert r.players["p1"].ranked is True  # a rematch is sealed: ranked
+
+
+def test_a_solo_game_is_casual_and_a_dailys_retry_is_not_ranked() -> None:
+    from halfmoon_server.commands import apply_entry
+
+    solo = Race("K7WQ2M", Mode.SOLO, CODE, CONFIG, now=T0)
+    apply_entry(solo, {"k": "single", "n": "Ada", "tok": "t", "r": True, "t": T0})
+    assert solo.players["p1"].unranked_reason == "casual"
+    for first, expected in ((True, (True, None)), (False, (False, "daily_retry"))):
+        daily = Race("K7WQ2M", Mode.DAILY, CODE, CONFIG, now=T0, daily_day=date(2026, 11, 28))
+        apply_entry(daily, {"k": "single", "n": "Ada", "tok": "t", "r": first, "lim": 600, "t": T0})
+        racer = daily.players["p1"]
+        assert (racer.ranked, racer.unranked_reason) == expected
+
+
+def test_a_bot_is_shown_as_a_bot_to_everyone_and_never_ranked_even_in_a_sealed_race() -> None:
+    from halfmoon_server.commands import apply_entry
+
+    r = _sealed("Ada")
+    [joined] = apply_entry(r, {"k": "join", "n": "bot-1", "tok": "t", "bot": True, "t": T0})
+    assert isinstance(joined, events.PlayerJoined) and joined.player.to_json()["bot"] is True
+    assert "bot" not in r.summary(r.players["p1"], T0).to_json()  # a person's summary is unchanged
+    r.start("p1", None, T0)
+    r.tick(T0 + 3000)
+    _play_out(r, "p2", T0 + 3000, 2000)
+    r.give_up("p1", T0 + 200_000)
+    r.recorded("p2", "g2", T0 + 200_000)
+    r.recorded("p1", "g1", T0 + 200_000)
+    lines = {line.name: (line.ranked, line.unranked_reason) for line in r.results or ()}
+    assert lines == {"Ada": (True, None), "bot-1": (False, "bot")}
+    r.rematch("p1", T0 + 300_000, code=DealCode.parse("HM1-N-AAAAAAB"), salt="cd" * 16)
+    assert r.seated["p2"].bot is True  # still a bot in the rematch
+
+
+def test_a_finish_faster_than_a_person_can_tap_is_not_ranked_and_says_why() -> None:
+    r = _sealed("Ada")
+    r.start("p1", None, T0)
+    r.tick(T0 + 3000)
+    end = _play_out(r, "p1", T0 + 3000, 50)  # 48 moves in 2.4 s: 104 taps at 23 ms each
+    [over] = [e for e in r.recorded("p1", "g1", end) if isinstance(e, events.GameOver)]
+    assert (over.ranked, over.unranked_reason) == (False, "too_fast")
+    snapshot = r.snapshot("p1", end, watcher=False).to_json()
+    assert snapshot["game_over"]["unranked_reason"] == "too_fast"  # the end box says why after a reload
+    # the same line with the floor turned off is ranked
+    off = _sealed("Ada", config=RaceConfig(countdown_ms=3000, default_time_limit_s=600, tap_floor_ms=0))
+    off.start("p1", None, T0)
+    off.tick(T0 + 3000)
+    _play_out(off, "p1", T0 + 3000, 50)
+    assert off.players["p1"].ranked is True

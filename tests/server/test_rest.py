@@ -3,6 +3,8 @@ answers), its errors, and the static browser client with its single-page routes.
 
 from __future__ import annotations
 
+import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,10 @@ import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 from openapi_spec_validator import validate
 
+from halfmoon.codes import daily_code
 from halfmoon.deal import Deal
+from halfmoon.game import Game
+from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
@@ -72,18 +77,21 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         assert [set(e) for e in board["entries"]] == [_required("LeaderboardEntry")]
         assert board["entries"][0] == {
             "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"],
-            "others": [],
+            "ranked": False, "unranked_reason": "casual", "others": [],  # a solo game: its code was known
         }
+        assert board["ranked"] is False  # a deal code's board is a casual board
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
         stored = await get(f"/api/games/{over['game']}")
         assert stored == {
             **record.to_json(),
             **{"deal": deal, "name": "Ada", "score": 520, "time_ms": 0, "outcome": "won", "sealed": False},
+            "ranked": False,
+            "unranked_reason": "casual",
             "times": [0] * len(record.moves),  # each step's clock time (a ghost's): the clock stood still
         }
         daily = await get("/api/daily")
         assert _required("Daily") <= set(daily)
-        assert set(await get("/api/daily/2026-11-28/leaderboard")) == {"entries"}
+        assert await get("/api/daily/2026-11-28/leaderboard") == {"ranked": True, "entries": []}
         assert len((await get(f"/api/leaderboard/{record.code}?limit=1"))["entries"]) == 1
 
 
@@ -209,3 +217,96 @@ async def test_a_game_id_the_server_never_makes_is_no_game_on_postgresql(
     async with aiohttp.ClientSession() as http, http.get(server.make_url("/api/games/" + game)) as answer:
         assert answer.status == 404, await answer.text()
         assert (await answer.json())["error"]["code"] == "no_such_game"
+
+
+async def test_casual_and_ranked_rows_through_rest_and_a_daily_board_of_ranked_rows_only(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """An open race on a typed code, a solo game and a daily retry are casual (or not ranked, with
+    their reason); a sealed race and the daily's first attempt are ranked; a bot and a finish
+    faster than a person can tap are not. The daily board lists ranked rows only."""
+    server = await start_server()
+    code = "HM1-N-AAAAAAB"
+    day_code = str(daily_code(date(2026, 11, 28), b"test-secret"))
+
+    async def get(path: str) -> Any:
+        async with aiohttp.ClientSession() as http:
+            response = await http.get(server.make_url(path))
+            assert response.status == 200, await response.text()
+            return await response.json()
+
+    async def race(body: dict[str, Any], names: list[tuple[str, bool]], pace_ms: int) -> dict[str, dict[str, Any]]:
+        """A race created with ``body``: each (name, bot) joins, plays a first move ``pace_ms``
+        after the start, then gives up; returns each name's game_over."""
+        async with aiohttp.ClientSession() as http:
+            created = await (await http.post(server.make_url("/api/rooms"), json=body)).json()
+        clients = {}
+        for name, bot in names:
+            client = await WsClient.connect(server, name)
+            join: dict[str, Any] = {"room": created["room"], "name": name}
+            if bot:
+                join["bot"] = True
+            await client.send("join", **join)
+            clients[name] = client
+            welcome = await client.next("welcome")
+            assert welcome["ranked"] is bool(body == {} and not bot)  # said before the first move
+        host = clients[names[0][0]]
+        await host.send("start")
+        for client in clients.values():
+            await client.next("started")
+        game = Game.from_code(str(server.app[keys.LOBBY].rooms[created["room"]].race.code))  # dealt at the start
+        overs = {}
+        for name, client in clients.items():
+            for move in list(game.legal_moves())[:1]:
+                clock.advance(pace_ms)
+                await client.send("move", positions=move.names())
+                await client.next("moved")
+            await client.send("give_up")
+            overs[name] = await client.next("game_over")
+        for client in clients.values():
+            await client.close()
+        return overs
+
+    open_race = await race({"code": code}, [("Ada", False)], 5000)
+    sealed = await race({}, [("Bea", False), ("bot-1", True)], 5000)
+    hasty = await race({}, [("Cy", False)], 10)  # 2 taps in 10 ms
+    solo = await solo_to_the_end(await WsClient.connect(server, "Dee"), code, "Dee", 0)
+
+    async def daily(name: str) -> dict[str, Any]:
+        client = await WsClient.connect(server, name)
+        await client.send("daily", name=name)
+        await client.next("welcome")
+        clock.advance(5000)
+        await client.send("give_up")
+        over = await client.next("game_over")
+        await client.close()
+        return over
+
+    first, retry = await daily("Eve"), await daily("EVE")
+    said = {
+        "open race": open_race["Ada"], "sealed": sealed["Bea"], "bot": sealed["bot-1"], "hasty": hasty["Cy"],
+        "solo": solo, "daily first": first, "daily retry": retry,
+    }
+    assert {what: (o["ranked"], o["unranked_reason"]) for what, o in said.items()} == {
+        "open race": (False, "casual"),
+        "sealed": (True, None),
+        "bot": (False, "bot"),
+        "hasty": (False, "too_fast"),
+        "solo": (False, "casual"),
+        "daily first": (True, None),
+        "daily retry": (False, "daily_retry"),
+    }
+    for what, over in said.items():  # each stored game says the same through REST
+        if what.startswith("daily"):
+            continue  # (a daily game's record opens after the day: its rows are on the board)
+        stored = await get(f"/api/games/{over['game']}")
+        assert (stored["ranked"], stored["unranked_reason"]) == (over["ranked"], over["unranked_reason"]), what
+    board = await get(f"/api/leaderboard/{code}")
+    assert board["ranked"] is False
+    assert {(e["name"], e["ranked"], e["unranked_reason"]) for e in board["entries"]} == {
+        ("Ada", False, "casual"), ("Dee", False, "casual"),
+    }
+    day = await get("/api/daily/2026-11-28/leaderboard")
+    assert day["ranked"] is True
+    assert [(e["name"], e["ranked"]) for e in day["entries"]] == [("Eve", True)]  # not the retry
+    assert day_code not in json.dumps(day)

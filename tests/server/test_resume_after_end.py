@@ -12,6 +12,7 @@ import aiohttp
 from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
 from halfmoon_server import keys
+from halfmoon_server.clock import ManualClock
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, won_record
 from tests.server.test_fair_play import DAY, play_moves
@@ -51,13 +52,16 @@ async def test_a_won_solo_game_comes_back_with_its_game_over(start_server: Start
     await ada.session.close()
 
 
-async def test_a_daily_attempt_comes_back_ended_without_its_code(start_server: StartServer) -> None:
+async def test_a_daily_attempt_comes_back_ended_without_its_code(
+    start_server: StartServer, clock: ManualClock
+) -> None:
     server = await start_server()
     code = str(daily_code(DAY, b"test-secret", long=True))
     ada = await WsClient.connect(server, "ada")
     await ada.send("daily", name="Ada")
     welcome = await ada.next("welcome")
     room, token = welcome["room"]["room"], welcome["token"]
+    clock.advance(10_000)  # a person's pace: two moves at once would not be ranked (too_fast)
     await play_moves(ada, Game.from_code(code), 2)
     await ada.send("give_up")
     over = await ada.next("game_over")

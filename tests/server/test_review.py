@@ -132,7 +132,7 @@ async def test_daily_leaderboard_dates_are_yyyy_mm_dd_only(start_server: StartSe
             assert response.status == 400, text
             assert (await response.json())["error"]["code"] == "bad_date"
         response = await http.get(server.make_url("/api/daily/2026-11-28/leaderboard"))
-        assert response.status == 200 and (await response.json()) == {"entries": []}
+        assert response.status == 200 and (await response.json()) == {"ranked": True, "entries": []}
 
 
 async def test_a_room_body_sent_in_pieces_is_read_whole(start_server: StartServer) -> None:

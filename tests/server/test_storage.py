@@ -55,7 +55,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0006"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0007"
 
     await check_storage_contract(SqlStorage(engine))
 
@@ -158,7 +158,57 @@ async def check_storage_contract(storage: Storage) -> None:
     days = await storage.daily_days(date(2026, 11, 29), 10)
     assert [(d.day, d.code, d.players) for d in days] == [(day, "HM1-D-AAAAAAA", 2)]
     assert await storage.daily_days(day, 10) == []
+
+    # a game keeps whether it is ranked and why not, for REST and the history
+    bot = replace(_game("Bot", 520, 1_000, code="HM1-N-CCCCCCC"), ranked=False, unranked_reason="bot", player="p" * 64)
+    await storage.save_game(bot, "g-bot")
+    kept = await storage.get_game("g-bot")
+    assert kept is not None and (kept.ranked, kept.unranked_reason) == (False, "bot")
+    [mine] = await storage.games_of_player("p" * 64, 10)
+    assert (mine.ranked, mine.unranked_reason) == (False, "bot")
     await storage.close()
+
+
+async def test_the_migration_to_0007_makes_the_open_races_and_solo_games_stored_before_it_casual(
+    db_url: str,
+) -> None:
+    """Games stored before ranked and casual results existed: an open race's and a solo game's
+    code was known in advance (casual); a sealed race's game and a daily's first attempt stay
+    ranked; a daily retry gets its reason."""
+    engine = make_engine(db_url)
+
+    def to_0005_then_head(sync_conn: Any) -> list[tuple[str, bool, str | None]]:
+        config = alembic_config(sync_conn)
+        command.upgrade(config, "0005")
+        rows = [
+            ("open", "race", None, None, True),
+            ("sealed", "race", "ab" * 16, None, True),
+            ("solo", "solo", None, None, True),
+            ("first", "daily", None, NOW.date(), True),
+            ("retry", "daily", None, NOW.date(), False),
+        ]
+        for game_id, mode, salt, day, ranked in rows:
+            sync_conn.execute(
+                text(
+                    "INSERT INTO games (id, nickname, name_key, code, mode, room, score, moves, time_ms, outcome,"
+                    " record, ranked, daily_date, finished_at, salt) VALUES (:id, 'Ada', 'ada', 'HM1-N-AAAAAAA',"
+                    " :mode, 'ABCDEF', 10, 1, 1000, 'gave_up', '{}', :ranked, :day, :at, :salt)"
+                ),
+                {"id": game_id, "mode": mode, "ranked": ranked, "day": day, "at": NOW, "salt": salt},
+            )
+        command.upgrade(config, "head")
+        found = sync_conn.execute(text("SELECT id, ranked, unranked_reason FROM games ORDER BY id"))
+        return [(r[0], bool(r[1]), r[2]) for r in found]
+
+    async with engine.begin() as conn:
+        assert await conn.run_sync(to_0005_then_head) == [
+            ("first", True, None),
+            ("open", False, "casual"),
+            ("retry", False, "daily_retry"),
+            ("sealed", True, None),
+            ("solo", False, "casual"),
+        ]
+    await engine.dispose()
 
 
 async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any_storage: Storage) -> None:

@@ -103,8 +103,9 @@ test("settings are remembered, with «Errori di mossa» and the sound off at fir
   const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
   assert.deepEqual(loadSettings(storage), DEFAULTS);
   assert.equal(DEFAULTS.sound, false);
-  saveSettings(storage, { moveErrors: true, placementHelp: true, sound: true, lang: "en", name: "Ada" });
-  assert.deepEqual(loadSettings(storage), { moveErrors: true, placementHelp: true, sound: true, lang: "en", name: "Ada" });
+  assert.equal(DEFAULTS.terse, false); // «Annunci brevi»: the full announcement at first
+  saveSettings(storage, { moveErrors: true, placementHelp: true, sound: true, terse: true, lang: "en", name: "Ada" });
+  assert.deepEqual(loadSettings(storage), { moveErrors: true, placementHelp: true, sound: true, terse: true, lang: "en", name: "Ada" });
   store.set("halfmoon.settings", "{not json");
   assert.deepEqual(loadSettings(storage), DEFAULTS);
 });

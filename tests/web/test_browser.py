@@ -99,7 +99,7 @@ def test_board_is_the_seeds_arc_and_fits_without_scrolling(pages: Pages, size: s
     first = game.card_at(0)
     assert first is not None
     expect(page.locator('.board [data-pos="1"]')).to_have_attribute(
-        "aria-label", f"{first.symbol(lang='it')}, pila 1, 8 carte"
+        "aria-label", f"{first.symbol(lang='it')} 1·8 (pila 1, 8 carte)"
     )
     assert page.locator(".board button[data-pos]").count() == 20
     # a player's own board is big enough for the pip in the middle of each card
@@ -246,7 +246,8 @@ def test_language_follows_the_browser_and_can_be_switched(pages: Pages) -> None:
     card = page.locator(f'.board [data-pos="{name}"]')
     count = game.count_at(king)
     where = f"{'pile' if king < 12 else 'reserve slot'} {name}"
-    expect(card).to_have_attribute("aria-label", f"K♥, {where}, {count} {'card' if count == 1 else 'cards'}")
+    cards = "card" if count == 1 else "cards"
+    expect(card).to_have_attribute("aria-label", f"K♥ {name}·{count} ({where}, {count} {cards})")
     expect(card.locator(".corner")).to_have_text("K♥")
     expect(page.get_by_role("button", name="Undo")).to_be_visible()
     page.locator("button.lang").click()

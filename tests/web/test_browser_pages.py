@@ -5,8 +5,12 @@ word; the Examples page's buttons stop at the ends."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from playwright.sync_api import expect
+from websockets.sync.client import connect
 
 from tests.conftest import ROOT
 from tests.web.conftest import PHONE, Pages, screenshot
@@ -129,3 +133,26 @@ def test_the_examples_buttons_stop_at_the_ends(pages: Pages, locale: str) -> Non
     prev.click()
     expect(counter).to_have_text("8 / 9")
     expect(next_).to_be_enabled()
+
+
+def test_a_deal_codes_board_says_plainly_it_is_casual_in_italian_and_english(pages: Pages, server: str) -> None:
+    """A per-deal board lists games whose code their players could know before the start: the
+    page says so, in both languages; the daily's board (ranked) does not."""
+    code = "HM1-N-CASUALB"
+    with connect(server.replace("http", "ws") + "/ws", origin=server) as ws:
+        ws.send(json.dumps({"type": "solo", "v": 1, "name": "Ugo", "code": code}))
+        ws.send(json.dumps({"type": "give_up", "v": 1}))
+        while json.loads(ws.recv(timeout=10))["type"] != "game_over":
+            pass
+    page = pages.new(f"/leaderboard/{code}", viewport=PHONE, settings={"lang": "it", "name": "Ugo"})
+    notice = page.locator("p.casual-board")
+    expect(page.locator("table.results")).to_contain_text("Ugo")
+    expect(notice).to_have_text(re.compile(r"^Classifica amichevole: il codice di questa smazzata era noto prima"))
+    page.get_by_role("button", name="EN").click()
+    english = re.compile(r"^A casual board: whoever played this deal knew its code")
+    expect(page.locator("p.casual-board")).to_have_text(english)
+    screenshot(page, "leaderboard-casual-en")
+    expect(page.locator("main")).not_to_contain_text("null")  # nothing left out is drawn as a word
+    page.goto("/leaderboard/daily/2026-01-05")
+    expect(page.locator("main h2")).to_be_visible()
+    assert page.locator("p.casual-board").count() == 0

@@ -82,20 +82,28 @@ def test_the_history_page_after_three_games(pages: Pages, server: str) -> None:
     page.goto("/")
     page.get_by_role("link", name="Le tue partite").click()  # from home
     history = page.locator("section.history")
-    expect(history.locator('[data-stat="games"] .value')).to_have_text("3")
-    expect(history.locator('[data-stat="wins"] .value')).to_have_text("2")
-    expect(history.locator('[data-stat="clean"] .value')).to_have_text("1")
-    expect(history.locator('[data-stat="streak"] .value')).to_have_text("0")  # no daily played
+    # three solo games: casual (their code was known before the start) — the ranked counts, the
+    # streak and the ranked bests leave them out; they are counted apart
+    ranked, casual = history.locator('[data-kind="ranked"]'), history.locator('[data-kind="casual"]')
+    expect(ranked.locator('[data-stat="games"] .value')).to_have_text("0")
+    expect(ranked.locator('[data-stat="wins"] .value')).to_have_text("0")
+    expect(ranked.locator('[data-stat="streak"] .value')).to_have_text("0")  # no daily played
+    expect(casual.locator('[data-stat="games"] .value')).to_have_text("3")
+    expect(casual.locator('[data-stat="wins"] .value')).to_have_text("2")
+    expect(casual.locator('[data-stat="clean"] .value')).to_have_text("1")
+    expect(history).to_contain_text("Ancora nessuna vittoria.")  # no ranked win
     rows = history.locator("tbody tr[data-game]")
     expect(rows).to_have_count(3)
     expect(rows.nth(0)).to_contain_text("abbandonato")  # newest first
     expect(rows.nth(0)).to_contain_text("HM1-N-AAAAAAB")
+    expect(rows.nth(0)).to_contain_text("amichevole")
+    expect(history.locator('tr[data-ranked="false"]')).to_have_count(3)
     expect(rows.locator(".clean")).to_have_count(1)  # the win by clicks; the other had an undo
     # the best time of the deal is the faster of its two wins (clean or not), as the server says
     data = page.request.get("/api/me/history", headers={"Authorization": f"Bearer {key}"}).json()
     won = [g for g in data["recent"] if g["outcome"] == "won"]
     fastest = min(won, key=lambda g: g["time_ms"])
-    best = history.locator("table").first.locator("tbody tr")
+    best = history.locator('tr[data-best="casual"]')
     expect(best).to_have_count(1)
     expect(best).to_contain_text(WON["code"])
     expect(best.locator("td").nth(1)).to_have_text(page.evaluate(
@@ -116,6 +124,8 @@ def test_the_history_page_after_three_games(pages: Pages, server: str) -> None:
     page.get_by_role("button", name="EN").click()
     expect(history.locator("h1")).to_contain_text("Your games")
     expect(page.locator("section.history h2").first).to_have_text("Best time per deal")
+    expect(history.locator("h2").nth(1)).to_have_text("Casual games")
+    expect(rows.nth(0)).to_contain_text("casual")
     screenshot(page, "history-1366x768")
 
 

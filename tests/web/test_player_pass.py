@@ -331,7 +331,7 @@ def test_8_italian_words(pages: Pages) -> None:
     text = dialog.inner_text()
     # the settings' names without literal «», each with a line on what it does
     names = dialog.locator(".toggle strong").all_text_contents()
-    assert names == ["Errori di mossa", "Aiuto al posizionamento", "Suono"]
+    assert names == ["Errori di mossa", "Aiuto al posizionamento", "Suono", "Annunci brevi"]
     for line in ("Errori di mossa", "Spiega perché", "Aiuto al posizionamento", "oscura", "Suono"):
         assert line in text, line
     expect(dialog.get_by_label("Suono")).not_to_be_checked()  # off until switched on

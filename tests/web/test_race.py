@@ -4,11 +4,13 @@ leaderboards and the daily challenge."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import Page, expect
+from websockets.sync.client import connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
@@ -299,3 +301,40 @@ def test_a_sealed_race_shows_sealed_then_its_code_checked_against_the_commitment
     for page in (ada, bob):
         expect(page.locator('[data-stat="code"]')).to_have_text(re.compile(r"^HM1-S-[A-Z]{7}(-[A-Z]{7}){3} ✓$"))
         expect(page.locator('[data-stat="code"]')).to_have_attribute("data-verified", "true")
+
+
+def test_a_bot_is_labelled_and_the_end_box_says_whether_the_result_is_ranked(pages: Pages, server: str) -> None:
+    """A bot (a player that says so when it joins) carries a visible «bot» label in the lobby and
+    the results; the end box says the result is ranked in a sealed race, and why not in an open
+    race (its code was known before the start) — in Italian and in English."""
+    ada = pages.new("/", viewport=DESKTOP, settings={"name": "Ada", "lang": "it"})
+    ada.click("#create-race")  # a sealed race: the server draws the deal
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    expect(ada.locator(".players li")).to_have_count(1)  # Ada is in (and hosts) before the bot comes
+    with connect(server.replace("http", "ws") + "/ws", origin=server) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "bot-1", "bot": True}))
+        row = ada.locator('.players li[data-player="p2"]')
+        expect(row.locator(".tag.bot")).to_have_text("bot")
+        expect(row.locator(".tag.bot")).to_have_attribute("title", re.compile("programma"))
+        ada.get_by_role("button", name="Via!").click()
+        expect(ada.locator(".board")).to_be_visible()
+        expect(ada.locator('.lane[data-player="p2"] .tag.bot')).to_have_text("bot")
+        bot.send(json.dumps({"type": "give_up", "v": 1}))
+        ada.locator(".bar").get_by_role("button", name="Abbandona").click()
+        ada.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
+        ranking = ada.locator(".endbox .ranking")
+        expect(ranking).to_have_text("Risultato in classifica.")
+        expect(ranking).to_have_attribute("data-ranked", "true")
+        bot_line = [line for line in results_rows(ada) if "bot-1" in line[1]]
+        assert bot_line and bot_line[0][1] == "bot-1bot", bot_line  # the name, then its label
+    # an open race on a code typed in advance: casual, and the end box says why, in English
+    created = ada.request.post("/api/rooms", data={"code": "HM1-N-OPENRCE"}).json()
+    bea = pages.new(f"/r/{created['room']}", viewport=PHONE, settings={"name": "Bea", "lang": "en"})
+    bea.get_by_role("button", name="Start").click()
+    expect(bea.locator(".board")).to_be_visible()
+    bea.locator(".bar").get_by_role("button", name="Give up").click()
+    bea.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+    expect(bea.locator(".endbox .ranking")).to_have_text("Not ranked: this deal's code was known before the start.")
+    expect(bea.locator(".endbox .ranking")).to_have_attribute("data-reason", "casual")
+    screenshot(bea, "end-casual-390x844")

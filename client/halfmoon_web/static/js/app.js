@@ -17,6 +17,7 @@ const settings = loadSettings(localStorage);
 const main = document.getElementById("main");
 const bannerBox = document.getElementById("banner");
 const toastBox = document.getElementById("toast");
+const sayBox = document.getElementById("say");
 let screen = null; // {close(), relabel()} of the current screen
 let toastTimer = null;
 
@@ -36,6 +37,12 @@ const app = {
     toastTimer = setTimeout(() => {
       toastBox.hidden = true;
     }, 2600);
+  },
+  /** Say `text` politely (a screen reader, after what it is saying): the live region #say. */
+  say(text) {
+    sayBox.textContent = "";
+    // a fresh node each time: the same words twice in a row are said twice
+    requestAnimationFrame(() => { sayBox.textContent = text; });
   },
   setBanner(text) {
     bannerBox.textContent = text || "";
@@ -87,6 +94,7 @@ window.addEventListener("popstate", route);
 function renderHeader() {
   const w = words();
   document.documentElement.lang = lang();
+  document.querySelector('meta[name="description"]').content = w.description;
   const header = document.getElementById("top");
   const dialog = settingsDialog();
   header.replaceChildren(
@@ -94,7 +102,7 @@ function renderHeader() {
     h("nav", {},
       h("a", { href: "/rules", "data-link": true }, w.rules),
       h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards),
-      h("button", { type: "button", class: "lang", "aria-label": `${w.language}: ${lang() === "it" ? "English" : "Italiano"}`, onclick: () => setLanguage(lang() === "it" ? "en" : "it") }, lang() === "it" ? "EN" : "IT"),
+      h("button", { type: "button", class: "lang", "aria-label": `${lang() === "it" ? "EN" : "IT"} (${w.language}: ${lang() === "it" ? "English" : "Italiano"})`, onclick: () => setLanguage(lang() === "it" ? "en" : "it") }, lang() === "it" ? "EN" : "IT"),
       h("button", { type: "button", class: "gear", "aria-label": w.settings, "aria-haspopup": "dialog", onclick: () => dialog.showModal() }, "⚙")),
     dialog);
 }
@@ -111,7 +119,7 @@ function settingsDialog() {
   const dialog = h("dialog", { class: "settings", "aria-label": w.settings },
     h("form", { method: "dialog" },
       h("h2", {}, w.settings),
-      toggle("moveErrors"), toggle("placementHelp"), toggle("sound"),
+      toggle("moveErrors"), toggle("placementHelp"), toggle("sound"), toggle("terse"),
       h("label", {}, `${w.language} `, select),
       h("button", { class: "primary" }, w.close)));
   return dialog;
@@ -121,7 +129,23 @@ function setLanguage(value) {
   settings.lang = value;
   store();
   renderHeader();
+  setTitle();
   if (screen && screen.relabel) screen.relabel();
+}
+
+/** Each page its own <title> (a screen that knows more, a 404 or a failed replay, sets its own). */
+function setTitle() {
+  const w = words();
+  const [first, second] = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  const ghost = new URLSearchParams(location.search).get("ghost");
+  const room = second ? second.toUpperCase() : "";
+  const name = {
+    play: ghost ? w.ghostTrack : w.yourGame, daily: ghost ? `${w.daily} · ${w.ghostTrack}` : w.daily,
+    r: `${w.race} ${room}`, watch: `${w.spectating} ${room}`, rules: w.rules, examples: w.examples,
+    replay: w.replay, compare: w.compare, leaderboard: second ? `${w.leaderboards} · ${second === "daily" ? w.dailyBoard : second}` : w.leaderboards,
+    me: w.me.title,
+  }[first || ""];
+  document.title = first ? `${name || "404"} · Half Moon` : `Half Moon · ${w.tagline}`;
 }
 
 // -- the router
@@ -131,6 +155,7 @@ function route() {
   screen = null;
   app.setBanner(null);
   main.replaceChildren();
+  setTitle();
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   const [first, second, third] = parts;
   if (!first) screen = staticScreen(home);
@@ -209,7 +234,7 @@ function raceEntry(room) {
     if (closed) return;
     if (response.status === 404) {
       const w = words();
-      main.replaceChildren(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(lang(), "no_such_room", room, "")),
+      main.replaceChildren(h("section", { class: "panel" }, h("h1", {}, `${w.race} ${room}`), h("p", { role: "alert" }, errorText(lang(), "no_such_room", room, "")),
         h("a", { href: "/", "data-link": true }, w.home)));
     } else inner = named({ kind: "race", room }, room);
   }, () => { if (!closed) inner = named({ kind: "race", room }, room); });
@@ -394,7 +419,7 @@ function entriesTable(entries, replayable = true, ghosts = false) {
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
   const row = (r, other) => h("tr", { class: other ? "other" : null, hidden: other },
-    h("td", {}, other ? "" : r.rank), h("td", {}, r.name),
+    h("td", {}, other ? "" : r.rank), h("td", {}, r.name, r.unranked_reason === "bot" ? [" ", h("span", { class: "tag bot", title: w.botTitle }, w.botLabel)] : null),
     h("td", {}, w.statuses[r.outcome] || r.outcome),
     h("td", {}, r.score), h("td", {}, r.moves),
     h("td", {}, formatTime(r.time_ms)),
@@ -414,7 +439,7 @@ function entriesTable(entries, replayable = true, ghosts = false) {
     body.append(best, ...others);
   }
   return h("table", { class: "results" },
-    h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, ""].map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, h("span", { class: "sr-only" }, w.game)].map((x) => h("th", { scope: "col" }, x)))),
     body);
 }
 
@@ -449,9 +474,12 @@ function leaderboard(kind, arg) {
   const today = kind === "daily" && (arg || dateInput.value) === utcDay(Date.now());
   const mine = today ? getJson("/api/me/history?limit=1", { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } }).then((me) => me.daily_today, () => false) : false;
   Promise.all([getJson(url), mine]).then(
-    ([data, ghosts]) => out.replaceChildren(h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
+    ([data, ghosts]) => out.replaceChildren(...[h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
+      // a deal code's board is casual: its players could know the code before the start
+      data.ranked === false ? h("p", { class: "notice casual-board", role: "note" }, w.casualBoard) : null,
       h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable, ghosts)),
-      !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, ghosts ? w.dailyGhosts : w.dailyReplayLater) : null),
+      // (replaceChildren would write a null as the text "null")
+      !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, ghosts ? w.dailyGhosts : w.dailyReplayLater) : null].filter(Boolean)),
     (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, lang() === "en" ? `${w.errorPrefix}: ${error.message}` : w.boardUnavailable))),
   );
 }
@@ -460,7 +488,8 @@ function leaderboard(kind, arg) {
 
 function replay(id) {
   const w = words();
-  const box = h("section", { class: "replay" }, h("p", { class: "muted" }, w.loading));
+  const heading = h("h1", { class: "sr-only" }, w.replay);
+  const box = h("section", { class: "replay" }, heading, h("p", { class: "muted" }, w.loading));
   main.append(box);
   getJson(`/api/games/${encodeURIComponent(id)}`).then((game) => {
     const frames = replayBoards(game.deal, game.moves);
@@ -470,11 +499,15 @@ function replay(id) {
     const [movesBox, moves] = stat("moves", w.moves);
     const [codeBox, code] = stat("code", w.code);
     code.textContent = game.code;
+    // the counter counts moves, as the bar does; an undo is a step of its own, said apart
+    const total = frames[frames.length - 1].moves;
+    const undos = frames.filter((f) => f.step === "undo").length;
+    heading.textContent = `${w.replay}: ${game.name || ""} · ${game.code}`;
     const range = h("input", { type: "range", min: "0", max: String(frames.length - 1), value: "0", "aria-label": w.step, oninput: (e) => go(Number(e.target.value)) });
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, {});
     const button = (label, action, name) => h("button", { type: "button", dataset: { step: name }, onclick: action }, label);
-    box.replaceChildren(
+    box.replaceChildren(heading,
       h("div", { class: "bar" }, h("div", { class: "stat" }, h("span", { class: "name" }, w.player), h("span", { class: "value" }, game.name || "")), scoreBox, movesBox, codeBox),
       boardWrap,
       h("div", { class: "actions replay-controls" },
@@ -500,8 +533,11 @@ function replay(id) {
       score.textContent = frame.score;
       moves.textContent = frame.moves;
       range.value = at;
-      stepInfo.textContent = at === 0 ? `${w.step} 0 / ${frames.length - 1}`
-        : `${w.step} ${at} / ${frames.length - 1}: ${frame.step === "undo" ? w.undo : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${p < 12 ? w.pile : w.slot} ${POSITION_NAMES[p]})`).join(" + ")}`;
+      const undone = frames.slice(1, at + 1).filter((f) => f.step === "undo").length;
+      const counter = `${w.step} ${frame.moves} / ${total}${undos ? ` · ${w.undos(undone)}` : ""}`;
+      range.setAttribute("aria-valuetext", counter);
+      stepInfo.textContent = at === 0 ? counter
+        : `${counter}: ${frame.step === "undo" ? `↶ ${w.undo} (${w.step.toLowerCase()} ${frames[at - 1].moves} ${w.undone})` : moved.map((p) => `${cardSymbol(parseCard(previous.tops[p]), lang())} (${p < 12 ? w.pile : w.slot} ${POSITION_NAMES[p]})`).join(" + ")}`;
     }
     go(0);
   }).catch((error) => {

@@ -21,14 +21,17 @@ function el(tag, className, text) {
   return node;
 }
 
-/** The accessible name of a position: "5♠, pile 1, 8 cards" or "reserve slot R3, empty". */
+/** The accessible name of a position: what it shows first (its card, its place and count, as
+ * under it: what voice control is told to press), then in words: "5♠ 1·8 (pile 1, 8 cards)",
+ * "R3·0 (reserve slot R3, empty)". */
 export function slotLabel(lang, position, top, count) {
   const words = t(lang);
   const where = position < PILE_COUNT ? `${words.pile} ${POSITION_NAMES[position]}` : `${words.slot} ${POSITION_NAMES[position]}`;
   const howMany = `${count} ${count === 1 ? words.card : words.cards}`;
-  if (top) return `${cardSymbol(parseCard(top), lang)}, ${where}, ${howMany}`;
-  if (count > 0) return `${words.faceDown}, ${where}, ${howMany}`;
-  return `${where}, ${words.empty}`;
+  const shown = `${POSITION_NAMES[position]}·${count}`;
+  if (top) return `${cardSymbol(parseCard(top), lang)} ${shown} (${where}, ${howMany})`;
+  if (count > 0) return `${shown} (${words.faceDown}, ${where}, ${howMany})`;
+  return `${shown} (${where}, ${words.empty})`;
 }
 
 /**
@@ -65,7 +68,8 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
   container.append(root);
   if (decorative) root.inert = true;
 
-  function update(board, { selection = [], dimmed = new Set(), lang = "en", label = "" } = {}) {
+  /** `over`: the game has ended: its cards stay readable but are no buttons to press (disabled). */
+  function update(board, { selection = [], dimmed = new Set(), lang = "en", label = "", over = false } = {}) {
     if (label) root.setAttribute("aria-label", label);
     slots.forEach((slot, position) => {
       const { button, face, corner, pip, label: under } = slot;
@@ -90,7 +94,9 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
       button.classList.toggle("dim", dimmed.has(position));
       button.setAttribute("aria-pressed", selection.includes(position) ? "true" : "false");
       button.setAttribute("aria-label", slotLabel(lang, position, card && card.name, count));
-      if (onTap) button.setAttribute("aria-disabled", card ? "false" : "true");
+      if (onTap && over) button.removeAttribute("aria-disabled"); // (disabled says it)
+      else if (onTap) button.setAttribute("aria-disabled", card ? "false" : "true");
+      if (onTap) button.disabled = over;
       corner.textContent = card ? cardSymbol(card, lang) : "";
       pip.textContent = card ? cardSymbol(card, lang).slice(-1) : "";
       under.textContent = `${POSITION_NAMES[position]}·${count}`;

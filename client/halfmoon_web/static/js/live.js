@@ -1,6 +1,7 @@
 // A live room over the WebSocket: solo, daily, races and spectating. Wiring and drawing only:
 // state, optimistic moves and messages to send are the reducer's (session.js).
 
+import { moveSaid } from "./announce.js";
 import { createBoard } from "./board.js";
 import { checkSeal, dealFromCode } from "./codes.js";
 import { copyText, formatTime, h, localDate } from "./dom.js";
@@ -10,6 +11,7 @@ import { playerKey } from "./me.js";
 import { Connection } from "./net.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
+import { POSITION_NAMES } from "./cards.js";
 
 const SESSION_KEY = "halfmoon.session";
 // today's daily attempt is kept for the whole browser: a second tab resumes it, not a new one
@@ -102,6 +104,11 @@ export function openLive(app, intent) {
       const before = s;
       commit(session.reduce(s, msg, Date.now()));
       if (msg.type === "error") refused(session.refusal(before, msg), msg);
+      // the player's own undo, said once the server has put the cards back
+      if (msg.type === "moved" && msg.action === "undo" && msg.player === s.you && msg.positions) {
+        const board = session.shownBoard(s);
+        sayMove(msg.positions.map((name) => board && board.tops[POSITION_NAMES.indexOf(name)]).filter(Boolean), true);
+      }
       verify();
       render();
     },
@@ -200,15 +207,30 @@ export function openLive(app, intent) {
   // -- the player's actions
 
   function onTap(position) {
+    const before = session.shownBoard(s);
     const out = session.onTap(s, position);
     if (!out.tap) return;
     const message = tapMessage(out.tap, app.lang(), app.settings.moveErrors);
     if (message) app.toast(message);
     run(out);
     render();
-    // feedback: a wrong pair or triple shakes (with «Errori di mossa» off too); a removal clicks
+    // feedback: a wrong pair or triple shakes (with «Errori di mossa» off too; a screen reader
+    // hears that the selection went, and why only with it on: the toast); a removal clicks and is said
     if (out.tap.event === CANCELLED && ui.board) ui.board.shake(position);
-    if (out.tap.event === REMOVED) app.sound("move");
+    if (out.tap.event === CANCELLED && !message) app.say(words().said.cancelled);
+    if (out.tap.event === REMOVED) {
+      app.sound("move");
+      sayMove(out.tap.move.map((p) => before.tops[p]), false);
+    }
+  }
+
+  /** A move of the player's own (or its undo) said politely: cards, score, moves, cards left. */
+  function sayMove(cards, undo) {
+    const board = session.shownBoard(s);
+    if (!board || !cards.length) return;
+    const stats = session.shownStats(s);
+    const left = board.counts.reduce((sum, n) => sum + n, 0);
+    app.say(moveSaid(app.lang(), { cards, score: stats.score, moves: stats.moves, left, undo, terse: app.settings.terse }));
   }
 
   const undo = () => run(session.undo(s));
@@ -305,6 +327,7 @@ export function openLive(app, intent) {
   function playerRow(p) {
     const w = words();
     return h("li", { dataset: { player: p.id } }, p.name,
+      p.bot ? botTag(w) : null,
       p.id === s.host ? h("span", { class: "tag" }, w.host) : null,
       p.id === s.you ? h("span", { class: "tag" }, "★") : null);
   }
@@ -385,9 +408,12 @@ export function openLive(app, intent) {
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
     const sitOut = h("p", { class: "sitting-out", role: "status", hidden: true });
-    const side = h("aside", { class: "opponents", "aria-label": w.track });
+    // (it scrolls on a phone: a Tab stop, for the keyboard to scroll it)
+    const side = h("aside", { class: "opponents", "aria-label": w.track, tabindex: "0" });
     const sided = race || Boolean(intent.ghost);
-    app.main.append(h("section", { class: sided ? "game race" : "game" }, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
+    // the page's heading, for a screen reader: the bar and the board say the rest
+    const heading = h("h1", { class: "sr-only" }, race ? `${w.race} ${s.room}` : s.mode === "daily" ? w.daily : intent.ghost ? w.ghostTrack : w.yourGame);
+    app.main.append(h("section", { class: sided ? "game race" : "game" }, heading, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
@@ -417,7 +443,7 @@ export function openLive(app, intent) {
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
-      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame });
+      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) });
       ui.nextDaily = [];
       if (dailyLine) {
         const next = h("span", { class: "nowrap" });
@@ -464,7 +490,10 @@ export function openLive(app, intent) {
           h("dt", {}, w.score), h("dd", { dataset: { result: "score" } }, g.score),
           h("dt", {}, w.moves), h("dd", { dataset: { result: "moves" } }, g.moves),
           place ? [h("dt", {}, w.place), h("dd", { dataset: { result: "place" } }, `${place[0]} ${w.of} ${place[1]}`)] : null),
-        daily ? h("p", {}, g.ranked ? w.rankedDone : w.unranked, " · ", w.nextDaily, " ", next) : null,
+        daily ? h("p", {}, g.ranked ? w.rankedDone : w.unrankedReasons[g.unranked_reason] || w.unranked, " · ", w.nextDaily, " ", next) : null,
+        // whether the result is ranked, and why not (docs/security.md, "Ranked and casual results")
+        !daily && g.ranked != null ? h("p", { class: "ranking", dataset: { ranked: g.ranked, reason: g.unranked_reason || "" } },
+          g.ranked ? w.rankedResult : w.unrankedReasons[g.unranked_reason] || w.unrankedReasons.casual) : null,
         daily && !g.code ? h("p", { class: "muted" }, w.dailyCodeLater) : null,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "share", onclick: () => share(g) }, w.shareResult),
@@ -497,9 +526,14 @@ export function openLive(app, intent) {
       h("span", { class: "marker", "aria-hidden": "true" }));
     rail.style.setProperty("--at", p.removed / 104); // CSSOM: the CSP allows no style attribute
     return h(tag, { class: "lane", dataset: { player: p.id, leads: p.leads } },
-      h("span", { class: "who" }, p.name, p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
+      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
       h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`),
       rail);
+  }
+
+  /** The visible «bot» label of a player that declared itself a program (never ranked). */
+  function botTag(w) {
+    return h("span", { class: "tag bot", title: w.botTitle }, w.botLabel);
   }
 
   function track() {
@@ -546,7 +580,7 @@ export function openLive(app, intent) {
     if (!s.results) return [];
     return [...seriesTable(), !s.gameOver && s.role === "player" && rematchButton(),
       table("results", w.results, [w.rank, w.name, w.status, w.score, w.moves, w.time],
-      (r) => [r.rank, r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
+      (r) => [r.rank, s.players[r.player] && s.players[r.player].bot ? [r.name, botTag(w)] : r.name, w.statuses[r.outcome] || r.outcome, r.score, r.moves, formatTime(r.time_ms)]),
     compareLinks(),
     s.results.some((r) => r.splits) && table("splits", w.splits, [w.name, ...session.SPLITS],
       (r) => [r.name, ...session.SPLITS.map((_, i) => (r.splits && r.splits[i] != null ? formatTime(r.splits[i]) : "—"))])].filter(Boolean);
@@ -591,7 +625,7 @@ export function openLive(app, intent) {
           const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
           const wrap = h("div", { class: "board-wrap" });
           const board = createBoard(wrap, { small: true });
-          const box = h("article", { class: "watch-player", dataset: { player: p.id } }, info, wrap);
+          const box = h("div", { class: "watch-player", role: "group", "aria-label": p.name, dataset: { player: p.id } }, info, wrap);
           grid.append(box);
           cards.set(p.id, { info, board, box });
           if (!focus) choose(p.id);

@@ -48,22 +48,34 @@ function render(data, w, lang) {
   const day = (g) => new Date(g.finished_at).toLocaleDateString(lang === "it" ? "it-IT" : "en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
   const table = (heads, rows) => h("div", { class: "scroll-x" }, h("table", { class: "results" },
     h("thead", {}, h("tr", {}, heads.map(head))), h("tbody", {}, rows)));
+  const bests = (games, name) => (games.length ? table([w.code, w.time, "✓", w.game], games.map((g) =>
+    h("tr", { dataset: { best: name } }, h("td", { class: "nowrap" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
+    : h("p", { class: "muted" }, m.noBest));
+  // whether a game is ranked; a casual one says why (its code was known, a bot, too fast, a retry)
+  const ranked = (g) => (g.ranked === false ? h("span", { class: "muted", dataset: { unranked: g.unranked_reason } }, m.unranked[g.unranked_reason] || g.unranked_reason) : m.rankedYes);
+  const casual = data.casual || { games: 0, wins: 0, clean_wins: 0, best: [] };
   return [
     title,
-    h("div", { class: "bar history-stats" },
-      stat(m.games, data.games, "games"), stat(m.wins, data.wins, "wins"),
+    // streaks and bests count ranked games only; casual ones are counted apart below
+    h("div", { class: "bar history-stats", dataset: { kind: "ranked" } },
+      stat(m.games, data.ranked_games ?? data.games, "games"), stat(m.wins, data.wins, "wins"),
       stat(m.cleanWins, data.clean_wins, "clean"), stat(m.streak, data.streak, "streak")),
+    h("p", { class: "muted note" }, m.rankedNote),
     h("p", { class: "muted note" }, data.daily_today ? m.dailyDone : m.dailyToDo),
     h("h2", {}, m.best),
-    data.best.length ? table([w.code, w.time, "✓", ""], data.best.map((g) =>
-      h("tr", {}, h("td", { class: "nowrap" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
-      : h("p", { class: "muted" }, m.noBest),
+    bests(data.best, "ranked"),
+    h("h2", {}, m.casual),
+    h("p", { class: "muted note" }, m.casualNote),
+    h("div", { class: "bar history-stats", dataset: { kind: "casual" } },
+      stat(m.games, casual.games, "games"), stat(m.wins, casual.wins, "wins"), stat(m.cleanWins, casual.clean_wins, "clean")),
+    h("h3", {}, m.casualBest),
+    bests(casual.best, "casual"),
     h("h2", {}, m.recent),
-    table([m.date, m.mode, w.status, w.time, "✓", ""], data.recent.map((g) =>
-      h("tr", { dataset: { game: g.game } }, h("td", { class: "nowrap" }, day(g)),
+    table([m.date, m.mode, w.status, w.time, "✓", m.ranked, w.game], data.recent.map((g) =>
+      h("tr", { dataset: { game: g.game, ranked: g.ranked !== false } }, h("td", { class: "nowrap" }, day(g)),
         h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "nowrap" }, code(g))),
         h("td", {}, w.statuses[g.outcome] || g.outcome, h("br"), h("small", { class: "nowrap", dataset: { score: g.score } }, `${g.score} ${m.points}`)),
-        h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g))))),
+        h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, ranked(g)), h("td", {}, replay(g))))),
     note,
   ];
 }

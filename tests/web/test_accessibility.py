@@ -1,0 +1,305 @@
+"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and its settings
+dialog), a solo game (and its won end box), the daily (its give-up question and its end box), a
+race's lobby, the race, its spectator and its results, a replay (on an undo), a ghost race, two
+games compared, the player's history, the leaderboards, the rules, the examples and the 404 page —
+on a 360×640 phone and a 1366×768 desktop, in Italian and English: no violation at any impact of
+any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules; and the
+page as the script left it (its DOM, serialized) has no error and no warning of the Nu HTML checker,
+nor have index.html as served and app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import urllib.request
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
+
+from halfmoon.game import Game, Move
+from halfmoon.positions import POSITION_NAMES
+from halfmoon_web import STATIC_DIR
+from tests.web.audits import AXE_JS, VNU_JAR, NuChecker, axe_violations, require_tool
+from tests.web.conftest import load_vector, tap
+from tests.web.test_ghosts import stored_game
+from tests.web.test_history import ws_game
+from tests.web.test_track import new_room
+
+pytestmark = pytest.mark.browser
+
+WON = load_vector("won_records.json")["records"][0]
+PHONE: ViewportSize = {"width": 360, "height": 640}
+DESKTOP: ViewportSize = {"width": 1366, "height": 768}
+WORDS = {
+    "it": {"start": "Via!", "give_up": "Abbandona", "next": "Avanti"},
+    "en": {"start": "Start", "give_up": "Give up", "next": "Next"},
+}
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    return require_tool("axe-core (npm)", AXE_JS).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def nu() -> Iterator[NuChecker]:
+    checker = NuChecker(require_tool("the Nu HTML checker (npm vnu-jar)", VNU_JAR, "java"))
+    yield checker
+    checker.close()
+
+
+@pytest.fixture(scope="module")
+def games(server: str) -> dict[str, str]:
+    """Stored games of one player (the key the pages are given): a win with an undo (its replay
+    shows the undo apart), a game given up on the same deal (compared with the win, and a second
+    line on the deal's leaderboard)."""
+    key = secrets.token_urlsafe(32)
+    won = ws_game(server, key, WON["code"], undo_first=True, win=True)
+    lost = ws_game(server, key, WON["code"], undo_first=False, win=False)
+    for over in (won, lost):
+        stored_game(server, str(over["game"]))
+    return {"key": key, "won": str(won["game"]), "lost": str(lost["game"])}
+
+
+class Audit:
+    """Opens pages in one language and size (each in a context of its own, with a name, the
+    language and the stored games' player key) and collects axe's violations, state by state."""
+
+    def __init__(
+        self, browser: Browser, base: str, lang: str, viewport: ViewportSize, key: str, source: str, nu: NuChecker
+    ) -> None:
+        self.browser, self.base, self.lang, self.viewport, self.key, self.source, self.nu = (
+            browser,
+            base,
+            lang,
+            viewport,
+            key,
+            source,
+            nu,
+        )
+        self.contexts: list[BrowserContext] = []
+        self.errors: list[str] = []
+        self.found: dict[str, list[dict[str, Any]]] = {}
+        self.invalid: dict[str, list[str]] = {}
+        self.words = WORDS[lang]
+
+    def open(self, path: str, name: str = "Ada") -> Page:
+        context = self.browser.new_context(
+            viewport=self.viewport, locale="it-IT" if self.lang == "it" else "en-GB", base_url=self.base
+        )
+        context.set_default_timeout(10_000)
+        settings = json.dumps(json.dumps({"name": name, "lang": self.lang}))
+        context.add_init_script(
+            f"localStorage.setItem('halfmoon.settings', {settings});"
+            f"localStorage.setItem('halfmoon.playerKey', {json.dumps(self.key)});"
+        )
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.goto(path)
+        return page
+
+    def check(self, page: Page, state: str) -> None:
+        # animations done (a card leaving, the win's ★): axe measures colours as they end up
+        page.wait_for_timeout(350)
+        violations = axe_violations(page, self.source)
+        if violations:
+            self.found[state] = violations
+        said = self.nu.messages(page.content())
+        if said:
+            self.invalid[state] = [f"{m['type']}: {m['message']} ({m.get('extract', '')!r})" for m in said]
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+def board_ready(page: Page) -> None:
+    expect(page.locator(".board [data-card]").first).to_be_visible()
+
+
+def statics(audit: Audit, games: dict[str, str]) -> None:
+    """The pages drawn once: home, rules, examples, leaderboards, history, replay, compare, 404."""
+    today = datetime.now(UTC).date().isoformat()
+    page = audit.open("/")
+    expect(page.locator("#new-solo")).to_be_visible()
+    audit.check(page, "home")
+    page.locator("button.gear").click()
+    expect(page.locator("dialog.settings")).to_be_visible()
+    audit.check(page, "home: settings")
+    for path, ready, state in [
+        ("/rules", ".rules h2", "rules"),
+        ("/examples", ".examples .board [data-card]", "examples"),
+        ("/leaderboard", "#lb-code", "leaderboards"),
+        (f"/leaderboard/{WON['code']}", "table.results", "per-deal leaderboard"),
+        (f"/leaderboard/daily/{today}", "section.panel h2", "daily leaderboard"),
+        ("/me", ".history table", "history"),
+        (f"/replay/{games['won']}", ".replay .board [data-card]", "replay"),
+        (f"/compare/{games['won']}/{games['lost']}", ".compare-line .board [data-card]", "compare"),
+        ("/replay/999999", ".replay-error", "replay: unknown game"),
+        ("/no/such/page", ".not-found", "404"),
+    ]:
+        page.goto(path)
+        expect(page.locator(ready).first).to_be_visible()
+        audit.check(page, state)
+        if state == "per-deal leaderboard":
+            page.locator("button.more").first.click()
+            audit.check(page, "per-deal leaderboard: other games")
+        if state == "replay":  # the undo, step 2
+            for _ in range(2):
+                page.locator('[data-step="next"]').click()
+            audit.check(page, "replay: an undo")
+
+
+def solo_won(audit: Audit) -> None:
+    """A solo game on the won record's deal: the board, a move, then the win's end box."""
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    audit.check(page, "game")
+    for i, names in enumerate(WON["moves"]):
+        for name in names:
+            page.wait_for_selector(f'.board [data-pos="{name}"][data-card]')
+            tap(page, name)
+        expect(page.locator('[data-stat="moves"]')).to_have_text(str(i + 1))
+        if i == 0:
+            audit.check(page, "game: after a move")
+    expect(page.locator(".endbox [data-outcome='won']")).to_be_visible()
+    audit.check(page, "game: won")
+
+
+def daily(audit: Audit) -> None:
+    """Today's daily: the board, the give-up question, the end box."""
+    page = audit.open("/daily", name=f"A{secrets.token_hex(4)}")
+    board_ready(page)
+    audit.check(page, "daily")
+    page.locator(".bar").get_by_role("button", name=audit.words["give_up"]).click()
+    expect(page.locator("dialog.confirm")).to_be_visible()
+    audit.check(page, "daily: give up?")
+    page.locator("dialog.confirm").get_by_role("button", name=audit.words["give_up"]).click()
+    expect(page.locator(".endbox [data-outcome]")).to_be_visible()
+    audit.check(page, "daily: end box")
+
+
+def race(audit: Audit, games: dict[str, str]) -> None:
+    """A race: its lobby, the race, a spectator, the results; then a ghost race."""
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    audit.check(host, "race lobby")
+    host.get_by_role("button", name=audit.words["start"]).click()
+    board_ready(host)
+    audit.check(host, "race")
+    watcher = audit.open(f"/watch/{room}", name="Bea")
+    expect(watcher.locator(".watch-player .board [data-card]").first).to_be_visible()
+    audit.check(watcher, "spectator")
+    host.locator(".bar").get_by_role("button", name=audit.words["give_up"]).click()
+    host.locator("dialog.confirm").get_by_role("button", name=audit.words["give_up"]).click()
+    expect(host.locator(".endbox [data-outcome]")).to_be_visible()
+    expect(host.locator("table.results")).to_be_visible()
+    audit.check(host, "race: results")
+    expect(watcher.locator("table.results")).to_be_visible()
+    audit.check(watcher, "spectator: results")
+    ghost = audit.open(f"/play/{WON['code']}?ghost={games['won']}")
+    board_ready(ghost)
+    expect(ghost.locator('.track .lane[data-player="ghost"]')).to_be_visible()
+    audit.check(ghost, "ghost race")
+
+
+SCENES: list[Callable[[Audit, dict[str, str]], None]] = [
+    statics,
+    lambda a, g: solo_won(a),
+    lambda a, g: daily(a),
+    race,
+]
+
+
+@pytest.fixture
+def audit_of(
+    browser: Browser, server: str, games: dict[str, str], axe_source: str, nu: NuChecker
+) -> Iterator[Callable[[str, ViewportSize], Audit]]:
+    made: list[Audit] = []
+
+    def make(lang: str, viewport: ViewportSize) -> Audit:
+        made.append(Audit(browser, server, lang, viewport, games["key"], axe_source, nu))
+        return made[-1]
+
+    yield make
+    for audit in made:
+        audit.close()
+
+
+def summary(found: dict[str, list[dict[str, Any]]]) -> str:
+    return "\n".join(
+        f"{state}: {v['id']} ({v['impact']}, {len(v['nodes'])} nodes) {v['help']}: "
+        + "; ".join(f"{n['target']} — {n['summary']}" for n in v["nodes"][:3])
+        for state, violations in found.items()
+        for v in violations
+    )
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["360x640", "1366x768"])
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_every_page_and_state_passes_axe_core_and_the_nu_html_checker(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str], lang: str, viewport: ViewportSize
+) -> None:
+    audit = audit_of(lang, viewport)
+    for scene in SCENES:
+        scene(audit, games)
+    assert not audit.errors, f"JavaScript errors in the page: {audit.errors}"
+    assert not audit.found, "axe-core violations:\n" + summary(audit.found)
+    assert not audit.invalid, f"the Nu HTML checker: {json.dumps(audit.invalid, indent=1, ensure_ascii=False)}"
+
+
+def test_the_served_page_and_the_stylesheet_pass_the_nu_html_checker(nu: NuChecker, server: str) -> None:
+    with urllib.request.urlopen(f"{server}/", timeout=10) as response:
+        served = response.read().decode("utf-8")
+    assert nu.messages(served) == []
+    assert nu.messages((STATIC_DIR / "css" / "app.css").read_text(encoding="utf-8"), "text/css") == []
+
+
+def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Tab to a card, the arrow keys, Enter: the move is made, and the live region (#say, polite)
+    says the cards, the score, the moves and the cards left; U undoes it, said too; with «Annunci
+    brevi» on, the short form."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    expect(page.locator("#say")).to_have_attribute("aria-live", "polite")
+    game = Game.from_code(WON["code"])
+    names = WON["moves"][0]
+    cards = [game.card_at(POSITION_NAMES.index(name)) for name in names]
+    said = " e ".join(card.symbol(lang="it") for card in cards if card is not None)
+    # from the first card to the next by the arrow keys, as the arc lies (the keyboard alone)
+    page.locator(f'.board [data-pos="{names[0]}"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f'.board [data-pos="{names[0]}"]')).to_have_attribute("aria-pressed", "true")
+    page.locator(f'.board [data-pos="{names[1]}"]').focus()
+    page.keyboard.press("Enter")
+    game.push(Move.from_names(names))
+    expect(page.locator("#say")).to_have_text(
+        f"Tolte {said}. Punteggio {game.score}, mosse 1; restano {game.cards_left} carte da togliere."
+    )
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    # undo waits for the server's answer to the move (it knows the cards that come back)
+    expect(page.locator(".bar .actions button").first).to_be_enabled()
+    page.keyboard.press("u")
+    expect(page.locator("#say")).to_have_text(
+        f"Mossa annullata: tornano {said}. Punteggio 0, mosse 0; restano 104 carte da togliere."
+    )
+    page.locator("button.gear").click()
+    page.get_by_label("Annunci brevi").check()
+    page.keyboard.press("Escape")
+    page.locator(f'.board [data-pos="{names[0]}"]').focus()
+    page.keyboard.press("Space")
+    page.locator(f'.board [data-pos="{names[1]}"]').focus()
+    page.keyboard.press("Space")
+    expect(page.locator("#say")).to_have_text(f"{said}. {game.score} punti, {game.cards_left} carte.")
+    # arrow keys move the focus between cards
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("document.activeElement.dataset.pos") not in (None, names[1])
+    assert not audit.errors, audit.errors
