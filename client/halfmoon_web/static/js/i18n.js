@@ -106,6 +106,8 @@ const STRINGS = {
     rulesTitle: "Le regole di Half Moon", rulesOriginal: "", rulesOtherLanguage: "",
     connected: "connesso", disconnected: "disconnesso",
     casualBoard: "Classifica amichevole: il codice di questa smazzata era noto prima della partenza a chi l'ha giocata, quindi questi risultati non sono in classifica. In classifica vanno solo le gare sigillate e il primo tentativo della sfida del giorno.",
+    casualBoardMixed: "Classifica amichevole: chi ha scritto o ricevuto il codice di questa smazzata lo conosceva prima della partenza, quindi questa non è una classifica ufficiale. Sono in classifica solo i risultati segnati «in classifica»: quelli della gara sigillata o del primo tentativo della sfida del giorno su questa smazzata.",
+    rankedLabel: "in classifica", rankedTitle: "Nessuno conosceva le carte prima della partenza: questo risultato è in classifica.",
     botLabel: "bot", botTitle: "Questo giocatore è un programma: i suoi risultati non sono mai in classifica.",
     rankedResult: "Risultato in classifica.",
     unrankedReasons: {
@@ -234,6 +236,8 @@ const STRINGS = {
     rulesTitle: "The rules of Half Moon", rulesOriginal: "The Italian text is the original and wins any disagreement.", rulesOtherLanguage: "Read it in Italian",
     connected: "connected", disconnected: "disconnected",
     casualBoard: "A casual board: whoever played this deal knew its code before the start, so these results are not ranked. Only sealed races and the first attempt at the daily challenge are ranked.",
+    casualBoardMixed: "A casual board: whoever typed or was sent this deal's code knew it before the start, so this is not a ranked board. Only the results marked «ranked» are ranked: those of the sealed race or of the daily challenge's first attempts on this deal.",
+    rankedLabel: "ranked", rankedTitle: "Nobody knew the cards before the start: this result is ranked.",
     botLabel: "bot", botTitle: "This player is a program: its results are never ranked.",
     rankedResult: "This result is ranked.",
     unrankedReasons: {
