@@ -45,7 +45,8 @@ WORDS: Final = {
         "history_title": "Le tue partite — {name} · {server}",
         "history_counts": "In classifica: partite {games} · vittorie {wins} · "
         "vittorie pulite (senza annullare) {clean_wins}",
-        "history_casual": "Amichevoli (codice noto prima della partenza, fuori classifica): partite {games} · "
+        "history_casual": "Fuori classifica (amichevoli su un codice noto prima della partenza, tentativi ripetuti, "
+        "bot, troppo veloci): partite {games} · "
         "vittorie {wins} · vittorie pulite {clean_wins}",
         "history_best_casual": "Miglior tempo per smazzata nelle amichevoli (✓ pulita)",
         "history_streak": "Serie della sfida del giorno: {streak} giorni di fila (oggi: {today})",
@@ -130,7 +131,8 @@ WORDS: Final = {
         "results_head": ("#", "Player", "Outcome", "Score", "Moves", "Time"),
         "history_title": "Your games — {name} · {server}",
         "history_counts": "Ranked: games {games} · wins {wins} · clean wins (no undo) {clean_wins}",
-        "history_casual": "Casual (code known before the start, not ranked): games {games} · wins {wins} · "
+        "history_casual": "Not ranked (casual games on a code known before the start, daily retries, bots, too "
+        "fast): games {games} · wins {wins} · "
         "clean wins {clean_wins}",
         "history_best_casual": "Best time per deal in casual games (✓ clean)",
         "history_streak": "Daily challenge streak: {streak} days in a row (today: {today})",
