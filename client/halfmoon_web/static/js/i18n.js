@@ -60,7 +60,7 @@ const STRINGS = {
     takenElsewhere: "Questa partita è aperta in un'altra scheda: ricarica la pagina per giocarla qui.",
     confirmNewGame: "Iniziare una nuova partita? Questa finisce qui e non conta.",
     confirmGiveUpUnranked: "Abbandonare questo tentativo? Non è in classifica: finisce qui.",
-    ranked: "È il tuo tentativo in classifica", unranked: "Tentativo fuori classifica: hai già giocato oggi con questo nome",
+    ranked: "È il tuo tentativo in classifica", unranked: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome o da questa rete",
     nextDaily: "Prossima sfida tra", shareResult: "Condividi", raceThisDeal: "Sfida qualcuno su questa smazzata", points: "punti",
     sound: "Suono",
     about: {
@@ -112,7 +112,7 @@ const STRINGS = {
     rankedResult: "Risultato in classifica.",
     unrankedReasons: {
       casual: "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
-      daily_retry: "Tentativo fuori classifica: hai già giocato oggi con questo nome",
+      daily_retry: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome o da questa rete",
       bot: "Fuori classifica: i bot non entrano in classifica.",
       too_fast: "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
     },
@@ -190,7 +190,7 @@ const STRINGS = {
     takenElsewhere: "This game is open in another tab: reload the page to play it here.",
     confirmNewGame: "Start a new game? This one ends here and does not count.",
     confirmGiveUpUnranked: "Give up this attempt? It is not ranked: it ends here.",
-    ranked: "This is your ranked attempt", unranked: "Not ranked: you already played today under this name",
+    ranked: "This is your ranked attempt", unranked: "Not ranked: today's ranked attempt was already played under this name or from this network",
     nextDaily: "Next challenge in", shareResult: "Share", raceThisDeal: "Race someone on this deal", points: "points",
     sound: "Sound",
     about: {
@@ -242,7 +242,7 @@ const STRINGS = {
     rankedResult: "This result is ranked.",
     unrankedReasons: {
       casual: "Not ranked: this deal's code was known before the start.",
-      daily_retry: "Not ranked: you already played today under this name",
+      daily_retry: "Not ranked: today's ranked attempt was already played under this name or from this network",
       bot: "Not ranked: bots are never ranked.",
       too_fast: "Not ranked: finished faster than a person can tap the cards.",
     },
