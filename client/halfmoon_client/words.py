@@ -45,7 +45,8 @@ WORDS: Final = {
         "history_title": "Le tue partite — {name} · {server}",
         "history_counts": "In classifica: partite {games} · vittorie {wins} · "
         "vittorie pulite (senza annullare) {clean_wins}",
-        "history_casual": "Amichevoli (codice noto prima della partenza, fuori classifica): partite {games} · "
+        "history_casual": "Fuori classifica (amichevoli su un codice noto prima della partenza, tentativi ripetuti, "
+        "bot, troppo veloci): partite {games} · "
         "vittorie {wins} · vittorie pulite {clean_wins}",
         "history_best_casual": "Miglior tempo per smazzata nelle amichevoli (✓ pulita)",
         "history_streak": "Serie della sfida del giorno: {streak} giorni di fila (oggi: {today})",
@@ -88,7 +89,8 @@ WORDS: Final = {
         "bot_mark": "[bot]",
         "ranked_result": "Risultato in classifica.",
         "unranked_casual": "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
-        "unranked_daily_retry": "Fuori classifica: hai già giocato la sfida di oggi.",
+        "unranked_daily_retry": "Fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo "
+        "nome o da questa rete.",
         "unranked_bot": "Fuori classifica: un bot non entra in classifica.",
         "unranked_too_fast": "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
         "rank_yes": "sì",
@@ -130,7 +132,8 @@ WORDS: Final = {
         "results_head": ("#", "Player", "Outcome", "Score", "Moves", "Time"),
         "history_title": "Your games — {name} · {server}",
         "history_counts": "Ranked: games {games} · wins {wins} · clean wins (no undo) {clean_wins}",
-        "history_casual": "Casual (code known before the start, not ranked): games {games} · wins {wins} · "
+        "history_casual": "Not ranked (casual games on a code known before the start, daily retries, bots, too "
+        "fast): games {games} · wins {wins} · "
         "clean wins {clean_wins}",
         "history_best_casual": "Best time per deal in casual games (✓ clean)",
         "history_streak": "Daily challenge streak: {streak} days in a row (today: {today})",
@@ -172,7 +175,8 @@ WORDS: Final = {
         "bot_mark": "[bot]",
         "ranked_result": "This result is ranked.",
         "unranked_casual": "Not ranked: this deal's code was known before the start.",
-        "unranked_daily_retry": "Not ranked: you already played today's challenge.",
+        "unranked_daily_retry": "Not ranked: today's ranked attempt was already played under this name or from this "
+        "network.",
         "unranked_bot": "Not ranked: a bot is never ranked.",
         "unranked_too_fast": "Not ranked: finished faster than a person can tap the cards.",
         "rank_yes": "yes",

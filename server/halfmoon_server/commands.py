@@ -91,7 +91,8 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
         case "join":
             return race.join(entry["n"], now, entry.get("e"), bot=bool(entry.get("bot", False)))[1]
         case "single":
-            events = race.join(entry["n"], now, daily_first=bool(entry.get("r", True)))[1]
+            bot, first = bool(entry.get("bot", False)), bool(entry.get("r", True))
+            events = race.join(entry["n"], now, bot=bot, daily_first=first)[1]
             race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
             return events + race.begin(now)
         case "watch":

@@ -242,15 +242,16 @@ class Lobby:
         return await self._new_room(Mode.RACE, code)
 
     async def solo(
-        self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None
+        self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False
     ) -> tuple[Room, str]:
         """A solo game on ``code``, started at once: the room and the player's id. ``player``:
-        the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`), kept with the game.
+        the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`), kept with the game;
+        ``bot``: the player said it is a program.
         Raises :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
         room = await self._new_room(Mode.SOLO, code)
-        return room, await self._start_single(room, outbox, name, ranked=True, player=player)
+        return room, await self._start_single(room, outbox, name, ranked=True, player=player, bot=bot)
 
     async def _start_single(
         self,
@@ -261,8 +262,11 @@ class Lobby:
         ranked: bool,
         time_limit_s: int | None = None,
         player: str | None = None,
+        bot: bool = False,
     ) -> str:
         entry: dict[str, object] = {"k": "single", "n": name, "tok": new_token(), "r": ranked}
+        if bot:
+            entry["bot"] = True  # shown as a bot, never ranked
         if time_limit_s is not None:
             entry["lim"] = time_limit_s
         if player is not None:
@@ -270,9 +274,11 @@ class Lobby:
         events = await room.submit(entry, outbox)
         return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
-    async def daily(self, outbox: Outbox, name: str, client: str, *, player: str | None = None) -> tuple[Room, str]:
+    async def daily(
+        self, outbox: Outbox, name: str, client: str, *, player: str | None = None, bot: bool = False
+    ) -> tuple[Room, str]:
         """Today's daily challenge for ``name``, started at once: ranked if it is their first
-        attempt of the day. The room is made before the attempt is claimed, so a room that
+        attempt of the day (and not a program: ``bot``). The room is made before the attempt is claimed, so a room that
         cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
         ``rate_limited``, ``unavailable``, and ``internal`` when the database fails)."""
         self.ensure_capacity()  # before the ranked attempt is spent
@@ -299,7 +305,7 @@ class Lobby:
         left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
         limit_s = max(1, min(self.daily_limit_s, left_s))
         return room, await self._start_single(
-            room, outbox, name, ranked=ranked, time_limit_s=limit_s, player=player
+            room, outbox, name, ranked=ranked, time_limit_s=limit_s, player=player, bot=bot
         )
 
     # -- housekeeping ----------------------------------------------------------------------------------

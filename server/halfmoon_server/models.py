@@ -37,8 +37,9 @@ class GameRow(Base):
     #: what opens the commitment of the game's deal with its code: a daily attempt's salt, or a
     #: sealed race's of the previous release
     salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    #: a sealed race's seed and contributions, ``{"seed", "contributions"}`` (0006)
-    seal: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: a sealed race's seed and contributions, ``{"seed", "contributions"}`` (0006); none is SQL
+    #: NULL (rows stored before 0007 may hold the JSON null instead: read back as None too)
+    seal: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     #: the SHA-256 (hex) of the player's key, never the key: their history's games (0005)
     player: Mapped[str | None] = mapped_column(String(64), nullable=True)
     #: how many undos the record holds (0005; None: stored before it)

@@ -369,12 +369,12 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
             await seated.submit(_with_entropy({"k": "connect", "p": player_id, "since": since}, entropy), conn)
-        case Solo(name=name, code=text, player_key=key):
+        case Solo(name=name, code=text, player_key=key, bot=bot):
             _not_in_room(app, conn)
-            await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key))
-        case Daily(name=name, player_key=key):
+            await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key), bot=bot)
+        case Daily(name=name, player_key=key, bot=bot):
             _not_in_room(app, conn)
-            await lobby.daily(conn, name, conn.peer, player=_hash_of(key))
+            await lobby.daily(conn, name, conn.peer, player=_hash_of(key), bot=bot)
 
 
 def _with_entropy(entry: dict[str, object], entropy: str | None) -> dict[str, object]:

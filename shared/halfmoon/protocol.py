@@ -145,26 +145,36 @@ class Watch:
         return {"type": "watch", "v": VERSION, "room": self.room}
 
 
+def _with_bot(out: Json, bot: bool) -> Json:
+    if bot:
+        out["bot"] = True
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Solo:
     name: str
     code: str | None = None
     player_key: str | None = None
+    #: the player is a program (as ``join``'s): shown as a bot, its result never ranked
+    bot: bool = False
 
     def to_json(self) -> Json:
         out: Json = {"type": "solo", "v": VERSION, "name": self.name}
         if self.code is not None:
             out["code"] = self.code
-        return _with_key(out, self.player_key)
+        return _with_bot(_with_key(out, self.player_key), self.bot)
 
 
 @dataclass(frozen=True, slots=True)
 class Daily:
     name: str
     player_key: str | None = None
+    #: the player is a program (as ``join``'s): shown as a bot, its attempt never ranked
+    bot: bool = False
 
     def to_json(self) -> Json:
-        return _with_key({"type": "daily", "v": VERSION, "name": self.name}, self.player_key)
+        return _with_bot(_with_key({"type": "daily", "v": VERSION, "name": self.name}, self.player_key), self.bot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,8 +451,10 @@ _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
         bot=_flag(d, "bot", i),
     ),
     "watch": lambda d, i: Watch(_str(d, "room", i)),
-    "solo": lambda d, i: Solo(check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i)),
-    "daily": lambda d, i: Daily(check_name(_str(d, "name", i)), _player_key(d, i)),
+    "solo": lambda d, i: Solo(
+        check_name(_str(d, "name", i)), _optional_str(d, "code", i), _player_key(d, i), bot=_flag(d, "bot", i)
+    ),
+    "daily": lambda d, i: Daily(check_name(_str(d, "name", i)), _player_key(d, i), bot=_flag(d, "bot", i)),
     "resume": _parse_resume,
     "start": _parse_start,
     "move": _parse_move,

@@ -220,3 +220,29 @@ async def test_simultaneous_daily_attempts_from_one_address_rank_at_most_the_cap
 
     ranked = await asyncio.gather(*(attempt(k) for k in range(25)))
     assert sum(ranked) == 3, ranked
+
+
+async def test_a_program_playing_the_daily_can_say_it_is_a_bot_and_is_never_ranked(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """``daily`` (and ``solo``) take ``bot`` as ``join`` does: a program that says so is shown as a
+    bot and its attempt is not ranked (``bot``), even as its name's first of the day; it does
+    not stand on the day's board. A ``bot`` that is not a boolean is refused and starts nothing."""
+    server = await start_server()
+    code = str(daily_code(DAY1, b"test-secret", long=True))
+    program = await WsClient.connect(server, "program")
+    await program.send("daily", name="Helper", bot="yes")
+    assert (await program.next("error"))["code"] == "bad_message"
+    await program.send("daily", name="Helper", bot=True)
+    welcome = await program.next("welcome")
+    assert (welcome["ranked"], welcome["unranked_reason"]) == (False, "bot")
+    assert [p["bot"] for p in welcome["room"]["players"]] == [True]
+    clock.advance(60_000)
+    over = await _play_and_give_up(program, code, 2)
+    assert (over["ranked"], over["unranked_reason"]) == (False, "bot")
+    solo = await WsClient.connect(server, "solo")
+    await solo.send("solo", name="Helper", code="HM1-N-AAAAAAB", bot=True)
+    assert (await solo.next("welcome"))["unranked_reason"] == "bot"
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/daily/{DAY1.isoformat()}/leaderboard"))).json()
+    assert board["entries"] == []

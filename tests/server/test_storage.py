@@ -211,6 +211,45 @@ async def test_the_migration_to_0007_makes_the_open_races_and_solo_games_stored_
     await engine.dispose()
 
 
+async def test_the_migration_to_0007_makes_the_open_races_stored_under_0006_casual_and_keeps_their_sealed_races_ranked(
+    db_url: str,
+) -> None:
+    """Games stored at revision 0006 (the seal, before ranked and casual results): that release
+    wrote a game with no seal through SQLAlchemy's JSON type, which stores Python's None as the
+    JSON ``null`` — not SQL NULL. An open race stored so is still casual after 0007; a sealed
+    race (a seal object) stays ranked."""
+    import sqlalchemy as sa
+
+    engine = make_engine(db_url)
+    seal = {"seed": "ab" * 16, "contributions": ["cd" * 16]}
+
+    def to_0006_then_head(sync_conn: Any) -> list[tuple[str, bool, str | None]]:
+        config = alembic_config(sync_conn)
+        command.upgrade(config, "0006")
+        games = sa.table(  # the games table as 0006's storage wrote it (the JSON type's default)
+            "games", *(sa.column(c) for c in ("id", "nickname", "name_key", "code", "mode", "room", "score", "moves",
+                                              "time_ms", "outcome", "ranked", "finished_at")),
+            sa.column("record", sa.JSON()), sa.column("seal", sa.JSON()),
+        )
+        for game_id, mode, sealed in [("open", "race", None), ("sealed", "race", seal), ("solo", "solo", None)]:
+            sync_conn.execute(games.insert().values(
+                id=game_id, nickname="Ada", name_key="ada", code="HM1-N-AAAAAAA", mode=mode, room="ABCDEF",
+                score=10, moves=1, time_ms=1000, outcome="gave_up", record={}, ranked=True, finished_at=NOW,
+                seal=sealed,
+            ))
+        command.upgrade(config, "head")
+        found = sync_conn.execute(text("SELECT id, ranked, unranked_reason FROM games ORDER BY id"))
+        return [(r[0], bool(r[1]), r[2]) for r in found]
+
+    async with engine.begin() as conn:
+        assert await conn.run_sync(to_0006_then_head) == [
+            ("open", False, "casual"),
+            ("sealed", True, None),
+            ("solo", False, "casual"),
+        ]
+    await engine.dispose()
+
+
 async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any_storage: Storage) -> None:
     """25 first attempts of the day from one address at once (25 names, say 25 tabs): the count of
     the address's ranked attempts and the new attempt's row are one step (SQLite: under its write

@@ -156,3 +156,66 @@ def test_a_deal_codes_board_says_plainly_it_is_casual_in_italian_and_english(pag
     page.goto("/leaderboard/daily/2026-01-05")
     expect(page.locator("main h2")).to_be_visible()
     assert page.locator("p.casual-board").count() == 0
+
+
+def test_a_sealed_deals_board_marks_its_ranked_results_and_does_not_call_them_casual(pages: Pages, server: str) -> None:
+    """A sealed race's deal has a board too, once its code is out: the racers' results there are
+    ranked (nobody knew the cards before the start), games typed on the code afterwards are not.
+    The notice does not call every result on it unranked, each ranked row is marked «in
+    classifica» / «ranked», and the long code in the heading is not cut on a phone."""
+    base = server.replace("http", "ws") + "/ws"
+    with connect(base, origin=server) as ws:  # a sealed race (no code chosen), started and given up
+        ws.send(json.dumps({"type": "join", "v": 1, "room": _sealed_room(server), "name": "Ada"}))
+        ws.send(json.dumps({"type": "start", "v": 1}))
+        _next_of(ws, "started")
+        ws.send(json.dumps({"type": "give_up", "v": 1}))
+        over = _next_of(ws, "game_over")
+    assert over["ranked"] is True and over["code"].startswith("HM1-S-"), over
+    code = over["code"]
+    with connect(base, origin=server) as ws:  # the same deal typed afterwards: casual
+        ws.send(json.dumps({"type": "solo", "v": 1, "name": "Ugo", "code": code}))
+        ws.send(json.dumps({"type": "move", "v": 1, "positions": _any_move(code)}))
+        ws.send(json.dumps({"type": "give_up", "v": 1}))
+        assert _next_of(ws, "game_over")["ranked"] is False
+    page = pages.new(f"/leaderboard/{code}", viewport=PHONE, settings={"lang": "it", "name": "Ugo"})
+    rows = page.locator("table.results tbody tr")
+    expect(rows).to_have_count(2)
+    ada, ugo = rows.filter(has_text="Ada"), rows.filter(has_text="Ugo")
+    expect(ada.locator(".tag.ranked")).to_have_text("in classifica")
+    expect(ugo.locator(".tag.ranked")).to_have_count(0)
+    notice = page.locator("p.casual-board")
+    expect(notice).not_to_contain_text("questi risultati non sono in classifica")
+    expect(notice).to_contain_text("«in classifica»")
+    heading = page.locator("main h2").bounding_box()
+    assert heading is not None and heading["x"] + heading["width"] <= PHONE["width"], heading
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"], "the page scrolls sideways"
+    page.get_by_role("button", name="EN").click()
+    expect(page.locator("p.casual-board")).not_to_contain_text("these results are not ranked")
+    expect(page.locator("p.casual-board")).to_contain_text("«ranked»")
+    expect(ada.locator(".tag.ranked")).to_have_text("ranked")
+    screenshot(page, "leaderboard-sealed-deal-en")
+
+
+def _sealed_room(server: str) -> str:
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{server}/api/rooms", data=b"{}", headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        room: str = json.loads(answer.read())["room"]
+    return room
+
+
+def _next_of(ws: object, kind: str) -> dict[str, object]:
+    while True:
+        message: dict[str, object] = json.loads(ws.recv(timeout=10))  # type: ignore[attr-defined]
+        assert message["type"] != "error", message
+        if message["type"] == kind:
+            return message
+
+
+def _any_move(code: str) -> list[str]:
+    from halfmoon.game import Game
+
+    return list(next(iter(Game.from_code(code).legal_moves())).names())

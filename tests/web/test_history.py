@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.request
 from typing import Any
 
 from playwright.sync_api import Page, ViewportSize, expect
@@ -140,3 +141,55 @@ def test_a_new_browser_has_its_own_key_and_an_empty_history(pages: Pages) -> Non
     first.reload()
     expect(first.locator("section.history")).to_contain_text("No games yet")
     key_of(first)
+
+
+def ws_sealed_race_given_up(base: str, key: str) -> dict[str, Any]:
+    """A sealed race (the server draws the deal: a long ``HM1-S-…`` code) over the WebSocket
+    with the browser's key, started and given up at once: a ranked result."""
+    request = urllib.request.Request(
+        f"{base}/api/rooms", data=b"{}", headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        created = json.loads(answer.read())
+    with connect(base.replace("http", "ws") + "/ws", origin=base) as ws:
+
+        def next_of(kind: str) -> dict[str, Any]:
+            while True:
+                message = json.loads(ws.recv(timeout=10))
+                assert message["type"] != "error", message
+                if message["type"] == kind:
+                    return message
+
+        ws.send(json.dumps({"type": "join", "v": 1, "room": created["room"], "name": "Ugo", "player_key": key}))
+        next_of("welcome")
+        ws.send(json.dumps({"type": "start", "v": 1}))
+        next_of("started")
+        ws.send(json.dumps({"type": "give_up", "v": 1}))
+        return next_of("game_over")
+
+
+def test_whether_each_game_is_ranked_shows_without_scrolling_sideways_on_a_phone(pages: Pages, server: str) -> None:
+    """A sealed race's code is long (``HM1-S-`` and four groups of 7 letters): in «Ultime partite»
+    it wraps at its dashes, so the «Classifica» column — whether each game is ranked — stays on a
+    360-pixel phone's screen, as it does on a desktop, the replay link too."""
+    page = pages.new("/me", settings={"lang": "it", "name": "Ugo"}, viewport={"width": 360, "height": 640})
+    expect(page.locator("section.history")).to_contain_text("Nessuna partita ancora")
+    over = ws_sealed_race_given_up(server, key_of(page))
+    assert over["ranked"] is True, over
+    ws_game(server, key_of(page), "HM1-N-AAAAAAB", undo_first=False, win=False)  # casual: «amichevole»
+    page.reload()
+    rows = page.locator("section.history tbody tr[data-game]")
+    expect(rows).to_have_count(2)
+    expect(page.locator('section.history tbody tr[data-ranked="true"]')).to_contain_text("HM1-S-")
+    for width in (360, 1366):
+        page.set_viewport_size({"width": width, "height": 768})
+        panel = page.locator("section.history").bounding_box()
+        assert panel is not None
+        for n in range(2):
+            row = rows.nth(n)
+            for cell in (row.locator("td").nth(5), row.get_by_role("link", name="Rivedi")):
+                box = cell.bounding_box()
+                assert box is not None and box["x"] + box["width"] <= min(width, panel["x"] + panel["width"]) + 1, (
+                    width, n, box, panel
+                )
+        screenshot(page, f"history-sealed-{width}")

@@ -221,6 +221,33 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
     expect(page.locator("table.results tbody")).to_contain_text("Dora")
 
 
+def test_a_daily_attempt_past_the_addresss_ranked_attempts_does_not_say_the_name_already_played(
+    pages: Pages,
+) -> None:
+    """Every browser here comes from 127.0.0.1, which starts at most 3 ranked daily attempts a day
+    (docs/security.md, "One player, one ranked daily"): a new name from it past those plays
+    unranked. It has not played today: the page must not tell it «you already played today under
+    this name» — it says the day's ranked attempt was played under this name or from this network."""
+    for n in range(5):  # new names until one is past the address's ranked attempts
+        page = pages.new("/daily", settings={"lang": "en", "name": f"Newcomer{n}"})
+        line = page.locator(".daily-line")
+        expect(line).to_be_visible()
+        if line.get_attribute("data-ranked") == "false":
+            break
+        page.context.close()
+    else:
+        pytest.fail("no daily attempt from 127.0.0.1 was past the address's ranked attempts")
+    expect(line).not_to_contain_text("you already played")
+    expect(line).to_contain_text("from this network")
+    page.get_by_role("button", name="IT").click()
+    expect(page.locator(".daily-line")).not_to_contain_text("hai già giocato")
+    expect(page.locator(".daily-line")).to_contain_text("da questa rete")
+    page.locator(".bar").get_by_role("button", name="Abbandona").click()
+    page.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
+    expect(page.locator(".endbox")).to_contain_text("da questa rete")
+    screenshot(page, "daily-past-the-address-cap")
+
+
 def test_a_bad_room_and_a_bad_code_say_what_is_wrong(pages: Pages) -> None:
     english = {"moveErrors": False, "placementHelp": False, "lang": "en", "name": "Eve"}
     page = pages.new("/watch/ZZZZZZ", settings=english)

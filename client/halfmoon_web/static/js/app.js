@@ -413,13 +413,15 @@ async function getJson(url, init) {
   return data;
 }
 
-/** ``replayable``: false for a daily board not replayable yet; ``ghosts``: then each can be raced. */
-function entriesTable(entries, replayable = true, ghosts = false) {
+/** ``replayable``: false for a daily board not replayable yet; ``ghosts``: then each can be raced;
+ * ``markRanked``: a casual board (a deal code's) marks the ranked results among its casual ones. */
+function entriesTable(entries, replayable = true, ghosts = false, markRanked = false) {
   const w = words();
   if (!entries || entries.length === 0) return h("p", { class: "muted" }, w.noResults);
   // each player's best game; their other games a tap away (the «+2» button)
   const row = (r, other) => h("tr", { class: other ? "other" : null, hidden: other },
-    h("td", {}, other ? "" : r.rank), h("td", {}, r.name, r.unranked_reason === "bot" ? [" ", h("span", { class: "tag bot", title: w.botTitle }, w.botLabel)] : null),
+    h("td", {}, other ? "" : r.rank), h("td", {}, r.name, r.unranked_reason === "bot" ? [" ", h("span", { class: "tag bot", title: w.botTitle }, w.botLabel)] : null,
+      markRanked && r.ranked === true ? [" ", h("span", { class: "tag ranked", title: w.rankedTitle }, w.rankedLabel)] : null),
     h("td", {}, w.statuses[r.outcome] || r.outcome),
     h("td", {}, r.score), h("td", {}, r.moves),
     h("td", {}, formatTime(r.time_ms)),
@@ -442,6 +444,9 @@ function entriesTable(entries, replayable = true, ghosts = false) {
     h("thead", {}, h("tr", {}, [w.rank, w.name, w.status, w.score, w.moves, w.time, h("span", { class: "sr-only" }, w.game)].map((x) => h("th", { scope: "col" }, x)))),
     body);
 }
+
+/** Whether any result of a board (or any player's other game on it) is ranked. */
+const hasRanked = (entries) => (entries || []).some((r) => r.ranked === true || (r.others || []).some((o) => o.ranked === true));
 
 function leaderboard(kind, arg) {
   const w = words();
@@ -474,10 +479,11 @@ function leaderboard(kind, arg) {
   const today = kind === "daily" && (arg || dateInput.value) === utcDay(Date.now());
   const mine = today ? getJson("/api/me/history?limit=1", { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } }).then((me) => me.daily_today, () => false) : false;
   Promise.all([getJson(url), mine]).then(
-    ([data, ghosts]) => out.replaceChildren(...[h("h2", {}, title, " ", h("span", { class: "nowrap" }, subject)),
-      // a deal code's board is casual: its players could know the code before the start
-      data.ranked === false ? h("p", { class: "notice casual-board", role: "note" }, w.casualBoard) : null,
-      h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable, ghosts)),
+    ([data, ghosts]) => out.replaceChildren(...[h("h2", {}, title, " ", h("span", { class: kind === "daily" ? "nowrap" : "code" }, subject)),
+      // a deal code's board is casual: its players could know the code before the start — but
+      // not a sealed race's racers, nor the daily's ranked attempts: those rows are marked ranked
+      data.ranked === false ? h("p", { class: "notice casual-board", role: "note" }, hasRanked(data.entries) ? w.casualBoardMixed : w.casualBoard) : null,
+      h("div", { class: "scroll-x" }, entriesTable(data.entries, replayable, ghosts, data.ranked === false)),
       // (replaceChildren would write a null as the text "null")
       !replayable && data.entries && data.entries.length ? h("p", { class: "muted" }, ghosts ? w.dailyGhosts : w.dailyReplayLater) : null].filter(Boolean)),
     (error) => out.replaceChildren(h("p", { role: "alert" }, errorText(lang(), error.code, kind === "daily" ? null : kind, lang() === "en" ? `${w.errorPrefix}: ${error.message}` : w.boardUnavailable))),

@@ -44,12 +44,14 @@ function render(data, w, lang) {
   const clean = (g) => (g.clean ? h("span", { class: "clean", title: m.clean, role: "img", "aria-label": m.clean }, "✓") : "");
   // the «✓» column is named for a screen reader (and a pointer's tooltip) by what it means
   const head = (x) => (x === "✓" ? h("th", { scope: "col", title: m.clean, "aria-label": m.clean }, x) : h("th", { scope: "col" }, x));
+  // a code wraps at its dashes: a sealed race's long one (HM1-S- and four groups) would push the
+  // «Classifica» column off a phone's screen
   const code = (g) => g.code || h("span", { class: "muted" }, m.hidden);
   const day = (g) => new Date(g.finished_at).toLocaleDateString(lang === "it" ? "it-IT" : "en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
   const table = (heads, rows) => h("div", { class: "scroll-x" }, h("table", { class: "results" },
     h("thead", {}, h("tr", {}, heads.map(head))), h("tbody", {}, rows)));
   const bests = (games, name) => (games.length ? table([w.code, w.time, "✓", w.game], games.map((g) =>
-    h("tr", { dataset: { best: name } }, h("td", { class: "nowrap" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
+    h("tr", { dataset: { best: name } }, h("td", { class: "code" }, g.code), h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, replay(g)))))
     : h("p", { class: "muted" }, m.noBest));
   // whether a game is ranked; a casual one says why (its code was known, a bot, too fast, a retry)
   const ranked = (g) => (g.ranked === false ? h("span", { class: "muted", dataset: { unranked: g.unranked_reason } }, m.unranked[g.unranked_reason] || g.unranked_reason) : m.rankedYes);
@@ -73,7 +75,7 @@ function render(data, w, lang) {
     h("h2", {}, m.recent),
     table([m.date, m.mode, w.status, w.time, "✓", m.ranked, w.game], data.recent.map((g) =>
       h("tr", { dataset: { game: g.game, ranked: g.ranked !== false } }, h("td", { class: "nowrap" }, day(g)),
-        h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "nowrap" }, code(g))),
+        h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "code" }, code(g))),
         h("td", {}, w.statuses[g.outcome] || g.outcome, h("br"), h("small", { class: "nowrap", dataset: { score: g.score } }, `${g.score} ${m.points}`)),
         h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, ranked(g)), h("td", {}, replay(g))))),
     note,

@@ -34,7 +34,10 @@ def upgrade() -> None:
         sa.column("ranked", sa.Boolean),
         sa.column("unranked_reason", sa.String),
     )
-    casual = (games.c.mode == "solo") | ((games.c.mode == "race") & games.c.salt.is_(None) & games.c.seal.is_(None))
+    # a game with no seal, as 0006's storage wrote it, holds the JSON null (SQLAlchemy's JSON type
+    # stores Python's None so), not SQL NULL: both mean "no seal"
+    no_seal = games.c.seal.is_(None) | (sa.cast(games.c.seal, sa.Text) == "null")
+    casual = (games.c.mode == "solo") | ((games.c.mode == "race") & games.c.salt.is_(None) & no_seal)
     op.execute(games.update().where(casual).values(ranked=False, unranked_reason="casual"))
     retry = (games.c.mode == "daily") & games.c.ranked.is_(False)
     op.execute(games.update().where(retry).values(unranked_reason="daily_retry"))
