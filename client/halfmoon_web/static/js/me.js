@@ -43,7 +43,9 @@ function render(data, w, lang) {
   const replay = (g) => (g.code ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.replay) : "");
   const clean = (g) => (g.clean ? h("span", { class: "clean", title: m.clean, role: "img", "aria-label": m.clean }, "✓") : "");
   // the «✓» column is named for a screen reader (and a pointer's tooltip) by what it means
-  const head = (x) => (x === "✓" ? h("th", { scope: "col", title: m.clean, "aria-label": m.clean }, x) : h("th", { scope: "col" }, x));
+  const head = (x) => (x === "✓" ? h("th", { scope: "col", title: m.clean, "aria-label": m.clean }, x)
+    // the replay links' column: named for screen readers, no width taken on a phone
+    : x === w.game ? h("th", { scope: "col" }, h("span", { class: "sr-only" }, x)) : h("th", { scope: "col" }, x));
   // a code wraps at its dashes: a sealed race's long one (HM1-S- and four groups) would push the
   // «Classifica» column off a phone's screen
   const code = (g) => g.code || h("span", { class: "muted" }, m.hidden);
