@@ -127,7 +127,7 @@ def served(wheel_venv: Path, tmp_path: Path) -> Iterator[str]:
     port = _free_port()
     server = subprocess.Popen(
         [str(wheel_venv / "bin" / "halfmoon"), "serve", "--port", str(port), "--solver-workers", "0",
-         "--no-winnable-daily"],
+         "--no-winnable-daily", "--metrics-on-app-port"],
         cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

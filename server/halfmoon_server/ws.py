@@ -103,6 +103,16 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
                 content_type="application/json",
             )
+        lobby = app.get(keys.LOBBY)
+        if lobby is None or lobby.draining:
+            # stopping: a new connection (a reconnection too) would be closed again in a moment.
+            # Refused before the upgrade, so the client tries again (through a balancer: on
+            # another instance) and resumes there; its game is in the room log
+            raise web.HTTPServiceUnavailable(
+                text='{"error": {"code": "shutting_down", "message": "this server is restarting; connect again"}}',
+                content_type="application/json",
+                headers={"Retry-After": "1"},
+            )
         # no permessage-deflate: frames are small, and rooms write frames straight to the transport
         # no heartbeat of aiohttp's (a callback per message received): look_after_connections pings
         ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, compress=False)
