@@ -186,7 +186,7 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
             # the client's files come from nginx itself (Expires), compressed
             css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
             assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
-            assert (await http.get(f"{base}/metrics")).status == 200  # from this host
+            assert (await http.get(f"{base}/metrics")).status == 404  # never proxied: each instance's --metrics-port
             async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
                 await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
                 welcome = json.loads((await ws.receive(timeout=5)).data)
