@@ -378,7 +378,8 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             player_id = seated.player_with_token(token) if seated is not None else None
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
-            await seated.submit({"k": "connect", "p": player_id, "since": since}, conn)
+            # the token rides along for the welcome only: Room.submit takes it off before logging
+            await seated.submit({"k": "connect", "p": player_id, "since": since, "tok": token}, conn)
         case Solo(name=name, code=text, player_key=key):
             _not_in_room(app, conn)
             await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key))
