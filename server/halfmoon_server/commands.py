@@ -9,8 +9,9 @@ small JSON object::
     {"k": "move", "p": "p1", "t": 1795950004000, "m": ["8", "12"], "o": "i3:17:5"}
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
-given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` ranked, ``ser`` a series' length; a ``rematch``'s ``c`` and ``salt``, the
+given (epoch ms), command fields (``m`` a move, ``n`` a name, ``th`` the player's token hashed
+(``room.token_hash``; ``tok``, the token in clear, in logs written before), ``lim`` a time limit,
+``g`` a game id, ``r`` ranked, ``ser`` a series' length; a ``rematch``'s ``c`` and ``salt``, the
 next race's deal the server drew and its salt), and ``o`` its origin: which instance
 and connection sent it and the message id (so that instance can answer that connection alone).
 
