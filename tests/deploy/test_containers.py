@@ -75,6 +75,9 @@ def make_secrets(folder: Path) -> None:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     require_service("dockerd and docker-compose", _docker_works(), "apt-get install docker.io docker-compose; dockerd")
+    inspect = subprocess.run(["docker", "image", "inspect", "halfmoon-base:bookworm"], capture_output=True)
+    buildable = inspect.returncode == 0 or shutil.which("debootstrap") is not None
+    require_service("the base image (or debootstrap to build it)", buildable, "apt-get install debootstrap")
     taken = [port for port in PORTS if _port_taken(port)]
     assert not taken, f"deploy/compose.yaml needs these ports of 127.0.0.1, taken here: {taken}"
     env = {**os.environ, "HALFMOON_BASE": "halfmoon-base:bookworm"}
