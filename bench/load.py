@@ -132,6 +132,7 @@ def game_server(tree: Path, env: dict[str, str] | None = None) -> Iterator[tuple
     with tempfile.TemporaryDirectory(prefix="halfmoon-load-") as data:
         port = free_port()
         command = [*pin(0), sys.executable, "-m", "halfmoon", "serve", "--port", str(port), "--data-dir", data]
+        command += ["--metrics-on-app-port"]  # the pause histograms are read from /metrics
         logfile = Path(data) / "server.log"
         full_env = {**os.environ, **LIFTED, **(env or {}), "PYTHONPATH": source_path(tree)}
         with logfile.open("wb") as sink:
@@ -449,7 +450,7 @@ class Client:
 
         kept: dict[str, float] = {}
         for family in text_string_to_metric_families(text):
-            if family.name not in ("halfmoon_gc_pause_seconds", "halfmoon_event_loop_lag_histogram_seconds"):
+            if family.name not in ("halfmoon_gc_pause_seconds", "halfmoon_event_loop_delay_seconds"):
                 continue
             for sample in family.samples:
                 if sample.name.endswith(("_bucket", "_count", "_sum")):
@@ -476,7 +477,7 @@ def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str,
             "total_ms": round(1000 * added(f"halfmoon_gc_pause_seconds_sum{{generation={generation}}}"), 1),
             "over_10ms": int(count - within),
         }
-    lag = "halfmoon_event_loop_lag_histogram_seconds"
+    lag = "halfmoon_event_loop_delay_seconds"
     if f"{lag}_count{{}}" in after:
         probes = added(f"{lag}_count{{}}")
         out["lag_probes"] = int(probes)

@@ -687,7 +687,7 @@ def server(plan: Plan, db_url: str, data: Path, log_path: Path) -> Iterator[tupl
     command = [
         *pin(0, plan.pin), sys.executable, "-m", "halfmoon", "serve", "--port", str(port),
         "--data-dir", str(data), "--db", db_url, "--countdown", "1", "--solver-workers", "0",
-        "--no-winnable-daily", "--log-level", "INFO",
+        "--no-winnable-daily", "--log-level", "INFO", "--metrics-on-app-port",
         # every bot comes from 127.0.0.1: lift the per-address caps (the per-connection rates stay)
         "--max-connections-per-address", "0", "--room-burst", "1000000000", "--room-per-min", "1000000000",
         "--max-rooms", "1000000", "--finished-ttl", str(plan.finished_ttl_s), *plan.server_args,

@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import time
 import tomllib
@@ -112,9 +113,15 @@ def test_the_sdist_holds_the_licence_and_runnable_tests(dist: Path, tmp_path: Pa
 @pytest.fixture(scope="module")
 def wheel_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside the repository with the wheel installed (its dependencies from this
-    interpreter's site-packages, so no network is needed)."""
+    interpreter's site-packages, so no network is needed). Those are named in a ``.pth`` file:
+    ``system_site_packages`` would give the *base* interpreter's, which lack them when this one
+    is itself a venv (a fresh machine's). A ``.pth`` path's own ``.pth`` files are not read, so
+    an editable install of this tree there does not shadow the wheel."""
     home = tmp_path_factory.mktemp("venv")
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(home)
+    site = next((home / "lib").glob("python3*/site-packages"))
+    paths = dict.fromkeys(sysconfig.get_path(name) for name in ("purelib", "platlib"))
+    (site / "halfmoon_test_dependencies.pth").write_text("".join(f"{path}\n" for path in paths))
     python = home / "bin" / "python"
     result = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--ignore-installed",
@@ -141,7 +148,7 @@ def served(wheel_venv: Path, tmp_path: Path) -> Iterator[str]:
     port = _free_port()
     server = subprocess.Popen(
         [str(wheel_venv / "bin" / "halfmoon"), "serve", "--port", str(port), "--solver-workers", "0",
-         "--no-winnable-daily"],
+         "--no-winnable-daily", "--metrics-on-app-port"],
         cwd=tmp_path, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

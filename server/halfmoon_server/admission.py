@@ -80,7 +80,11 @@ class ConnectionGuard:
         if not self.counts.acquire(address):
             self.refused += 1
             self._say(f"a connection from {address} refused: it holds {self.counts.limit} already")
-            transport.abort()
+            # on the loop's next round, not now: aiohttp's request handler has just scheduled its
+            # start, which asserts it still has a server — aborted now, that start met none and
+            # asyncio logged an AssertionError traceback per refused connection. Its reads are off
+            # once aborted, so the connection still closes before any byte is read
+            asyncio.get_running_loop().call_soon(transport.abort)
             return
         self._peers[transport] = address
         loop = asyncio.get_running_loop()

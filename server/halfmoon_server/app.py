@@ -26,6 +26,7 @@ from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.journal import JournalLog, MemoryLog
 from halfmoon_server.limits import AddressCount
 from halfmoon_server.lobby import Lobby
+from halfmoon_server.logs import Throttle
 from halfmoon_server.metrics import (
     CountedExecutor,
     Metrics,
@@ -174,11 +175,18 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
 CLOSE_RESTART = 1012
 
 
-async def _drain(app: web.Application) -> None:
-    """SIGTERM: no new rooms, every client told to reconnect (``CLOSE_RESTART``)."""
+def begin_draining(app: web.Application) -> None:
+    """From the stop signal on: no new rooms, no new WebSocket (a reconnection included: it
+    would be closed again in a moment; it goes to another instance, or waits for this one's
+    restart), and ``/readyz`` says ``draining``."""
     lobby = app.get(keys.LOBBY)
     if lobby is not None:
         lobby.draining = True
+
+
+async def _drain(app: web.Application) -> None:
+    """SIGTERM: draining (:func:`begin_draining`), every client told to reconnect (``CLOSE_RESTART``)."""
+    begin_draining(app)
     connections: set[Connection] = app[keys.CONNECTIONS]
     await asyncio.gather(
         *(conn.flush_and_close(CLOSE_RESTART, "server restarting: connect again") for conn in list(connections)),
@@ -262,6 +270,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.FLUSHER] = Flusher()
     app[keys.METRICS] = Metrics()
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
+    app[keys.THROTTLE] = Throttle(logging.getLogger("halfmoon_server.rest"))
     app.cleanup_ctx.append(open_files_ctx)
     app.cleanup_ctx.append(lag_probe_ctx)
     app.cleanup_ctx.append(gc_probe_ctx)

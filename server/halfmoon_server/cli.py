@@ -9,14 +9,16 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from halfmoon_server import diagnostics, keys, logs
-from halfmoon_server.app import create_app, describe_db, preflight
+from halfmoon_server.app import begin_draining, create_app, describe_db, preflight
 from halfmoon_server.errors import ServerError, SettingsError
+from halfmoon_server.metrics import metrics_handler
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
 
 log = logging.getLogger("halfmoon_server")
@@ -69,6 +71,14 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     secrets.add_argument("--db-file", type=Path, help="the database URL, with its password (HALFMOON_DB_FILE)")
     secrets.add_argument("--redis-file", type=Path, help="the Redis URL, with its password (HALFMOON_REDIS_FILE)")
     limits = p.add_argument_group("limits and tuning", "each also from its variable; defaults in docs/server.md")
+    p.add_argument(
+        "--metrics-host", help="the address of the --metrics-port listener (HALFMOON_METRICS_HOST, default 127.0.0.1)"
+    )
+    p.add_argument(
+        "--metrics-on-app-port", action="store_const", const=True,
+        help="also answer /metrics on the application's port (HALFMOON_METRICS_ON_APP_PORT=1; default: only on "
+        "--metrics-port)",
+    )
     for option in OPTIONS:
         limits.add_argument(option.flag, dest=option.field, type=option.kind, help=f"{option.help} ({option.env})")
     p.add_argument(
@@ -115,6 +125,8 @@ def run_serve(args: argparse.Namespace) -> int:
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,
             trust_forwarded=args.trust_forwarded,
+            metrics_host=args.metrics_host,
+            metrics_on_app_port=args.metrics_on_app_port,
             journal_sync=args.journal_sync,
             log_level=args.log_level,
             log_format=args.log_format,
@@ -168,6 +180,7 @@ async def _serve(app: web.Application, host: str, port: int, listening: Callable
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, diagnostics.log_state, "SIGUSR1")
     runner = web.AppRunner(app, handle_signals=False, access_log_class=logs.AccessLogger)
+    metrics: web.AppRunner | None = None
     try:
         await runner.setup()
         assert runner.server is not None
@@ -175,13 +188,33 @@ async def _serve(app: web.Application, host: str, port: int, listening: Callable
         if not stop.is_set():
             site = web.TCPSite(runner, host, port)
             await site.start()
+            metrics = await _metrics_listener(app)
             listening(f"======== Running on http://{host}:{port} ========")
             await stop.wait()
     finally:
+        begin_draining(app)  # at once: the listener and the open connections close after this
         in_time = await _clean_up(runner, app[keys.SETTINGS].shutdown_timeout_s)
+        if metrics is not None:
+            await metrics.cleanup()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
     return in_time
+
+
+async def _metrics_listener(app: web.Application) -> web.AppRunner | None:
+    """``GET /metrics`` of ``app`` on a listener of its own (``--metrics-port`` on
+    ``--metrics-host``), apart from the application's port that players (and nginx) reach; None
+    when no port is set. Raises :class:`OSError` when it cannot listen."""
+    settings = app[keys.SETTINGS]
+    if not settings.metrics_port:
+        return None
+    metrics = web.Application()
+    metrics.router.add_get("/metrics", partial(metrics_handler, app=app))
+    runner = web.AppRunner(metrics, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, settings.metrics_host, settings.metrics_port).start()
+    log.info("metrics: http://%s:%d/metrics", settings.metrics_host, settings.metrics_port)
+    return runner
 
 
 async def _clean_up(runner: web.AppRunner, bound_s: float) -> bool:

@@ -9,9 +9,10 @@ small JSON object::
     {"k": "move", "p": "p1", "t": 1795950004000, "m": ["8", "12"], "o": "i3:17:5"}
 
 ``k`` the command, ``p`` the player (absent for the room's own commands), ``t`` the time it was
-given (epoch ms), command fields (``m`` a move, ``n`` a name, ``tok`` a token, ``lim`` a time
-limit, ``g`` a game id, ``r`` a daily attempt's ranked claim, ``bot`` a join's bot flag, ``ser``
-a series' length, ``e`` a racer's contribution to a sealed deal (on ``join``, ``connect``,
+given (epoch ms), command fields (``m`` a move, ``n`` a name, ``th`` the player's token hashed
+(``room.token_hash``; ``tok``, the token in clear, in logs written before), ``lim`` a time limit,
+``g`` a game id, ``r`` a daily attempt's ranked claim, ``bot`` a join's bot flag, ``ser`` a
+series' length, ``e`` a racer's contribution to a sealed deal (on ``join``, ``connect``,
 ``accept`` and ``rematch``); a ``rematch``'s ``seed``, the secret the server drew for the next
 race's deal — a log of the previous release has its ``c`` and ``salt`` instead, the next deal
 itself and its salt), and ``o`` its origin: which instance and connection sent it and the message

@@ -42,6 +42,10 @@ log = logging.getLogger("halfmoon_server.journal")
 Entry = dict[str, Any]
 #: How long one journal round (a group commit, a read) may take before it counts as failed.
 COMMIT_TIMEOUT_S = 10.0
+#: What :meth:`JournalLog.ping` writes (one row, replaced each time): 16 pages, more than a round
+#: of moves takes (or than a commit that failed half-way may have left room for in the write-ahead
+#: log), so a disk that cannot take the moves fails the probe too.
+PROBE_BYTES = 64 * 1024
 
 
 def new_instance_name() -> str:
@@ -202,6 +206,7 @@ class _Worker:
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rooms (id TEXT PRIMARY KEY, header TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, pad BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
     room TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (room, n)
 ) WITHOUT ROWID;
@@ -351,8 +356,23 @@ class JournalLog(_LocalLog):
         return [room for (room,) in rows]
 
     async def ping(self) -> None:
-        """A trivial read through the journal's thread: it answers once the writes ahead of it have."""
-        await self._run(lambda: self._connection().execute("SELECT 1").fetchone())
+        """Whether the journal can still *write*, through its thread (so it answers once the
+        writes ahead of it have): a committed transaction that writes :data:`PROBE_BYTES` of
+        pages. A full disk or a read-only file fails it as it fails the moves; a read alone
+        would still succeed there."""
+
+        def write() -> None:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:  # the old row's pages are freed, the new one's written: PROBE_BYTES of new frames
+                db.execute("INSERT OR REPLACE INTO probe (id, pad) VALUES (1, zeroblob(?))", (PROBE_BYTES,))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+        await self._run(write)
 
     async def forget(self, room_id: str) -> None:
         def delete() -> None:

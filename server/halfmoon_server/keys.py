@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from halfmoon_server.daily import DailyService
     from halfmoon_server.limits import AddressCount
     from halfmoon_server.lobby import Lobby
+    from halfmoon_server.logs import Throttle
     from halfmoon_server.metrics import Metrics
     from halfmoon_server.ports import Storage
     from halfmoon_server.results import Recorder
@@ -31,3 +32,4 @@ FLUSHER: web.AppKey[Flusher] = web.AppKey("flusher")
 METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
 ADDRESSES: web.AppKey[AddressCount] = web.AppKey("addresses")
 GUARD: web.AppKey[ConnectionGuard] = web.AppKey("guard")
+THROTTLE: web.AppKey[Throttle] = web.AppKey("throttle")  # the app's lines rate-limited by cause

@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import sys
+import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -53,6 +55,45 @@ class _ContextFilter(logging.Filter):
                 if value is not None and not hasattr(record, name):
                     setattr(record, name, value)
         return True
+
+
+class Throttle:
+    """Log lines rate-limited by cause: an outage or a flood repeats the same line on every poll,
+    request or connection. The first line of a cause is written at once; the next ones within
+    ``every_s`` are only counted, and the next line written says how many were left out.
+
+    ``throttle.log(logging.WARNING, "readiness:database", "the %s failed: %s", part, exc)``
+    """
+
+    #: Causes remembered at most (their names are ours, few: a bound against a surprise).
+    MAX_CAUSES = 256
+
+    def __init__(self, logger: logging.Logger, every_s: float = 10.0, clock: Callable[[], float] = time.monotonic):
+        self.logger = logger
+        self.every_s = every_s
+        self.clock = clock
+        self._causes: dict[str, tuple[float, int]] = {}  # cause -> (when last written, left out since)
+
+    def log(self, level: int, cause: str, msg: str, *args: object) -> bool:
+        """Write the line unless ``cause`` wrote one less than ``every_s`` ago; whether it was written."""
+        now = self.clock()
+        held = self._causes.get(cause)
+        if held is not None and now - held[0] < self.every_s:
+            self._causes[cause] = (held[0], held[1] + 1)
+            return False
+        if len(self._causes) >= self.MAX_CAUSES and cause not in self._causes:
+            self._causes.clear()
+        left_out = held[1] if held is not None else 0
+        self._causes[cause] = (now, 0)
+        if left_out:
+            msg += " (%d more like it in the last %g s)"
+            args = (*args, left_out, self.every_s)
+        self.logger.log(level, msg, *args)
+        return True
+
+    def forget(self, cause: str) -> None:
+        """The cause is over (the part answers again): its next line is written at once."""
+        self._causes.pop(cause, None)
 
 
 class JsonFormatter(logging.Formatter):

@@ -59,7 +59,7 @@ class Metrics:
             "halfmoon_event_loop_lag_seconds", "How late the event loop ran the last probe", registry=r
         )
         self.loop_lag_hist = Histogram(
-            "halfmoon_event_loop_lag_histogram_seconds",
+            "halfmoon_event_loop_delay_seconds",
             "How late the event loop runs a timer",
             buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
             registry=r,
@@ -169,9 +169,15 @@ class _LiveCollector(Collector):
         yield backlog
 
 
-async def metrics_handler(request: web.Request) -> web.Response:
-    """``GET /metrics``: the Prometheus text format."""
-    body = request.app[keys.METRICS].render()
+async def metrics_handler(request: web.Request, app: web.Application | None = None) -> web.Response:
+    """``GET /metrics``: the Prometheus text format, of ``app`` (a listener of its own, apart from
+    the application's port) or of the request's own application — there only with
+    ``metrics_on_app_port`` (else 404, as for any path the server does not serve)."""
+    if app is None:
+        app = request.app
+        if not app[keys.SETTINGS].metrics_on_app_port:
+            raise web.HTTPNotFound()
+    body = app[keys.METRICS].render()
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 

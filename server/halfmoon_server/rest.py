@@ -37,6 +37,7 @@ from halfmoon_server.clock import day_start_ms
 from halfmoon_server.connection import WEBSOCKET_PATH, client_address
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.lobby import race_code
+from halfmoon_server.logs import Throttle
 from halfmoon_server.ports import PlayerGame, StoredGame
 from halfmoon_server.room import Room
 from halfmoon_server.storage import MEMORY_URL
@@ -599,6 +600,15 @@ async def my_history(request: web.Request) -> web.Response:
     )
 
 
+#: The lines of an application made without ``create_app`` (a test's): rate-limited all the same.
+_THROTTLE = Throttle(log)
+
+
+def throttle_of(app: web.Application) -> Throttle:
+    """The application's log lines rate-limited by cause (``app[keys.THROTTLE]``)."""
+    return app.get(keys.THROTTLE) or _THROTTLE
+
+
 #: How long ``/healthz``, and each check of ``/readyz`` (run side by side), may take: both answer
 #: within 2 s whatever is down.
 HEALTH_BUDGET_S = 1.5
@@ -627,10 +637,11 @@ def _unwound(task: asyncio.Future[Any]) -> None:
         task.exception()  # retrieved: it failed after nobody waited for it any more
 
 
-async def _probe(part: str, check: Callable[[], Awaitable[str | None]]) -> str:
+async def _probe(part: str, check: Callable[[], Awaitable[str | None]], throttle: Throttle) -> str:
     """``"ok"``, or ``"down: <why>"`` — within :data:`HEALTH_BUDGET_S`: a check past it is
     cancelled and left to unwind in the background, never awaited. Failures are logged with their
-    detail; the answer names none (no host, port or SQL leaves the server)."""
+    detail, at most one line per part every ``throttle.every_s`` (a poll every second during an
+    outage would write a line each); the answer names none (no host, port or SQL leaves the server)."""
     task = asyncio.ensure_future(check())
     try:
         done, _ = await asyncio.wait({task}, timeout=HEALTH_BUDGET_S)
@@ -639,28 +650,37 @@ async def _probe(part: str, check: Callable[[], Awaitable[str | None]]) -> str:
         raise
     if not done:
         _abandon(task)
-        log.warning("readiness: the %s did not answer within %g s", part, HEALTH_BUDGET_S)
+        throttle.log(
+            logging.WARNING, f"readiness:{part}", "readiness: the %s did not answer within %g s", part, HEALTH_BUDGET_S
+        )
         return f"down: did not answer in {HEALTH_BUDGET_S:g} s"
     try:
         reason = task.result()
     except Exception as exc:
-        log.warning("readiness: the %s failed: %s", part, exc)
+        throttle.log(logging.WARNING, f"readiness:{part}", "readiness: the %s failed: %s", part, exc)
         return "down: it failed (the server's log says why)"
+    if reason is None:
+        throttle.forget(f"readiness:{part}")
     return "ok" if reason is None else f"down: {reason}"
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """Liveness: the process answers and so does the database, within :data:`HEALTH_BUDGET_S`."""
-    answer = await _probe("database", request.app[keys.STORAGE].ping)
-    if answer != "ok":
-        return json_response({"status": "unavailable", "error": "the database does not answer"}, 503)
+    """Liveness: the process serves requests. It asks nothing of the database, Redis or the
+    solver (``/readyz`` does): an outage of theirs is not a reason to restart the process, and
+    play goes on through one."""
     return json_response({"status": "ok"})
 
 
+#: ``/readyz``'s word for a server that is not stopping, and for one that is.
+NOT_DRAINING = "no"
+DRAINING = "down: the server is stopping (new games and reconnections go to another instance)"
+
+
 async def readyz(request: web.Request) -> web.Response:
-    """Readiness: the database, the room log (Redis in a cluster, else the local journal) and the
-    solver's worker pool, checked side by side, each within :data:`HEALTH_BUDGET_S`; 503 names
-    each part that is down."""
+    """Readiness: whether this instance can take new games. The database, the room log (Redis in
+    a cluster, else the local journal, which must be able to write) and the solver's worker pool,
+    checked side by side, each within :data:`HEALTH_BUDGET_S`, and whether the server is draining
+    (a stop signal came: it refuses new games and reconnections); 503 names each part that is down."""
     app = request.app
     settings = app[keys.SETTINGS]
     probes: dict[str, Callable[[], Awaitable[str | None]]] = {"database": app[keys.STORAGE].ping}
@@ -677,8 +697,10 @@ async def readyz(request: web.Request) -> web.Response:
         probes["solver"] = executor.check
     else:
         checks["solver"] = "unchecked"  # a plain executor cannot say whether its workers live
-    answers = await asyncio.gather(*(_probe(part, check) for part, check in probes.items()))
+    throttle = throttle_of(app)
+    answers = await asyncio.gather(*(_probe(part, check, throttle) for part, check in probes.items()))
     checks.update(zip(probes, answers, strict=True))
+    checks["draining"] = DRAINING if lobby is not None and lobby.draining else NOT_DRAINING
     ready = not any(state.startswith("down") for state in checks.values())
     return json_response({"status": "ready" if ready else "unavailable", "checks": checks}, 200 if ready else 503)
 
@@ -749,7 +771,7 @@ async def _with_api_errors(request: web.Request, handler: Any) -> web.StreamResp
             refused.headers["WWW-Authenticate"] = "Bearer"  # RFC 7235: a 401 names its scheme
         return refused
     except StorageError as exc:  # an outage is expected, and answered: one line each, no traceback
-        log.warning("storage failure on %s: %s", request.path, exc)
+        throttle_of(request.app).log(logging.WARNING, "storage", "storage failure on %s: %s", request.path, exc)
         return json_error(503, "unavailable", "the database is unavailable; try again")
     except web.HTTPException as exc:
         if not is_api or exc.status < 400:

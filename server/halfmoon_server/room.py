@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import hmac
 import itertools
 import logging
 from collections.abc import Coroutine
@@ -110,6 +111,16 @@ class _Waiting:
     orphaned_at: int | None = None
     #: the race refused it when it was applied (``done`` then holds no events)
     refusal: Refusal | None = None
+    #: the player's token in clear, for their ``welcome`` (a join's new one, a resume's own): the
+    #: log keeps only its hash (:func:`token_hash`)
+    token: str | None = None
+
+
+def token_hash(token: str) -> str:
+    """What the room log (Redis, the journal) and the room keep of a player's token: its SHA-256,
+    in hex. A token is 24 random bytes, so the hash needs no salt; whoever reads the log cannot
+    take the seat with it."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def game_id(nonce: str, player_id: str, round_: int = 1) -> str:
@@ -150,7 +161,7 @@ class Room:
         self.audience = Audience(self.race)
         self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
         self.spectators: set[Outbox] = set()  # this instance's spectators
-        self.tokens: dict[str, str] = {}  # player id → token
+        self.tokens: dict[str, str] = {}  # player id → their token's hash (token_hash)
         #: player id → the hash of their player key (``pk`` of their join), kept with their game
         self.player_keys: dict[str, str] = {}
         #: who holds each player's seat: the origin of their last join or resume
@@ -192,13 +203,17 @@ class Room:
         cannot confirm it in time (the client may try again)."""
         if entry["k"] in ("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"):
             check_entry(self.race, entry)
+        # the token in clear goes to its player's welcome, never to the log: a join logs its hash
+        token = entry.pop("tok", None)
+        if token is not None and entry["k"] in ("join", "single"):
+            entry["th"] = token_hash(str(token))
         origin = f"{self.services.instance}:{next(_SERIALS)}"
         entry["o"] = origin
         if msg_id is not None:
             entry["id"] = msg_id
         entry.setdefault("t", self.clock.now_ms())
         done: asyncio.Future[list[Event]] = asyncio.get_running_loop().create_future()
-        waiting = self._waiting[origin] = _Waiting(outbox, done)
+        waiting = self._waiting[origin] = _Waiting(outbox, done, token=None if token is None else str(token))
         try:
             # every log answers within its own time-out (Redis's socket time-out, the journal's
             # commit time-out) and has delivered the entry when it returns: no timer per command
@@ -326,7 +341,8 @@ class Room:
         if kind in ("join", "single"):
             joined = next(e for e in events if isinstance(e, PlayerJoined))
             player = joined.player.id
-            self.tokens[player] = entry["tok"]
+            # (a log written before tokens were hashed holds them in clear: hashed here)
+            self.tokens[player] = str(entry["th"]) if "th" in entry else token_hash(str(entry["tok"]))
             if entry.get("pk"):
                 self.player_keys[player] = str(entry["pk"])
         if kind in ("join", "single", "connect") and player is not None:
@@ -353,7 +369,7 @@ class Room:
             assert player is not None
             self.outboxes[player] = outbox
             outbox.room, outbox.player_id = self.id, player
-            self.welcome(outbox, player, since=entry.get("since"))
+            self.welcome(outbox, player, since=entry.get("since"), token=waiting.token if waiting else None)
         elif outbox is not None and kind == "watch":
             self.spectators.add(outbox)
             self.watch_origins[outbox] = origin
@@ -482,10 +498,12 @@ class Room:
 
     # -- entering and leaving --------------------------------------------------------------------------
 
-    def welcome(self, outbox: Outbox, player_id: str | None, *, since: int | None = None) -> None:
+    def welcome(
+        self, outbox: Outbox, player_id: str | None, *, since: int | None = None, token: str | None = None
+    ) -> None:
         """Send ``welcome``: a full snapshot, or (resume with a ``since`` the log still covers)
-        ``room: null`` followed by the events after ``since``."""
-        token = self.tokens.get(player_id) if player_id is not None else None
+        ``room: null`` followed by the events after ``since``. ``token``: the player's, in clear
+        (the room keeps only its hash)."""
         role = "player" if player_id is not None else "spectator"
         racer = self.race.players.get(player_id) if player_id is not None else None
         ranked = racer.ranked if racer is not None else None
@@ -502,7 +520,8 @@ class Room:
         outbox.send(wire.encode(wire.Welcome(role, player_id, token, snapshot, self.seq, ranked, why)))
 
     def player_with_token(self, token: str) -> str | None:
-        return next((pid for pid, held in self.tokens.items() if held == token), None)
+        hashed = token_hash(token)
+        return next((pid for pid, held in self.tokens.items() if hmac.compare_digest(held, hashed)), None)
 
     def holds(self, player_id: str | None, outbox: Outbox) -> bool:
         """This outbox is a member here: the player's current connection, or a spectator."""

@@ -132,6 +132,10 @@ OPTIONS: tuple[Option, ...] = (
         "seconds a WebSocket may stay outside every room before it is closed (4002)",
     ),
     Option(
+        "metrics_port", "HALFMOON_METRICS_PORT", int, "--metrics-port",
+        "serve /metrics on a listener of its own on this port (0: none), on --metrics-host",
+    ),
+    Option(
         "ping_after_s", "HALFMOON_PING_AFTER_S", float, "--ping-after",
         "seconds of silence after which a WebSocket is pinged; one that does not answer within half that is dropped",
     ),
@@ -274,6 +278,13 @@ class Settings:
     #: once before each freeze, so that the cycles made since the last one are freed, not frozen.
     gc_young: int = 50_000
     #: Logging: the level, and ``text`` (readable lines) or ``json`` (one object a line).
+    #: /metrics on a listener of its own (``halfmoon serve``), not on the application's port
+    #: (the public one, behind nginx or not); 0: none
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
+    #: /metrics on the application's port too (a single test server, a benchmark): off by
+    #: default, since whoever reaches the game reaches it (HALFMOON_METRICS_ON_APP_PORT=1)
+    metrics_on_app_port: bool = False
     log_level: str = "INFO"
     log_format: str = "text"
     clock: Clock = field(default_factory=SystemClock)
@@ -327,6 +338,8 @@ class Settings:
         take("HALFMOON_RATE_BURST", "rate_burst", float)
         take("HALFMOON_RATE_PER_S", "rate_per_s", float)
         take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
+        take("HALFMOON_METRICS_HOST", "metrics_host", str)
+        take("HALFMOON_METRICS_ON_APP_PORT", "metrics_on_app_port", bool)
         take("HALFMOON_LOG_LEVEL", "log_level", str)
         take("HALFMOON_LOG_FORMAT", "log_format", str)
         for option in OPTIONS:
@@ -353,6 +366,8 @@ class Settings:
         """Raises :class:`SettingsError` for values the server cannot run with."""
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is outside 0-65535")
+        if not 0 <= self.metrics_port <= 65535:
+            raise SettingsError(f"metrics_port {self.metrics_port} is outside 0-65535")
         if self.max_msg_size < 256:
             raise SettingsError(f"max_msg_size {self.max_msg_size} is too small (at least 256)")
         if self.max_send_buffer < 4096:

@@ -8,9 +8,12 @@ Why each part:
   for good: every later job fails with ``BrokenProcessPool``. The pool here starts a new
   executor instead, retries each job the dead one lost once on it, and logs one warning line
   (no traceback): ``the solver worker (pid 1234) died (killed by SIGKILL); started a new one``.
+- A server killed outright (SIGKILL, the OOM killer) cannot close its pool: each worker watches
+  its server and exits the moment it is gone (:func:`die_with_parent`), and multiprocessing's
+  resource tracker, left without anyone holding its pipe, leaves too.
 - systemd's default ``KillMode=control-group`` sends SIGTERM to every process of the service,
   and Ctrl-C sends SIGINT to the terminal's whole process group. The workers ignore both
-  (:func:`ignore_stop_signals`, the executor's initializer), so only the server hears them: it
+  (:func:`ignore_stop_signals`, in the executor's initializer), so only the server hears them: it
   shuts down in order and closes the pool itself (:meth:`SolverPool.close`).
 
 ``loop.run_in_executor(pool, fn, ...)`` works as with any executor: the pool is one.
@@ -22,6 +25,8 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
+import select
 import signal
 import threading
 import time
@@ -50,12 +55,48 @@ STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 def ignore_stop_signals() -> None:
-    """The workers' initializer: SIGINT and SIGTERM are for the server, which closes the pool.
-    They arrive blocked (:func:`_stop_signals_blocked`): one sent while the worker was starting
-    is pending, and is dropped here, once ignored."""
+    """SIGINT and SIGTERM are for the server, which closes the pool. They arrive blocked
+    (:func:`_stop_signals_blocked`): one sent while the worker was starting is pending, and is
+    dropped here, once ignored."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+#: How often a worker looks whether its server is still there, where it cannot be told at once.
+PARENT_POLL_S = 0.2
+
+
+def die_with_parent() -> None:
+    """End this worker as soon as the server that started it is gone, SIGKILL included: a
+    thread waits on the parent (a pidfd, or its pid polled every :data:`PARENT_POLL_S`) and
+    exits the process. A worker the server can no longer close would otherwise live on, an
+    orphan ignoring SIGTERM — and multiprocessing's resource tracker with it, which leaves only
+    once every process holding its pipe (the server and its workers) has gone."""
+    parent = os.getppid()
+    watcher = threading.Thread(target=_watch_parent, args=(parent,), name="halfmoon-parent-watch", daemon=True)
+    watcher.start()
+
+
+def _watch_parent(parent: int) -> None:
+    try:
+        pidfd = os.pidfd_open(parent)
+    except (AttributeError, OSError):  # no pidfd (an old kernel), or the parent is gone already
+        pidfd = None
+    if pidfd is not None:
+        if os.getppid() == parent:  # (it could have died before the pidfd was opened)
+            select.select([pidfd], [], [])  # readable once the parent has exited
+        os.close(pidfd)
+    else:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+    os._exit(0)  # nothing to finish: the jobs' answers have nobody to go to
+
+
+def start_worker() -> None:
+    """The workers' initializer: :func:`ignore_stop_signals` and :func:`die_with_parent`."""
+    ignore_stop_signals()
+    die_with_parent()
 
 
 @contextlib.contextmanager
@@ -173,7 +214,7 @@ class SolverPool(Executor):
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=ignore_stop_signals,
+            initializer=start_worker,
         )
 
     def _processes(self) -> list[BaseProcess]:

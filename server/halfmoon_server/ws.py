@@ -101,6 +101,16 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 text='{"error": {"code": "forbidden_origin", "message": "cross-origin WebSocket refused"}}',
                 content_type="application/json",
             )
+        lobby = app.get(keys.LOBBY)
+        if lobby is None or lobby.draining:
+            # stopping: a new connection (a reconnection too) would be closed again in a moment.
+            # Refused before the upgrade, so the client tries again (through a balancer: on
+            # another instance) and resumes there; its game is in the room log
+            raise web.HTTPServiceUnavailable(
+                text='{"error": {"code": "shutting_down", "message": "this server is restarting; connect again"}}',
+                content_type="application/json",
+                headers={"Retry-After": "1"},
+            )
         # no permessage-deflate: frames are small, and rooms write frames straight to the transport
         # no heartbeat of aiohttp's (a callback per message received): look_after_connections pings
         ws = MaskedWebSocket(max_msg_size=settings.max_msg_size * 4, compress=False)
@@ -368,7 +378,9 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             player_id = seated.player_with_token(token) if seated is not None else None
             if seated is None or player_id is None:
                 raise Refusal("bad_token", "no player of that room holds this token")
-            await seated.submit(_with_entropy({"k": "connect", "p": player_id, "since": since}, entropy), conn)
+            # the token rides along for the welcome only: Room.submit takes it off before logging
+            connect: dict[str, object] = {"k": "connect", "p": player_id, "since": since, "tok": token}
+            await seated.submit(_with_entropy(connect, entropy), conn)
         case Solo(name=name, code=text, player_key=key, bot=bot):
             _not_in_room(app, conn)
             await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key), bot=bot)

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -225,7 +226,10 @@ def test_new_refuses_a_bad_count(capsys: pytest.CaptureFixture[str], count: str,
 
 
 def test_the_installed_command_and_python_m() -> None:
-    result = subprocess.run(["halfmoon", "deal", "--json", "HM1-N-AAAAAAB"], capture_output=True, text=True)
+    # the command pip installed beside this interpreter (a venv's bin need not be on PATH)
+    command = Path(sysconfig.get_path("scripts")) / "halfmoon"
+    assert command.is_file(), f"{command}: the package is not installed for {sys.executable}"
+    result = subprocess.run([str(command), "deal", "--json", "HM1-N-AAAAAAB"], capture_output=True, text=True)
     assert result.returncode == 0 and json.loads(result.stdout) == GOLDEN["HM1-N-AAAAAAB"]
     command = [sys.executable, "-m", "halfmoon", "deal", "HM1-N-AAAAAA!"]
     result = subprocess.run(command, capture_output=True, text=True)

@@ -48,9 +48,11 @@ class Instance:
         redis: str | None = None,
         port: int | None = None,
         args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
     ):
         self.data_dir = data_dir
         self.args = args  # more of ``halfmoon serve``'s options
+        self.env = env or {}  # more (or other) environment variables
         self.db = db
         self.redis = redis
         self.port = port or free_port()
@@ -81,8 +83,10 @@ class Instance:
             "HALFMOON_ROOM_BURST": "10000",
             "HALFMOON_RATE_BURST": "10000",
             "HALFMOON_RATE_PER_S": "10000",
+            "HALFMOON_METRICS_ON_APP_PORT": "1",  # a test's own server: its /metrics where its tests look
             # this tree's sources first (a git worktree runs its own code, not the installed one)
             "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client", "")),
+            **self.env,
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.data_dir)

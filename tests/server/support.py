@@ -36,6 +36,7 @@ def make_settings(data_dir: Path, clock: ManualClock, **changes: Any) -> Setting
         daily_requires_winnable=False,
         rate_burst=10_000,
         rate_per_s=10_000,
+        metrics_on_app_port=True,
         clock=clock,
     )
     return base.with_changes(**changes)

@@ -46,9 +46,7 @@ def test_nginx_config_is_valid_and_upgrades_websockets(nginx_path: str) -> None:
     text = config.read_text()
     settings = re.sub(r"#.*", "", text)
     assert "ip_hash" not in settings and "sticky" not in settings, "no sticky sessions: any instance serves any room"
-    compose_text = (DEPLOY / "nginx-compose.conf").read_text()
-    strip = re.compile(r"^\s*#.*$|^\s*server (?:127\.0\.0\.1:808\d|server\d:8080) .*$", re.M)
-    assert strip.sub("", compose_text).split() == strip.sub("", text).split(), "the compose copy differs"
+    assert "./nginx.conf:/etc/halfmoon/nginx.conf:ro" in (DEPLOY / "compose.yaml").read_text(), "compose runs this file"
     ws_block = text[text.index("location = /ws") :]
     ws_block = ws_block[: ws_block.index("}")]
     assert "proxy_set_header Upgrade $http_upgrade;" in ws_block
@@ -66,28 +64,39 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"db", "redis", "server1", "server2", "server3", "nginx"}
-    example = dict(
-        line.split("=", 1) for line in (DEPLOY / "halfmoon.env.example").read_text().splitlines() if "=" in line
-        and not line.startswith("#")
-    )  # fmt: skip
-    assert example["HALFMOON_DB"].startswith("postgresql+asyncpg://") and "HALFMOON_SECRET" in example
-    assert "POSTGRES_PASSWORD" in example and services["db"]["env_file"] == "halfmoon.env"
-    assert "POSTGRES_PASSWORD" not in services["db"]["environment"]  # secrets only in the env file
-    for name in ("server1", "server2", "server3"):
-        environment = services[name]["environment"]
-        assert services[name]["env_file"] == "halfmoon.env"
-        assert not {"HALFMOON_SECRET", "HALFMOON_DB"} & set(environment)
-        assert environment["HALFMOON_REDIS"].startswith("redis://")
-        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     for name, service in services.items():
         assert service["restart"] == "unless-stopped", name
+        assert service["network_mode"] == "host", f"{name}: every service on the host's network"
+        assert service["build"]["network"] == "host", f"{name}: its build too"
+        assert "env_file" not in service, f"{name}: no secret in an environment"
+        assert "ports" not in service  # (host networking publishes nothing)
+    secret_files = {name: secret["file"] for name, secret in compose["secrets"].items()}
+    assert set(secret_files) == {"halfmoon_secret", "halfmoon_db", "postgres_password"}
+    assert services["db"]["environment"] == {"POSTGRES_PASSWORD_FILE": "/run/secrets/postgres_password"}
+    ports = set()
+    for name in ("server1", "server2", "server3"):
+        environment = services[name]["environment"]
+        assert not {"HALFMOON_SECRET", "HALFMOON_DB"} & set(environment), "secrets are files"
+        assert environment["HALFMOON_SECRET_FILE"] == "/run/secrets/halfmoon_secret"
+        assert environment["HALFMOON_DB_FILE"] == "/run/secrets/halfmoon_db"
+        assert set(services[name]["secrets"]) == {"halfmoon_secret", "halfmoon_db"}
+        assert environment["HALFMOON_REDIS"].startswith("redis://127.0.0.1:")
+        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+        ports.add(int(environment["HALFMOON_PORT"]))
+        assert environment["HALFMOON_METRICS_PORT"]
+    nginx = re.sub(r"#.*", "", (DEPLOY / "nginx.conf").read_text())
+    upstreams = {int(port) for port in re.findall(r"server 127\.0\.0\.1:(\d+)", nginx)}
+    assert ports == upstreams == {8081, 8082, 8083}, "nginx.conf's upstreams are the compose instances"
+    # PostgreSQL and Redis on ports of their own: not the host's own 5432 and 6379
+    assert "5433" in services["db"]["command"] and "6380" in services["redis"]["command"]
     # the dependencies in their own layer (before the sources), the health check on HALFMOON_PORT
-    order = [dockerfile.index(step) for step in ("COPY pyproject.toml", "pip install -r", "COPY server")]
+    order = [dockerfile.index(step) for step in ("COPY pyproject.toml", "pip install", "COPY server")]
     assert order == sorted(order)
+    assert "ARG BASE=" in dockerfile and "FROM ${BASE}" in dockerfile, "the base is a build argument"
     assert "HALFMOON_PORT" in dockerfile[dockerfile.index("HEALTHCHECK") :]
     ignored = (ROOT / ".dockerignore").read_text().split()
-    assert {".git", "tests", "data", "**/__pycache__"} <= set(ignored)
-    assert "/deploy/halfmoon.env" in (ROOT / ".gitignore").read_text()
+    assert {".git", "tests", "data", "**/__pycache__", "deploy/secrets"} <= set(ignored)
+    assert "/deploy/secrets/" in (ROOT / ".gitignore").read_text()
     assert "--appendonly" in services["redis"]["command"] and "always" in services["redis"]["command"]
     template = (DEPLOY / "halfmoon@.service").read_text()
     assert "Environment=HALFMOON_PORT=%i" in template and "ExecStart=/opt/halfmoon/venv/bin/halfmoon serve" in template
@@ -186,7 +195,7 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
             # the client's files come from nginx itself (Expires), compressed
             css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
             assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
-            assert (await http.get(f"{base}/metrics")).status == 200  # from this host
+            assert (await http.get(f"{base}/metrics")).status == 404  # never proxied: each instance's --metrics-port
             async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
                 await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
                 welcome = json.loads((await ws.receive(timeout=5)).data)
@@ -226,3 +235,21 @@ def test_the_systemd_units_are_hardened(unit: str, tmp_path: Path) -> None:
     match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout)
     assert match is not None, result.stdout + result.stderr
     assert float(match.group(1)) <= 3.0, result.stdout
+    # the figure the unit's own comment gives is the one systemd-analyze gives
+    claimed = re.search(r"`systemd-analyze security \S+` rates this (\d+\.\d+)", text)
+    assert claimed is not None and claimed.group(1) == match.group(1), (claimed, match.group(1))
+
+
+@pytest.mark.parametrize("unit", ["halfmoon.service", "halfmoon@.service"])
+def test_the_systemd_units_keep_secrets_out_of_the_environment(unit: str) -> None:
+    """Secrets are credentials (files this service alone reads), never ``Environment=`` values,
+    which anyone who may read /proc/PID/environ (or `systemctl show`) reads too."""
+    text = (DEPLOY / unit).read_text()
+    settings = [line.strip().lstrip("#") for line in text.splitlines() if "=" in line]
+    for variable in ("HALFMOON_SECRET", "HALFMOON_DB", "HALFMOON_REDIS"):
+        assert not any(line.startswith(f"Environment={variable}=") for line in settings), variable
+    assert "Environment=HALFMOON_SECRET_FILE=%d/secret" in text and "LoadCredential=secret:" in text
+    if unit == "halfmoon@.service":  # a cluster: PostgreSQL and Redis, their URLs with passwords
+        for name, variable in (("db", "HALFMOON_DB_FILE"), ("redis", "HALFMOON_REDIS_FILE")):
+            assert f"LoadCredential={name}:/etc/halfmoon/{name}" in text and f"Environment={variable}=%d/{name}" in text
+    assert "HALFMOON_METRICS_PORT=" in text, "/metrics on a port of its own"

@@ -5,6 +5,7 @@ tells clients to connect again (close 1012)."""
 
 from __future__ import annotations
 
+import hashlib
 import signal
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,29 @@ async def test_sigterm_tells_clients_to_reconnect_and_their_game_goes_on_after_t
         await again.close()
     finally:
         inst.stop()
+
+
+async def test_player_tokens_are_kept_hashed_in_the_journal_and_resume_after_a_restart(tmp_path: Path) -> None:
+    """The embedded journal (a SQLite file an operator backs up) holds each token's SHA-256 only;
+    after a SIGKILL and a restart the player resumes with the token and gets it back."""
+    first = await Instance(tmp_path / "data").start()
+    client = await WsClient.connect_url(first.ws, "ada")
+    await client.send("solo", name="Ada", code=str(won_record().code))
+    welcome = await client.next("welcome")
+    room, token = welcome["room"]["room"], welcome["token"]
+    moves = [step for step in won_record().moves if isinstance(step, Move)]
+    await play(client, moves[:2], 1)
+    first.kill(signal.SIGKILL)
+    await client.close()
+    journal = b"".join(path.read_bytes() for path in (tmp_path / "data").glob("journal.db*"))
+    assert room.encode() in journal
+    assert token.encode() not in journal, "a player's token lies in clear in the journal"
+    assert hashlib.sha256(token.encode()).hexdigest().encode() in journal
+    second = await Instance(tmp_path / "data", port=first.port).start()
+    try:
+        again = await resume(second, "ada2", room, token, None)
+        assert (await again.next("welcome"))["token"] == token
+        await play(again, moves[2:3], 3)
+        await again.close()
+    finally:
+        second.stop()

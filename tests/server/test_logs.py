@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import sys
 from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import WSMessage, WSMsgType, web
+from sqlalchemy.engine import make_url
 
 from halfmoon_server import logs
+from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
-from tests.server.instances import Instance
+from tests.server.instances import Instance, RedisServer
+
+sys.path.insert(0, str(ROOT / "bench"))
+from tcp_proxy import TcpProxy
 
 MALFORMED = (
     b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
@@ -136,3 +143,107 @@ def test_a_connection_the_pool_cannot_close_is_one_warning_line_through_the_hand
     assert "could not be closed cleanly (ConnectionResetError: Connection lost)" in pool_lines[0]
     assert any(" ERROR " in line and "something else failed" in line for line in lines)
     assert "Traceback" in stream.getvalue()  # the other error keeps its traceback
+
+
+async def test_connections_refused_at_the_per_address_cap_log_one_line_and_no_traceback(tmp_path: Path) -> None:
+    """One address over its TCP cap (2 × the WebSocket cap + 16): each connection past it is
+    closed before a byte is read. 300 of them, some with a request already on the way, write one
+    line (docs/security.md: one per 10 s), not one traceback each."""
+    server = await Instance(tmp_path / "data", args=("--max-connections-per-address", "2")).start()
+    held: list[asyncio.StreamWriter] = []
+    try:
+        for _ in range(20):  # the cap: 2 × 2 + 16
+            _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            held.append(writer)
+        await asyncio.sleep(0.2)
+
+        async def refused() -> None:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                await asyncio.wait_for(reader.read(), 5)
+            writer.close()
+
+        await asyncio.gather(*(refused() for _ in range(300)))
+        await asyncio.sleep(0.5)
+    finally:
+        for writer in held:
+            writer.close()
+        server.stop()
+    text = server.log.read_text()
+    assert "Traceback" not in text and "ERROR" not in text, text[-3000:]
+    lines = [line for line in text.splitlines() if "refused: it holds" in line]
+    assert len(lines) == 1, lines
+
+
+async def _poll(base: str, paths: tuple[str, ...], seconds: float, pollers: int = 1) -> int:
+    """Ask ``paths`` over and over for ``seconds``, from ``pollers`` clients at once (an
+    operator's monitoring, players' pages); how many answers came."""
+    answers = 0
+
+    async def poller() -> None:
+        nonlocal answers
+        async with aiohttp.ClientSession() as http:
+            over = asyncio.get_running_loop().time() + seconds
+            while asyncio.get_running_loop().time() < over:
+                for path in paths:
+                    async with http.get(base + path) as response:
+                        await response.read()
+                        answers += 1
+                await asyncio.sleep(0.02)
+
+    await asyncio.gather(*(poller() for _ in range(pollers)))
+    return answers
+
+
+def _lines_since(log: Path, offset: int) -> list[str]:
+    return log.read_bytes()[offset:].decode("utf-8", "replace").splitlines()
+
+
+#: What an outage of OUTAGE_S may write at most: a line per cause (readiness, storage, the Redis
+#: feed's reconnections with their back-off) every 10 s, not one per request.
+OUTAGE_S = 8.0
+MAX_LINES = 12
+
+
+@pytest.mark.redis
+async def test_a_redis_outage_under_polling_writes_a_few_lines_not_one_per_poll(tmp_path: Path) -> None:
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    redis = await RedisServer(tmp_path / "redis").start()
+    server = await Instance(tmp_path / "data", db="memory://", redis=redis.url).start()
+    try:
+        offset = server.log.stat().st_size
+        redis.kill()
+        answers = await _poll(server.base, ("/readyz", "/healthz", "/api/rooms/ZZZZZZ"), OUTAGE_S)
+        lines = [line for line in _lines_since(server.log, offset) if '"GET ' not in line]  # (the access log)
+    finally:
+        server.stop()
+        redis.kill()
+    # (with the newest redis-py a refused connection fails at once: hundreds of answers; the lowest
+    # allowed, 5.0.1, may wait out its time-out in each: a few)
+    assert answers >= 6
+    assert "Traceback" not in "\n".join(lines)
+    assert len(lines) <= MAX_LINES, f"{len(lines)} lines for {answers} answers:\n" + "\n".join(lines)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("mode", ["reset", "blackhole"])
+async def test_a_postgresql_outage_under_polling_writes_a_few_lines_not_one_per_poll(
+    tmp_path: Path, pg_database: str, mode: str
+) -> None:
+    url = make_url(pg_database)
+    with TcpProxy(url.port or 5432, url.host or "127.0.0.1") as proxy:
+        db_url = url.set(port=proxy.port).render_as_string(hide_password=False)
+        server = await Instance(tmp_path / "data", db=db_url, args=("--db-timeout", "1")).start()
+        try:
+            offset = server.log.stat().st_size
+            proxy.cut(mode)  # type: ignore[arg-type]
+            paths = ("/readyz", "/healthz", "/api/leaderboard/HM1-N-AAAAAAB", "/api/daily/2026-11-30/leaderboard")
+            answers = await _poll(server.base, paths, OUTAGE_S)
+            lines = [line for line in _lines_since(server.log, offset) if '"GET ' not in line]
+            proxy.restore()
+        finally:
+            server.stop()
+    assert answers >= 8
+    assert "Traceback" not in "\n".join(lines)
+    assert len(lines) <= MAX_LINES, f"{len(lines)} lines for {answers} answers:\n" + "\n".join(lines)

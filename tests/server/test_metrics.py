@@ -5,6 +5,9 @@ solver jobs, the event loop's lag, garbage collections and the recording backlog
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
+from pathlib import Path
 
 import aiohttp
 from aiohttp.test_utils import TestServer
@@ -12,7 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from tests.conftest import require_service
 from tests.server.conftest import StartServer
+from tests.server.instances import Instance, free_port
 from tests.server.support import WsClient, won_record
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -172,3 +177,35 @@ async def test_the_objects_a_collection_frees_are_counted(start_server: StartSer
     gc.collect()
     after = value(await scrape(server), "halfmoon_gc_collected_objects_total", generation="2")
     assert after - before >= 200  # 100 cycles of two nodes (and their dicts)
+
+
+async def test_promtool_finds_nothing_to_say_about_the_metrics(start_server: StartServer) -> None:
+    """Prometheus's own linter on what a server that has run a race answers (every family there,
+    histograms and labelled counters with samples)."""
+    promtool = shutil.which("promtool")
+    require_service("promtool", promtool is not None, "apt-get install prometheus (promtool; nothing is started)")
+    assert promtool is not None
+    server = await start_server(solver_workers=1)
+    client = await WsClient.connect(server, "ada")
+    await client.send("solo", name="Ada", code=str(won_record().code))
+    await client.next("welcome")
+    await client.close()
+    async with aiohttp.ClientSession() as http:
+        text = await (await http.get(server.make_url("/metrics"))).text()
+    assert "_bucket{" in text and "halfmoon_rooms" in text  # histograms and gauges with samples
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    assert (checked.returncode, checked.stdout + checked.stderr) == (0, "")
+
+
+async def test_metrics_are_served_on_their_own_listener_and_not_on_the_application_port(tmp_path: Path) -> None:
+    metrics_port = free_port()
+    inst = Instance(tmp_path, args=("--metrics-port", str(metrics_port)), env={"HALFMOON_METRICS_ON_APP_PORT": "0"})
+    await inst.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{inst.base}/metrics") as public:
+                assert public.status == 404, "whoever reaches the game does not reach the metrics"
+            async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as own:
+                assert own.status == 200 and "halfmoon_rooms" in await own.text()
+    finally:
+        inst.stop()

@@ -353,7 +353,7 @@ async def test_a_signal_to_the_process_group_stops_the_server_cleanly(tmp_path: 
     port = free_port()
     command = [sys.executable, "-m", "halfmoon", "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--data-dir", str(tmp_path), "--secret", "solver-pool-test-secret-32-bytes-long"]
-    command += ["--solver-workers", "1", "--solver-node-budget", str(BUDGET)]
+    command += ["--solver-workers", "1", "--solver-node-budget", str(BUDGET), "--metrics-on-app-port"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client", ""))}
     process = await asyncio.create_subprocess_exec(
         *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env, start_new_session=True
@@ -382,3 +382,60 @@ async def test_a_signal_to_the_process_group_stops_the_server_cleanly(tmp_path: 
     async with asyncio.timeout(5):  # the resource tracker leaves once the server has gone
         while group_alive(process.pid):
             await asyncio.sleep(0.02)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (its children, theirs, ...)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        below = [child for child, parent in parents.items() if parent in frontier]
+        found += below
+        frontier = below
+    return found
+
+
+async def test_a_killed_server_leaves_no_solver_worker_nor_resource_tracker_behind(tmp_path: Path) -> None:
+    """SIGKILL gives the server no chance to close its pool: its worker (which ignores SIGTERM)
+    and multiprocessing's resource tracker must go by themselves, within 2 s."""
+    port = free_port()
+    command = [sys.executable, "-m", "halfmoon", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--data-dir", str(tmp_path), "--secret", "solver-pool-test-secret-32-bytes-long"]
+    command += ["--solver-workers", "1", "--solver-node-budget", str(BUDGET), "--metrics-on-app-port"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client", ""))}
+    process = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=env
+    )
+    started: list[int] = []
+    try:
+        async with aiohttp.ClientSession() as http, asyncio.timeout(30):
+            while True:  # until the worker has started
+                try:
+                    metrics = await (await http.get(f"http://127.0.0.1:{port}/metrics")).text()
+                    if 'halfmoon_solver_jobs_total{job="warm_up",outcome="ok"} 1.0' in metrics:
+                        break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.05)
+        started = descendants(process.pid)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started]
+        assert any(b"resource_tracker" in line for line in commands), commands  # both are there to be left
+        assert any(b"spawn_main" in line and b"resource_tracker" not in line for line in commands), commands
+        process.kill()
+        await process.wait()
+        deadline = time.monotonic() + 2.0
+        while (left := [pid for pid in started if alive(pid)]) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert not left, [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]
+    finally:
+        for pid in started:
+            if alive(pid):  # (the test failed: clean up what it found)
+                os.kill(pid, signal.SIGKILL)

@@ -309,7 +309,7 @@ async def test_a_whole_server_on_postgresql(start_server: StartServer, pg_databa
     assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [("Ada", 520, over["game"])]
 
 
-async def test_healthz_says_unavailable_when_the_database_is_gone(
+async def test_healthz_stays_ok_and_readyz_says_unavailable_when_the_database_is_gone(
     start_server: StartServer, pg_database: str, postgres_url: str
 ) -> None:
     server = await start_server(db_url=pg_database)
@@ -317,10 +317,13 @@ async def test_healthz_says_unavailable_when_the_database_is_gone(
         assert (await http.get(server.make_url("/healthz"))).status == 200
         name = pg_database.rsplit("/", 1)[1]
         await admin(postgres_url, f'DROP DATABASE "{name}" WITH (FORCE)')
-        response = await http.get(server.make_url("/healthz"))
+        # liveness: the process serves; restarting it would not bring the database back
+        assert await (await http.get(server.make_url("/healthz"))).json() == {"status": "ok"}
+        response = await http.get(server.make_url("/readyz"))
         assert response.status == 503
         body = await response.json()
-        assert body["status"] == "unavailable" and "Traceback" not in str(body)
+        assert body["status"] == "unavailable" and body["checks"]["database"].startswith("down: ")
+        assert "Traceback" not in str(body)
         # the API says so too, as JSON, without a traceback
         board = await http.get(server.make_url("/api/leaderboard/HM1-N-AAAAAAA"))
         assert board.status == 503 and (await board.json())["error"]["code"] == "unavailable"
