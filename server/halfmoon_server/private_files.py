@@ -24,10 +24,17 @@ def private_sqlite_file(path: Path) -> None:
     """Make ``path``'s directory (owner-only if it is made here) and the database file, owner-only
     whatever the umask; a file (or side file) left readable by an earlier release is tightened."""
     path.parent.mkdir(mode=OWNER_ONLY_DIRECTORY, parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, OWNER_ONLY))
+    try:  # made here, owner-only from its first byte; an existing file is never opened for writing
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY))
+    except FileExistsError:
+        pass
     for file in (path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)):
         try:
             if file.stat().st_mode & 0o077:
                 os.chmod(file, OWNER_ONLY)
         except FileNotFoundError:
+            continue
+        except PermissionError:
+            # a file the operator made read-only or immutable (chattr +i) keeps its mode: the
+            # server still starts, and /readyz says the database cannot be written
             continue

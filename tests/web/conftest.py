@@ -13,6 +13,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,16 @@ import sys
 from pathlib import Path
 from aiohttp import web
 from halfmoon_server import Settings, create_app
-port, db, data = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+port, db, data, per_address = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{db}", data_dir=data,
                              secret=b"browser-tests-daily-secret-32-bytes", countdown_s=1.0, solver_workers=1,
                              room_burst=1000.0,  # every browser comes from 127.0.0.1
                              # the tests click faster than any player (48 moves in 2.5 s on a fast
                              # machine): the per-connection message rate (20, then 10 a second) is lifted
-                             rate_burst=1000.0, rate_per_s=1000.0)
+                             rate_burst=1000.0, rate_per_s=1000.0,
+                             # every browser comes from 127.0.0.1: the shared server ranks every
+                             # name's first daily attempt (a test of the address's cap starts its own)
+                             daily_ranked_per_address=per_address)
 web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 """
 
@@ -56,14 +60,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The base URL of a running server; its log is shown if it fails to start."""
-    tmp = tmp_path_factory.mktemp("server")
+@contextmanager
+def running_server(tmp: Path, *, daily_ranked_per_address: int = 1000) -> Iterator[str]:
+    """A server of the browser tests' settings in ``tmp``: its base URL; its log is shown if it
+    fails to start."""
     port = _free_port()
     log = (tmp / "server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data")],
+        [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data"),
+         str(daily_ranked_per_address)],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -82,13 +87,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             log.close()
             pytest.fail("the server did not start:\n" + (tmp / "server.log").read_text()[-3000:])
         time.sleep(0.1)
-    yield base
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of the running server the browser tests share."""
+    with running_server(tmp_path_factory.mktemp("server")) as base:
+        yield base
 
 
 @pytest.fixture(scope="package")

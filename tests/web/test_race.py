@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 from websockets.sync.client import connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, wait_board
+from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, running_server, screenshot, wait_board
 
 pytestmark = pytest.mark.browser
 
@@ -222,12 +223,23 @@ def test_the_daily_challenge_hides_its_code_until_the_attempt_ends(pages: Pages)
 
 
 def test_a_daily_attempt_past_the_addresss_ranked_attempts_does_not_say_the_name_already_played(
-    pages: Pages,
+    browser: Browser, tmp_path: Path
 ) -> None:
     """Every browser here comes from 127.0.0.1, which starts at most 3 ranked daily attempts a day
-    (docs/security.md, "One player, one ranked daily"): a new name from it past those plays
-    unranked. It has not played today: the page must not tell it «you already played today under
-    this name» — it says the day's ranked attempt was played under this name or from this network."""
+    on a server of the default settings (docs/security.md, "One player, one ranked daily"): a new
+    name from it past those plays unranked. It has not played today: the page must not tell it «you
+    already played today under this name» — it says the day's ranked attempt was played under this
+    name or from this network. (A server of its own: the shared one ranks every name's first.)"""
+    with running_server(tmp_path, daily_ranked_per_address=3) as base:
+        pages = Pages(browser, base)
+        try:
+            _past_the_address_cap(pages)
+        finally:
+            pages.close()
+        assert not pages.errors, f"JavaScript errors in the page: {pages.errors}"
+
+
+def _past_the_address_cap(pages: Pages) -> None:
     for n in range(5):  # new names until one is past the address's ranked attempts
         page = pages.new("/daily", settings={"lang": "en", "name": f"Newcomer{n}"})
         line = page.locator(".daily-line")
