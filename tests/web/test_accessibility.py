@@ -303,3 +303,54 @@ def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
     page.keyboard.press("ArrowLeft")
     assert page.evaluate("document.activeElement.dataset.pos") not in (None, names[1])
     assert not audit.errors, audit.errors
+
+
+def test_the_undo_key_works_only_with_the_focus_on_the_game(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """«U» is a character key (WCAG 2.1.4): typed with the focus elsewhere — a header link, the
+    page itself, as a speech-input user's words may be — it undoes nothing; on the board it does."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    for name in WON["moves"][0]:
+        tap(page, name)
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    expect(page.locator(".bar .actions button").first).to_be_enabled()
+    page.locator(".top a").first.focus()
+    page.keyboard.press("u")
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("u")
+    page.wait_for_timeout(400)
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    page.locator(".board [data-card]").first.focus()
+    page.keyboard.press("u")
+    expect(page.locator('[data-stat="moves"]')).to_have_text("0")
+    assert not audit.errors, audit.errors
+
+
+def test_a_player_waiting_in_a_race_lobby_hears_a_newcomer_the_countdown_and_the_start(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Players in the lobby (a screen reader, the keyboard): a newcomer, the countdown and the start
+    are said politely (#say), and once the race is on the focus is on the board, not lost."""
+    audit = audit_of("en", PHONE)
+    room = new_room(audit.base, WON["code"])
+    listen = (
+        "window.said = []; new MutationObserver(() => { const t = document.getElementById('say').textContent;"
+        " if (t) window.said.push(t); }).observe(document.getElementById('say'), {childList: true, characterData: true, subtree: true})"
+    )
+    host = audit.open(f"/r/{room}", name="Cid")
+    expect(host.locator(".players li")).to_have_count(1)
+    host.evaluate(listen)
+    guest = audit.open(f"/r/{room}", name="Bea")
+    expect(guest.locator(".players li")).to_have_count(2)
+    guest.evaluate(listen)
+    host.wait_for_function("window.said.includes('Bea is in the lobby.')")
+    host.get_by_role("button", name="Start").click()
+    for page in (host, guest):
+        board_ready(page)
+        page.wait_for_function("window.said.some((t) => t.startsWith('Go!'))")
+        said = page.evaluate("window.said")
+        assert any(t.startswith("The race starts in ") for t in said), said
+        assert said[-1] == "Go! The race has started.", said
+        assert page.evaluate("document.activeElement.closest('.board') !== null")
+    assert not audit.errors, audit.errors

@@ -267,11 +267,23 @@ export function openLive(app, intent) {
     const kind = session.screen(s);
     if (!ui || ui.kind !== kind) {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
+      const fromLobby = Boolean(ui && ui.kind === "lobby");
       app.main.replaceChildren();
       ui = { kind };
       ({ connecting: buildConnecting, failed: buildFailed, lobby: buildLobby, watch: buildWatch, game: buildGame })[kind]();
+      // a race that starts while the player waits in the lobby: said (the lobby's page is gone), and
+      // the keyboard's focus, lost with it, put on the board's first card
+      if (fromLobby && (kind === "game" || kind === "watch")) {
+        app.say(words().said.raceStarted);
+        ui.focusBoard = kind === "game" && (!document.activeElement || document.activeElement === document.body);
+      }
     }
     ui.update();
+    if (ui.focusBoard) {
+      ui.focusBoard = false;
+      const first = app.main.querySelector(".board [data-card]");
+      if (first) first.focus();
+    }
     tick();
   }
 
@@ -333,8 +345,18 @@ export function openLive(app, intent) {
       h("h2", {}, w.players), list, rematchLine, acceptButton, hostBox, waiting, ui.countdown, standing,
       h("p", {}, watching ? homeLink()
         : h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
+    let seen = null; // the players already listed (a newcomer is said), and whether the countdown was said
+    let countdownSaid = false;
     ui.update = () => {
-      list.replaceChildren(...session.playerList(s).map(playerRow));
+      const players = session.playerList(s);
+      if (seen) players.filter((p) => !seen.has(p.id) && p.id !== s.you).forEach((p) => app.say(w.said.joined(p.name)));
+      seen = new Set(players.map((p) => p.id));
+      if (s.phase === "countdown" && !countdownSaid) {
+        countdownSaid = true;
+        const seconds = session.countdownS(s, Date.now());
+        if (seconds !== null) app.say(w.said.countdown(seconds));
+      }
+      list.replaceChildren(...players.map(playerRow));
       const isHost = session.isHost(s);
       hostBox.hidden = !isHost || s.phase !== "lobby";
       seriesBox.hidden = !session.mayStartSeries(s);
@@ -395,7 +417,10 @@ export function openLive(app, intent) {
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
-      if (event.key === "u" || event.key === "U") undo();
+      // «U» (a character key: WCAG 2.1.4) only while the focus is on the board or its bar: a
+      // speech-input user's words, or a key typed elsewhere, undo nothing
+      const onGame = event.target.closest && event.target.closest(".game .board, .game .bar");
+      if ((event.key === "u" || event.key === "U") && onGame) undo();
       else if (event.key === "Escape") {
         commit(session.clearSelection(s));
         render();
