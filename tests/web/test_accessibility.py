@@ -1,6 +1,6 @@
 """axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and its settings
 dialog), a solo game (and its won end box), the daily (its give-up question and its end box), a
-race's lobby, the race, its spectator and its results, a replay (on an undo), a ghost race, two
+race's lobby (and one with a bot), the race, its spectator and its results, a nickname refused, a replay (on an undo), a ghost race, two
 games compared, the player's history, the leaderboards, the rules, the examples and the 404 page —
 on a 360×640 phone and a 1366×768 desktop, in Italian and English: no violation at any impact of
 any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules; and the
@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
+from websockets.sync.client import connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
@@ -208,8 +209,28 @@ def race(audit: Audit, games: dict[str, str]) -> None:
     audit.check(ghost, "ghost race")
 
 
+def bot_and_refusal(audit: Audit, games: dict[str, str]) -> None:
+    """A race's lobby with a bot in it (its «bot» label), the race with it; a nickname refused
+    (the form to give another)."""
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li .tag.bot")).to_be_visible()
+        audit.check(host, "race lobby: a bot")
+        host.get_by_role("button", name=audit.words["start"]).click()
+        board_ready(host)
+        expect(host.locator(".track .tag.bot")).to_be_visible()
+        audit.check(host, "race: a bot")
+    refused = audit.open(f"/play/{WON['code']}", name="<>")
+    expect(refused.locator("form input[name=name]")).to_be_visible()
+    audit.check(refused, "a nickname refused")
+
+
 SCENES: list[Callable[[Audit, dict[str, str]], None]] = [
     statics,
+    bot_and_refusal,
     lambda a, g: solo_won(a),
     lambda a, g: daily(a),
     race,
@@ -353,4 +374,28 @@ def test_a_player_waiting_in_a_race_lobby_hears_a_newcomer_the_countdown_and_the
         assert any(t.startswith("The race starts in ") for t in said), said
         assert said[-1] == "Go! The race has started.", said
         assert page.evaluate("document.activeElement.closest('.board') !== null")
+    assert not audit.errors, audit.errors
+
+
+def test_a_race_title_says_its_lobby_the_race_and_its_results(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """The <title> (what a tab, a window list, a screen reader on switching says) follows the race:
+    the lobby, the race, its results — and the language."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    expect(host).to_have_title(f"Lobby {room} · Half Moon")
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li")).to_have_count(2)
+        host.get_by_role("button", name="Start").click()
+        board_ready(host)
+        expect(host).to_have_title(f"Race {room} · Half Moon")
+        host.locator(".bar").get_by_role("button", name="Give up").click()
+        host.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+        bot.send(json.dumps({"type": "give_up", "v": 1}))
+        expect(host.locator("table.results")).to_be_visible()
+        expect(host).to_have_title(f"Results · Race {room} · Half Moon")
+        host.locator("header").get_by_role("button", name="IT", exact=False).click()
+        expect(host).to_have_title(f"Risultati · Gara {room} · Half Moon")
     assert not audit.errors, audit.errors

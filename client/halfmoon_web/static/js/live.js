@@ -279,12 +279,30 @@ export function openLive(app, intent) {
       }
     }
     ui.update();
+    retitle(kind);
     if (ui.focusBoard) {
       ui.focusBoard = false;
       const first = app.main.querySelector(".board [data-card]");
       if (first) first.focus();
     }
     tick();
+  }
+
+  /** A race's <title> says its state (a tab switched to, a screen reader's window list): the
+   * lobby, the race, its results. */
+  function retitle(kind) {
+    if (intent.kind !== "race" && intent.kind !== "watch") return;
+    const w = words();
+    const room = s.room || intent.room;
+    const where = intent.kind === "watch" ? `${w.spectating} ${room}` : kind === "lobby" ? `${w.lobby} ${room}` : `${w.race} ${room}`;
+    document.title = `${s.results && kind !== "lobby" ? `${w.results} · ` : ""}${where} · Half Moon`;
+  }
+
+  /** The page's one h1 where the game's own is not drawn (a failure, a name to give). */
+  function failedHeading() {
+    const w = words();
+    const title = intent.kind === "race" || intent.kind === "watch" ? `${w.race} ${intent.room}` : intent.kind === "daily" ? w.daily : w.yourGame;
+    return h("h1", {}, title);
   }
 
   function buildConnecting() {
@@ -309,7 +327,7 @@ export function openLive(app, intent) {
       // a passing failure: the same address again
       retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }
-    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
+    app.main.append(h("section", { class: "panel" }, failedHeading(), h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
       homeLink()));
     ui.update = () => {};
   }
