@@ -399,3 +399,62 @@ def test_a_race_title_says_its_lobby_the_race_and_its_results(audit_of: Callable
         host.locator("header").get_by_role("button", name="IT", exact=False).click()
         expect(host).to_have_title(f"Risultati · Gara {room} · Half Moon")
     assert not audit.errors, audit.errors
+
+
+#: the focused element's ring against the surface it is drawn on: (text, outline colour, surface, ratio)
+RING = """() => {
+  const e = document.activeElement;
+  const cs = getComputedStyle(e);
+  if (!e.matches(':focus-visible') || cs.outlineStyle === 'none') return null;
+  const lum = (c) => {
+    const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number)
+      .map((v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  let n = e.parentElement;
+  while (n && getComputedStyle(n).backgroundColor.match(/[\\d.]+/g).length === 4) n = n.parentElement;
+  const surface = getComputedStyle(n).backgroundColor;
+  const [a, b] = [lum(cs.outlineColor), lum(surface)];
+  return [e.textContent.trim().slice(0, 24), cs.outlineColor, surface, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+}"""
+
+
+def test_the_focus_ring_stands_out_from_the_light_surfaces_it_is_on(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Tabbing through the settings dialog, the daily's give-up question and its end box (light
+    surfaces on the felt): each focused control's ring has at least 3:1 against the surface
+    around it (WCAG 1.4.11 and 2.4.7: a gold ring on white is 1.4:1, barely seen)."""
+    audit = audit_of("en", PHONE)
+    rings: list[list[Any]] = []
+
+    def tab_through(page: Page, surface: str, stops: int) -> None:
+        for _ in range(stops):
+            page.keyboard.press("Tab")
+            if page.evaluate(f"document.activeElement.closest({surface!r}) !== null"):
+                ring = page.evaluate(RING)
+                if ring is not None:
+                    rings.append([surface, *ring])
+
+    page = audit.open("/", name=f"A{secrets.token_hex(4)}")
+    page.locator("button.gear").click()
+    expect(page.locator("dialog.settings")).to_be_visible()
+    tab_through(page, "dialog", 8)
+    page.keyboard.press("Escape")
+    page.goto("/daily")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("dialog.confirm")).to_be_visible()
+    tab_through(page, "dialog", 3)
+    page.keyboard.press("Escape")
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    page.locator("dialog.confirm").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".endbox [data-outcome]")).to_be_visible()
+    tab_through(page, ".endbox", 30)
+    assert {surface for surface, *_ in rings} == {"dialog", ".endbox"}, rings
+    faint = [ring for ring in rings if ring[-1] < 3]
+    assert not faint, f"focus rings under 3:1 against their surface: {faint}"
+    assert not audit.errors, audit.errors
