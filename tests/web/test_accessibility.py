@@ -1,16 +1,18 @@
-"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and its settings
-dialog), a solo game (and its won end box), the daily (its give-up question and its end box), a
-race's lobby (and one with a bot), the race, its spectator and its results, a nickname refused, a replay (on an undo), a ghost race, two
-games compared, the player's history, the leaderboards, the rules, the examples and the 404 page —
-on a 360×640 phone and a 1366×768 desktop, in Italian and English: no violation at any impact of
-any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules; and the
-page as the script left it (its DOM, serialized) has no error and no warning of the Nu HTML checker,
-nor have index.html as served and app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
+"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and
+its settings dialog), a solo game (and its won end box), the daily (its give-up question and its end
+box), a race's lobby (and one with a bot), the race, its spectator and its results, a nickname
+refused, a replay (on an undo), a ghost race, two games compared, the player's history, the
+leaderboards, the rules, the examples and the 404 page — on a 360×640 phone and a 1366×768 desktop,
+in Italian and English: no violation at any impact of any rule for WCAG 2.0-2.2 A and AA, of axe's
+best practices or of its experimental rules; and the page as the script left it (its DOM,
+serialized) has no error and no warning of the Nu HTML checker, nor have index.html as served and
+app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
 
 from __future__ import annotations
 
 import json
 import secrets
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -326,6 +328,24 @@ def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
     assert not audit.errors, audit.errors
 
 
+#: records what the polite live region says (window.said), from now on
+LISTEN = (
+    "window.said = []; new MutationObserver(() => { const t = document.getElementById('say').textContent;"
+    " if (t) window.said.push(t); }).observe(document.getElementById('say'),"
+    " {childList: true, characterData: true, subtree: true})"
+)
+
+
+def heard(page: Page, until: Callable[[list[str]], bool], timeout_s: float = 10) -> list[str]:
+    """What #say has said since LISTEN, once `until` holds of it (or the time is up)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        said: list[str] = page.evaluate("window.said")
+        if until(said) or time.monotonic() > deadline:
+            return said
+        page.wait_for_timeout(100)
+
+
 def test_the_undo_key_works_only_with_the_focus_on_the_game(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
     """«U» is a character key (WCAG 2.1.4): typed with the focus elsewhere — a header link, the
     page itself, as a speech-input user's words may be — it undoes nothing; on the board it does."""
@@ -355,22 +375,17 @@ def test_a_player_waiting_in_a_race_lobby_hears_a_newcomer_the_countdown_and_the
     are said politely (#say), and once the race is on the focus is on the board, not lost."""
     audit = audit_of("en", PHONE)
     room = new_room(audit.base, WON["code"])
-    listen = (
-        "window.said = []; new MutationObserver(() => { const t = document.getElementById('say').textContent;"
-        " if (t) window.said.push(t); }).observe(document.getElementById('say'), {childList: true, characterData: true, subtree: true})"
-    )
     host = audit.open(f"/r/{room}", name="Cid")
     expect(host.locator(".players li")).to_have_count(1)
-    host.evaluate(listen)
+    host.evaluate(LISTEN)
     guest = audit.open(f"/r/{room}", name="Bea")
     expect(guest.locator(".players li")).to_have_count(2)
-    guest.evaluate(listen)
-    host.wait_for_function("window.said.includes('Bea is in the lobby.')")
+    guest.evaluate(LISTEN)
+    assert "Bea is in the lobby." in heard(host, lambda said: "Bea is in the lobby." in said)
     host.get_by_role("button", name="Start").click()
     for page in (host, guest):
         board_ready(page)
-        page.wait_for_function("window.said.some((t) => t.startsWith('Go!'))")
-        said = page.evaluate("window.said")
+        said = heard(page, lambda said: any(t.startswith("Go!") for t in said))
         assert any(t.startswith("The race starts in ") for t in said), said
         assert said[-1] == "Go! The race has started.", said
         assert page.evaluate("document.activeElement.closest('.board') !== null")
@@ -415,7 +430,8 @@ RING = """() => {
   while (n && getComputedStyle(n).backgroundColor.match(/[\\d.]+/g).length === 4) n = n.parentElement;
   const surface = getComputedStyle(n).backgroundColor;
   const [a, b] = [lum(cs.outlineColor), lum(surface)];
-  return [e.textContent.trim().slice(0, 24), cs.outlineColor, surface, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  return [e.textContent.trim().slice(0, 24), cs.outlineColor, surface, ratio];
 }"""
 
 
@@ -457,4 +473,30 @@ def test_the_focus_ring_stands_out_from_the_light_surfaces_it_is_on(
     assert {surface for surface, *_ in rings} == {"dialog", ".endbox"}, rings
     faint = [ring for ring in rings if ring[-1] < 3]
     assert not faint, f"focus rings under 3:1 against their surface: {faint}"
+    assert not audit.errors, audit.errors
+
+
+def test_a_rematch_offer_is_said_to_a_player_looking_at_the_results(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """After a race, the other player proposes a rematch: the player still on the results hears who
+    proposed it (#say), not only sees the lobby that replaces them."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}", name="Cid")
+    expect(host.locator(".players li")).to_have_count(1)
+    guest = audit.open(f"/r/{room}", name="Bea")
+    expect(host.locator(".players li")).to_have_count(2)
+    host.get_by_role("button", name="Start").click()
+    for page in (host, guest):
+        board_ready(page)
+        page.locator(".bar").get_by_role("button", name="Give up").click()
+        page.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+    for page in (host, guest):
+        expect(page.locator("table.results")).to_be_visible()
+    host.evaluate(LISTEN)
+    guest.get_by_role("button", name="Rematch").click()
+    expect(host.get_by_role("button", name="Accept the rematch")).to_be_visible()
+    said = heard(host, lambda said: bool(said))
+    assert said and said[-1].startswith("Bea proposes a rematch on a new deal."), said
     assert not audit.errors, audit.errors

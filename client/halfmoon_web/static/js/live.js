@@ -267,12 +267,16 @@ export function openLive(app, intent) {
     const kind = session.screen(s);
     if (!ui || ui.kind !== kind) {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
-      const fromLobby = Boolean(ui && ui.kind === "lobby");
+      const previous = ui ? ui.kind : null;
+      const fromLobby = previous === "lobby";
       app.main.replaceChildren();
       ui = { kind };
       ({ connecting: buildConnecting, failed: buildFailed, lobby: buildLobby, watch: buildWatch, game: buildGame })[kind]();
       // a race that starts while the player waits in the lobby: said (the lobby's page is gone), and
       // the keyboard's focus, lost with it, put on the board's first card
+      // a rematch proposed while the player looks at the results: the lobby that comes says who (its
+      // status line, drawn with the lobby, is not read out by itself)
+      ui.sayOffer = Boolean(previous === "game" || previous === "watch") && kind === "lobby";
       if (fromLobby && (kind === "game" || kind === "watch")) {
         app.say(words().said.raceStarted);
         ui.focusBoard = kind === "game" && (!document.activeElement || document.activeElement === document.body);
@@ -280,6 +284,10 @@ export function openLive(app, intent) {
     }
     ui.update();
     retitle(kind);
+    if (ui.sayOffer) {
+      ui.sayOffer = false;
+      if (ui.offer) app.say(ui.offer);
+    }
     if (ui.focusBoard) {
       ui.focusBoard = false;
       const first = app.main.querySelector(".board [data-card]");
@@ -384,6 +392,7 @@ export function openLive(app, intent) {
       const proposer = s.players[s.host];
       rematchLine.hidden = s.round < 2;
       rematchLine.textContent = `${proposer ? `${proposer.name} ${w.rematchBy}. ` : ""}${seated.length ? `${w.notIn}: ${seated.map((p) => p.name).join(", ")}` : ""}`;
+      ui.offer = rematchLine.hidden ? "" : rematchLine.textContent;
       standing.replaceChildren(...seriesTable());
       waiting.textContent = watching ? w.notStarted : w.waitingHost;
       ui.countdown.hidden = s.phase !== "countdown";
