@@ -500,3 +500,25 @@ def test_a_rematch_offer_is_said_to_a_player_looking_at_the_results(
     said = heard(host, lambda said: bool(said))
     assert said and said[-1].startswith("Bea proposes a rematch on a new deal."), said
     assert not audit.errors, audit.errors
+
+
+#: visible text drawn under 12 px (Lighthouse's legible-text line): [tag, text, px]
+SMALL_TEXT = """() => [...document.querySelectorAll('main *')]
+  .filter((e) => e.getClientRects().length > 0)
+  .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))
+  .map((e) => [e.tagName, e.textContent.trim().slice(0, 20), parseFloat(getComputedStyle(e).fontSize)])
+  .filter(([, , px]) => px < 12)"""
+
+
+def test_a_deal_leaderboard_with_its_other_games_open_is_legible_on_a_phone(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str]
+) -> None:
+    """A player's other games on a deal's leaderboard, opened on a 360 px phone: no text under 12 px
+    (the rows of other games were drawn smaller still than the phone's 12 px table)."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/leaderboard/{WON['code']}")
+    expect(page.locator("table.results")).to_be_visible()
+    page.locator("button.more").first.click()
+    expect(page.locator("tr.other").first).to_be_visible()
+    assert page.evaluate(SMALL_TEXT) == []
+    assert not audit.errors, audit.errors
