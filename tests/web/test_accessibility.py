@@ -513,11 +513,15 @@ SMALL_TEXT = """() => [...document.querySelectorAll('main *')]
 def test_a_deal_leaderboard_with_its_other_games_open_is_legible_on_a_phone(
     audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str]
 ) -> None:
-    """A player's other games on a deal's leaderboard, opened on a 360 px phone: no text under 12 px
-    (the rows of other games were drawn smaller still than the phone's 12 px table)."""
+    """A player's other games on a deal's leaderboard, opened on a 360 px phone: the «+1» that opens
+    them named as it reads, and no text under 12 px (the rows of other games were drawn smaller
+    still than the phone's 12 px table)."""
     audit = audit_of("it", PHONE)
     page = audit.open(f"/leaderboard/{WON['code']}")
     expect(page.locator("table.results")).to_be_visible()
+    # the «+1» button: named as it reads first (voice control), then in words that agree with it
+    expect(page.locator("button.more").first).to_have_text("+1")
+    expect(page.locator("button.more").first).to_have_accessible_name("+1 (un'altra partita)")
     page.locator("button.more").first.click()
     expect(page.locator("tr.other").first).to_be_visible()
     assert page.evaluate(SMALL_TEXT) == []
