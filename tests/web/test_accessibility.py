@@ -526,3 +526,29 @@ def test_a_deal_leaderboard_with_its_other_games_open_is_legible_on_a_phone(
     expect(page.locator("tr.other").first).to_be_visible()
     assert page.evaluate(SMALL_TEXT) == []
     assert not audit.errors, audit.errors
+
+
+def test_a_board_is_one_tab_stop_and_the_arrow_keys_move_within_it(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str]
+) -> None:
+    """Tab reaches a board once (its 20 places are not 20 Tab stops to cross to the controls after
+    it); the arrow keys move between its cards, and Tab comes back to the card left focused. Two
+    games compared: two boards, two stops."""
+    audit = audit_of("en", DESKTOP)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="New game").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.pos") == "1"
+    page.keyboard.press("ArrowUp")
+    moved_to = page.evaluate("document.activeElement.dataset.pos")
+    assert moved_to not in (None, "1")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.board') === null")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.dataset.pos") == moved_to
+    page.goto(f"/compare/{games['won']}/{games['lost']}")
+    expect(page.locator(".compare-line .board [data-card]").first).to_be_visible()
+    stops = page.evaluate("[...document.querySelectorAll('.board .slot')].filter((b) => b.tabIndex >= 0).length")
+    assert stops == page.locator(".board").count() == 2
+    assert not audit.errors, audit.errors
