@@ -552,3 +552,20 @@ def test_a_board_is_one_tab_stop_and_the_arrow_keys_move_within_it(
     stops = page.evaluate("[...document.querySelectorAll('.board .slot')].filter((b) => b.tabIndex >= 0).length")
     assert stops == page.locator(".board").count() == 2
     assert not audit.errors, audit.errors
+
+
+def test_the_players_own_star_is_said_in_words(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """The ★ that marks the player in a lobby's list and on the race's track is a picture to a
+    screen reader ("black star"): it is hidden from it and «(you)» said instead."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}", name="Cid")
+    mine = host.locator(".players li", has_text="Cid")
+    expect(mine).to_contain_text("(you)")
+    assert mine.get_by_text("★").get_attribute("aria-hidden") == "true"
+    host.get_by_role("button", name="Start").click()
+    board_ready(host)
+    lane = host.locator(".track .lane .who", has_text="Cid")
+    expect(lane).to_contain_text("(you)")
+    assert lane.get_by_text("★").get_attribute("aria-hidden") == "true"
+    assert not audit.errors, audit.errors

@@ -119,6 +119,7 @@ const STRINGS = {
     connected: "connesso", disconnected: "disconnesso",
     casualBoard: "Classifica amichevole: il codice di questa smazzata era noto prima della partenza a chi l'ha giocata, quindi questi risultati non sono in classifica. In classifica vanno solo le gare sigillate e il primo tentativo della sfida del giorno.",
     botLabel: "bot", botTitle: "Questo giocatore è un programma: i suoi risultati non sono mai in classifica.",
+    youSaid: "(tu)",
     rankedResult: "Risultato in classifica.",
     unrankedReasons: {
       casual: "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
@@ -258,6 +259,7 @@ const STRINGS = {
     connected: "connected", disconnected: "disconnected",
     casualBoard: "A casual board: whoever played this deal knew its code before the start, so these results are not ranked. Only sealed races and the first attempt at the daily challenge are ranked.",
     botLabel: "bot", botTitle: "This player is a program: its results are never ranked.",
+    youSaid: "(you)",
     rankedResult: "This result is ranked.",
     unrankedReasons: {
       casual: "Not ranked: this deal's code was known before the start.",

@@ -345,7 +345,7 @@ export function openLive(app, intent) {
     return h("li", { dataset: { player: p.id } }, p.name,
       p.bot ? botTag(w) : null,
       p.id === s.host ? h("span", { class: "tag" }, w.host) : null,
-      p.id === s.you ? h("span", { class: "tag" }, "★") : null);
+      p.id === s.you ? h("span", { class: "tag" }, youMark(w)) : null);
   }
 
   function buildLobby() {
@@ -556,9 +556,14 @@ export function openLive(app, intent) {
       h("span", { class: "marker", "aria-hidden": "true" }));
     rail.style.setProperty("--at", p.removed / 104); // CSSOM: the CSP allows no style attribute
     return h(tag, { class: "lane", dataset: { player: p.id, leads: p.leads } },
-      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
+      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && [" ", ...youMark(w)], p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
       h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`),
       rail);
+  }
+
+  /** The player's own ★, said in words to a screen reader («(tu)», not "black star"). */
+  function youMark(w) {
+    return [h("span", { "aria-hidden": "true" }, "★"), h("span", { class: "sr-only" }, w.youSaid)];
   }
 
   /** The visible «bot» label of a player that declared itself a program (never ranked). */
