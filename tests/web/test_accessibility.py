@@ -569,3 +569,34 @@ def test_the_players_own_star_is_said_in_words(audit_of: Callable[[str, Viewport
     expect(lane).to_contain_text("(you)")
     assert lane.get_by_text("★").get_attribute("aria-hidden") == "true"
     assert not audit.errors, audit.errors
+
+
+def test_an_end_box_is_not_drawn_again_on_an_opponents_move(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """A racer who gave up while the other plays on: each of the other's moves left the end box (a
+    status region) drawn anew — said again to a screen reader — and the control focused in it lost
+    to the page. It stays as it is, the focus where it was."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li")).to_have_count(2)
+        host.get_by_role("button", name="Start").click()
+        board_ready(host)
+        host.locator(".bar").get_by_role("button", name="Give up").click()
+        host.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+        expect(host.locator(".endbox [data-outcome]")).to_be_visible()
+        host.evaluate(
+            "window.redrawn = 0; new MutationObserver((changes) => { window.redrawn += changes.length; })"
+            ".observe(document.querySelector('.endbox'), {childList: true, subtree: true, characterData: true})"
+        )
+        share = host.locator(".endbox").get_by_role("button", name="Share")
+        share.focus()
+        robo = host.locator(".track .lane .who", has_text="Robo")
+        for i, names in enumerate(WON["moves"][:3]):
+            bot.send(json.dumps({"type": "move", "v": 1, "positions": names}))
+            expect(robo.locator("xpath=..")).to_contain_text(f"Moves {i + 1}")
+        expect(share).to_be_focused()
+        assert host.evaluate("window.redrawn") == 0
+    assert not audit.errors, audit.errors

@@ -4,7 +4,7 @@
 import { moveSaid } from "./announce.js";
 import { createBoard } from "./board.js";
 import { checkSeal, dealFromCode } from "./codes.js";
-import { copyText, formatTime, h, localDate } from "./dom.js";
+import { copyText, formatTime, h, localDate, replaceIfChanged } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
@@ -484,11 +484,12 @@ export function openLive(app, intent) {
       }
       const ended = endContent(stats);
       if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");
-      banner.replaceChildren(...ended);
+      // (drawn again only when it changes: an opponent's move neither says it again nor takes the focus)
+      replaceIfChanged(banner, ended);
       banner.hidden = banner.childElementCount === 0;
       ui.main = banner.closest("section");
       ui.main.classList.toggle("ended", Boolean(s.gameOver));
-      if (race) side.replaceChildren(...track(), ...resultsTables());
+      if (race) replaceIfChanged(side, [...track(), ...resultsTables()]);
       else if (intent.ghost) side.replaceChildren(...ghostTrack());
     };
     if (intent.ghost) ui.ghost = () => side.replaceChildren(...ghostTrack());
@@ -650,11 +651,11 @@ export function openLive(app, intent) {
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
-      head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
+      replaceIfChanged(head, [h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
         s.notice ? h("p", { role: "status" }, w[s.notice]) : null,
         h("p", { class: "muted" }, `${w.code}: ${codeText(s, w)} · ${w.spectators}: ${s.spectators}`),
         session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
-      lanes.replaceChildren(...track());
+      replaceIfChanged(lanes, track());
       for (const p of session.track(s)) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
@@ -669,7 +670,7 @@ export function openLive(app, intent) {
         info.replaceChildren(lane(p, "div"));
         board.update(s.boards[p.id] || null, { lang: app.lang(), label: p.name });
       }
-      tail.replaceChildren(...resultsTables());
+      replaceIfChanged(tail, resultsTables());
     };
   }
 
