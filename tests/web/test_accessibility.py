@@ -600,3 +600,32 @@ def test_an_end_box_is_not_drawn_again_on_an_opponents_move(audit_of: Callable[[
         expect(share).to_be_focused()
         assert host.evaluate("window.redrawn") == 0
     assert not audit.errors, audit.errors
+
+
+def test_the_end_of_a_game_leaves_the_keyboard_focus_in_the_end_box(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """The last move disables the board's cards: the focus, on one of them, was lost to the page (a
+    screen reader back at the top); it goes to the end box's first control. So it does when the
+    daily is given up from the keyboard (the give-up button, focused, is disabled)."""
+    audit = audit_of("en", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    for i, names in enumerate(WON["moves"]):
+        for name in names:
+            page.wait_for_selector(f'.board [data-pos="{name}"][data-card]')
+            page.locator(f'.board [data-pos="{name}"]').focus()
+            page.keyboard.press("Enter")
+        expect(page.locator('[data-stat="moves"]')).to_have_text(str(i + 1))
+    expect(page.locator(".endbox [data-outcome='won']")).to_be_visible()
+    expect(page.locator(".endbox button, .endbox a[href]").first).to_be_focused()
+    # the daily given up from the keyboard: the same
+    page.goto("/daily")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    page.locator("dialog.confirm").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".endbox [data-outcome]")).to_be_visible()
+    expect(page.locator(".endbox button, .endbox a[href]").first).to_be_focused()
+    assert not audit.errors, audit.errors

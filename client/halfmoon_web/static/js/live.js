@@ -473,6 +473,10 @@ export function openLive(app, intent) {
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
+      // the move (or the give-up) that ends the game disables the cards (the button): the focus on
+      // one of them, or lost to the page, goes to the end box
+      const lost = !document.activeElement || document.activeElement === document.body || document.activeElement.disabled;
+      const focusToEnd = Boolean(s.gameOver) && !ui.endFocused && (lost || board.element.contains(document.activeElement));
       board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) });
       ui.nextDaily = [];
       if (dailyLine) {
@@ -487,6 +491,9 @@ export function openLive(app, intent) {
       // (drawn again only when it changes: an opponent's move neither says it again nor takes the focus)
       replaceIfChanged(banner, ended);
       banner.hidden = banner.childElementCount === 0;
+      if (s.gameOver) ui.endFocused = true;
+      const endControl = focusToEnd ? banner.querySelector("button, a[href]") : null;
+      if (endControl) endControl.focus();
       ui.main = banner.closest("section");
       ui.main.classList.toggle("ended", Boolean(s.gameOver));
       if (race) replaceIfChanged(side, [...track(), ...resultsTables()]);
