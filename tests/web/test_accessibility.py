@@ -629,3 +629,18 @@ def test_the_end_of_a_game_leaves_the_keyboard_focus_in_the_end_box(
     expect(page.locator(".endbox [data-outcome]")).to_be_visible()
     expect(page.locator(".endbox button, .endbox a[href]").first).to_be_focused()
     assert not audit.errors, audit.errors
+
+
+def test_a_refused_nickname_s_field_says_why_and_has_the_focus(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """A nickname the server refuses: the field to give another is labelled, marked invalid,
+    described by the refusal (a screen reader reads why on it), asks for a nickname (autocomplete,
+    WCAG 1.3.5) and has the focus — not the page."""
+    audit = audit_of("en", PHONE)
+    page = audit.open(f"/play/{WON['code']}", name="<>")
+    field = page.get_by_label("Your name")
+    expect(field).to_be_focused()
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_attribute("autocomplete", "nickname")
+    expect(field).to_have_accessible_description(page.get_by_role("alert").first.text_content() or "")
+    assert "<>" in (field.evaluate("(e) => document.getElementById(e.getAttribute('aria-describedby')).textContent"))
+    assert not audit.errors, audit.errors

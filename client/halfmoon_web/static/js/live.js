@@ -324,19 +324,23 @@ export function openLive(app, intent) {
     const code = s.failed.code;
     if (code === "bad_name" || (intent.kind === "race" && code === "name_taken")) {
       // another name, then join again
-      const input = h("input", { name: "name", required: true, maxlength: "20", "aria-label": w.yourName });
+      // the field says what was wrong with it (described by the alert, marked invalid) and has the focus
+      const input = h("input", { id: "retry-name", name: "name", required: true, maxlength: "20", autocomplete: "nickname",
+        "aria-invalid": "true", "aria-describedby": "refusal" });
       retry = h("form", { class: "row", onsubmit: (e) => {
         e.preventDefault();
         app.settings.name = input.value.trim();
         app.saveSettings();
         app.navigate(location.pathname);
-      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
+      } }, h("label", { for: "retry-name" }, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
     } else if (session.passing(code)) {
       // a passing failure: the same address again
       retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }
-    app.main.append(h("section", { class: "panel" }, failedHeading(), h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
+    app.main.append(h("section", { class: "panel" }, failedHeading(), h("p", { role: "alert", id: "refusal" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
       homeLink()));
+    const field = app.main.querySelector("#retry-name");
+    if (field) field.focus();
     ui.update = () => {};
   }
 
