@@ -1,16 +1,18 @@
-"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and its settings
-dialog), a solo game (and its won end box), the daily (its give-up question and its end box), a
-race's lobby, the race, its spectator and its results, a replay (on an undo), a ghost race, two
-games compared, the player's history, the leaderboards, the rules, the examples and the 404 page —
-on a 360×640 phone and a 1366×768 desktop, in Italian and English: no violation at any impact of
-any rule for WCAG 2.0-2.2 A and AA, of axe's best practices or of its experimental rules; and the
-page as the script left it (its DOM, serialized) has no error and no warning of the Nu HTML checker,
-nor have index.html as served and app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
+"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and
+its settings dialog), a solo game (and its won end box), the daily (its give-up question and its end
+box), a race's lobby (and one with a bot), the race, its spectator and its results, a nickname
+refused, a replay (on an undo), a ghost race, two games compared, the player's history, the
+leaderboards, the rules, the examples and the 404 page — on a 360×640 phone and a 1366×768 desktop,
+in Italian and English: no violation at any impact of any rule for WCAG 2.0-2.2 A and AA, of axe's
+best practices or of its experimental rules; and the page as the script left it (its DOM,
+serialized) has no error and no warning of the Nu HTML checker, nor have index.html as served and
+app.css (less the checker's own gaps: audits.CSS_CHECKER_GAPS)."""
 
 from __future__ import annotations
 
 import json
 import secrets
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -18,6 +20,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
+from websockets.sync.client import connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
@@ -208,8 +211,28 @@ def race(audit: Audit, games: dict[str, str]) -> None:
     audit.check(ghost, "ghost race")
 
 
+def bot_and_refusal(audit: Audit, games: dict[str, str]) -> None:
+    """A race's lobby with a bot in it (its «bot» label), the race with it; a nickname refused
+    (the form to give another)."""
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li .tag.bot")).to_be_visible()
+        audit.check(host, "race lobby: a bot")
+        host.get_by_role("button", name=audit.words["start"]).click()
+        board_ready(host)
+        expect(host.locator(".track .tag.bot")).to_be_visible()
+        audit.check(host, "race: a bot")
+    refused = audit.open(f"/play/{WON['code']}", name="<>")
+    expect(refused.locator("form input[name=name]")).to_be_visible()
+    audit.check(refused, "a nickname refused")
+
+
 SCENES: list[Callable[[Audit, dict[str, str]], None]] = [
     statics,
+    bot_and_refusal,
     lambda a, g: solo_won(a),
     lambda a, g: daily(a),
     race,
@@ -302,4 +325,322 @@ def test_a_move_played_with_the_keyboard_is_said_politely_and_tersely_if_asked(
     # arrow keys move the focus between cards
     page.keyboard.press("ArrowLeft")
     assert page.evaluate("document.activeElement.dataset.pos") not in (None, names[1])
+    assert not audit.errors, audit.errors
+
+
+#: records what the polite live region says (window.said), from now on
+LISTEN = (
+    "window.said = []; new MutationObserver(() => { const t = document.getElementById('say').textContent;"
+    " if (t) window.said.push(t); }).observe(document.getElementById('say'),"
+    " {childList: true, characterData: true, subtree: true})"
+)
+
+
+def heard(page: Page, until: Callable[[list[str]], bool], timeout_s: float = 10) -> list[str]:
+    """What #say has said since LISTEN, once `until` holds of it (or the time is up)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        said: list[str] = page.evaluate("window.said")
+        if until(said) or time.monotonic() > deadline:
+            return said
+        page.wait_for_timeout(100)
+
+
+def test_the_undo_key_works_only_with_the_focus_on_the_game(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """«U» is a character key (WCAG 2.1.4): typed with the focus elsewhere — a header link, the
+    page itself, as a speech-input user's words may be — it undoes nothing; on the board it does."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    for name in WON["moves"][0]:
+        tap(page, name)
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    expect(page.locator(".bar .actions button").first).to_be_enabled()
+    page.locator(".top a").first.focus()
+    page.keyboard.press("u")
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("u")
+    page.wait_for_timeout(400)
+    expect(page.locator('[data-stat="moves"]')).to_have_text("1")
+    page.locator(".board [data-card]").first.focus()
+    page.keyboard.press("u")
+    expect(page.locator('[data-stat="moves"]')).to_have_text("0")
+    assert not audit.errors, audit.errors
+
+
+def test_a_player_waiting_in_a_race_lobby_hears_a_newcomer_the_countdown_and_the_start(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Players in the lobby (a screen reader, the keyboard): a newcomer, the countdown and the start
+    are said politely (#say), and once the race is on the focus is on the board, not lost."""
+    audit = audit_of("en", PHONE)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}", name="Cid")
+    expect(host.locator(".players li")).to_have_count(1)
+    host.evaluate(LISTEN)
+    guest = audit.open(f"/r/{room}", name="Bea")
+    expect(guest.locator(".players li")).to_have_count(2)
+    guest.evaluate(LISTEN)
+    assert "Bea is in the lobby." in heard(host, lambda said: "Bea is in the lobby." in said)
+    host.get_by_role("button", name="Start").click()
+    for page in (host, guest):
+        board_ready(page)
+        said = heard(page, lambda said: any(t.startswith("Go!") for t in said))
+        assert any(t.startswith("The race starts in ") for t in said), said
+        assert said[-1] == "Go! The race has started.", said
+        assert page.evaluate("document.activeElement.closest('.board') !== null")
+    assert not audit.errors, audit.errors
+
+
+def test_a_race_title_says_its_lobby_the_race_and_its_results(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """The <title> (what a tab, a window list, a screen reader on switching says) follows the race:
+    the lobby, the race, its results — and the language."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    expect(host).to_have_title(f"Lobby {room} · Half Moon")
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li")).to_have_count(2)
+        host.get_by_role("button", name="Start").click()
+        board_ready(host)
+        expect(host).to_have_title(f"Race {room} · Half Moon")
+        host.locator(".bar").get_by_role("button", name="Give up").click()
+        host.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+        bot.send(json.dumps({"type": "give_up", "v": 1}))
+        expect(host.locator("table.results")).to_be_visible()
+        expect(host).to_have_title(f"Results · Race {room} · Half Moon")
+        host.locator("header").get_by_role("button", name="IT", exact=False).click()
+        expect(host).to_have_title(f"Risultati · Gara {room} · Half Moon")
+    assert not audit.errors, audit.errors
+
+
+#: the focused element's ring against the surface it is drawn on: (text, outline colour, surface, ratio)
+RING = """() => {
+  const e = document.activeElement;
+  const cs = getComputedStyle(e);
+  if (!e.matches(':focus-visible') || cs.outlineStyle === 'none') return null;
+  const lum = (c) => {
+    const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number)
+      .map((v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  let n = e.parentElement;
+  while (n && getComputedStyle(n).backgroundColor.match(/[\\d.]+/g).length === 4) n = n.parentElement;
+  const surface = getComputedStyle(n).backgroundColor;
+  const [a, b] = [lum(cs.outlineColor), lum(surface)];
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  return [e.textContent.trim().slice(0, 24), cs.outlineColor, surface, ratio];
+}"""
+
+
+def test_the_focus_ring_stands_out_from_the_light_surfaces_it_is_on(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """Tabbing through the settings dialog, the daily's give-up question and its end box (light
+    surfaces on the felt): each focused control's ring has at least 3:1 against the surface
+    around it (WCAG 1.4.11 and 2.4.7: a gold ring on white is 1.4:1, barely seen)."""
+    audit = audit_of("en", PHONE)
+    rings: list[list[Any]] = []
+
+    def tab_through(page: Page, surface: str, stops: int) -> None:
+        for _ in range(stops):
+            page.keyboard.press("Tab")
+            if page.evaluate(f"document.activeElement.closest({surface!r}) !== null"):
+                ring = page.evaluate(RING)
+                if ring is not None:
+                    rings.append([surface, *ring])
+
+    page = audit.open("/", name=f"A{secrets.token_hex(4)}")
+    page.locator("button.gear").click()
+    expect(page.locator("dialog.settings")).to_be_visible()
+    tab_through(page, "dialog", 8)
+    page.keyboard.press("Escape")
+    page.goto("/daily")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("dialog.confirm")).to_be_visible()
+    tab_through(page, "dialog", 3)
+    page.keyboard.press("Escape")
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    page.locator("dialog.confirm").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".endbox [data-outcome]")).to_be_visible()
+    tab_through(page, ".endbox", 30)
+    assert {surface for surface, *_ in rings} == {"dialog", ".endbox"}, rings
+    faint = [ring for ring in rings if ring[-1] < 3]
+    assert not faint, f"focus rings under 3:1 against their surface: {faint}"
+    assert not audit.errors, audit.errors
+
+
+def test_a_rematch_offer_is_said_to_a_player_looking_at_the_results(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """After a race, the other player proposes a rematch: the player still on the results hears who
+    proposed it (#say), not only sees the lobby that replaces them."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}", name="Cid")
+    expect(host.locator(".players li")).to_have_count(1)
+    guest = audit.open(f"/r/{room}", name="Bea")
+    expect(host.locator(".players li")).to_have_count(2)
+    host.get_by_role("button", name="Start").click()
+    for page in (host, guest):
+        board_ready(page)
+        page.locator(".bar").get_by_role("button", name="Give up").click()
+        page.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+    for page in (host, guest):
+        expect(page.locator("table.results")).to_be_visible()
+    host.evaluate(LISTEN)
+    guest.get_by_role("button", name="Rematch").click()
+    expect(host.get_by_role("button", name="Accept the rematch")).to_be_visible()
+    said = heard(host, lambda said: bool(said))
+    assert said and said[-1].startswith("Bea proposes a rematch on a new deal."), said
+    assert not audit.errors, audit.errors
+
+
+#: visible text drawn under 12 px (Lighthouse's legible-text line): [tag, text, px]
+SMALL_TEXT = """() => [...document.querySelectorAll('main *')]
+  .filter((e) => e.getClientRects().length > 0)
+  .filter((e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))
+  .map((e) => [e.tagName, e.textContent.trim().slice(0, 20), parseFloat(getComputedStyle(e).fontSize)])
+  .filter(([, , px]) => px < 12)"""
+
+
+def test_a_deal_leaderboard_with_its_other_games_open_is_legible_on_a_phone(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str]
+) -> None:
+    """A player's other games on a deal's leaderboard, opened on a 360 px phone: the «+1» that opens
+    them named as it reads, and no text under 12 px (the rows of other games were drawn smaller
+    still than the phone's 12 px table)."""
+    audit = audit_of("it", PHONE)
+    page = audit.open(f"/leaderboard/{WON['code']}")
+    expect(page.locator("table.results")).to_be_visible()
+    # the «+1» button: named as it reads first (voice control), then in words that agree with it
+    expect(page.locator("button.more").first).to_have_text("+1")
+    expect(page.locator("button.more").first).to_have_accessible_name("+1 (un'altra partita)")
+    page.locator("button.more").first.click()
+    expect(page.locator("tr.other").first).to_be_visible()
+    assert page.evaluate(SMALL_TEXT) == []
+    assert not audit.errors, audit.errors
+
+
+def test_a_board_is_one_tab_stop_and_the_arrow_keys_move_within_it(
+    audit_of: Callable[[str, ViewportSize], Audit], games: dict[str, str]
+) -> None:
+    """Tab reaches a board once (its 20 places are not 20 Tab stops to cross to the controls after
+    it); the arrow keys move between its cards, and Tab comes back to the card left focused. Two
+    games compared: two boards, two stops."""
+    audit = audit_of("en", DESKTOP)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="New game").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.pos") == "1"
+    page.keyboard.press("ArrowUp")
+    moved_to = page.evaluate("document.activeElement.dataset.pos")
+    assert moved_to not in (None, "1")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('.board') === null")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.dataset.pos") == moved_to
+    page.goto(f"/compare/{games['won']}/{games['lost']}")
+    expect(page.locator(".compare-line .board [data-card]").first).to_be_visible()
+    stops = page.evaluate("[...document.querySelectorAll('.board .slot')].filter((b) => b.tabIndex >= 0).length")
+    assert stops == page.locator(".board").count() == 2
+    assert not audit.errors, audit.errors
+
+
+def test_the_players_own_star_is_said_in_words(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """The ★ that marks the player in a lobby's list and on the race's track is a picture to a
+    screen reader ("black star"): it is hidden from it and «(you)» said instead."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}", name="Cid")
+    mine = host.locator(".players li", has_text="Cid")
+    expect(mine).to_contain_text("(you)")
+    assert mine.get_by_text("★").get_attribute("aria-hidden") == "true"
+    host.get_by_role("button", name="Start").click()
+    board_ready(host)
+    lane = host.locator(".track .lane .who", has_text="Cid")
+    expect(lane).to_contain_text("(you)")
+    assert lane.get_by_text("★").get_attribute("aria-hidden") == "true"
+    assert not audit.errors, audit.errors
+
+
+def test_an_end_box_is_not_drawn_again_on_an_opponents_move(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """A racer who gave up while the other plays on: each of the other's moves left the end box (a
+    status region) drawn anew — said again to a screen reader — and the control focused in it lost
+    to the page. It stays as it is, the focus where it was."""
+    audit = audit_of("en", DESKTOP)
+    room = new_room(audit.base, WON["code"])
+    host = audit.open(f"/r/{room}")
+    expect(host.locator(".players li")).to_have_count(1)
+    with connect(audit.base.replace("http", "ws") + "/ws", origin=audit.base) as bot:
+        bot.send(json.dumps({"type": "join", "v": 1, "room": room, "name": "Robo", "bot": True}))
+        expect(host.locator(".players li")).to_have_count(2)
+        host.get_by_role("button", name="Start").click()
+        board_ready(host)
+        host.locator(".bar").get_by_role("button", name="Give up").click()
+        host.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+        expect(host.locator(".endbox [data-outcome]")).to_be_visible()
+        host.evaluate(
+            "window.redrawn = 0; new MutationObserver((changes) => { window.redrawn += changes.length; })"
+            ".observe(document.querySelector('.endbox'), {childList: true, subtree: true, characterData: true})"
+        )
+        share = host.locator(".endbox").get_by_role("button", name="Share")
+        share.focus()
+        robo = host.locator(".track .lane .who", has_text="Robo")
+        for i, names in enumerate(WON["moves"][:3]):
+            bot.send(json.dumps({"type": "move", "v": 1, "positions": names}))
+            expect(robo.locator("xpath=..")).to_contain_text(f"Moves {i + 1}")
+        expect(share).to_be_focused()
+        assert host.evaluate("window.redrawn") == 0
+    assert not audit.errors, audit.errors
+
+
+def test_the_end_of_a_game_leaves_the_keyboard_focus_in_the_end_box(
+    audit_of: Callable[[str, ViewportSize], Audit],
+) -> None:
+    """The last move disables the board's cards: the focus, on one of them, was lost to the page (a
+    screen reader back at the top); it goes to the end box's first control. So it does when the
+    daily is given up from the keyboard (the give-up button, focused, is disabled)."""
+    audit = audit_of("en", PHONE)
+    page = audit.open(f"/play/{WON['code']}")
+    board_ready(page)
+    for i, names in enumerate(WON["moves"]):
+        for name in names:
+            page.wait_for_selector(f'.board [data-pos="{name}"][data-card]')
+            page.locator(f'.board [data-pos="{name}"]').focus()
+            page.keyboard.press("Enter")
+        expect(page.locator('[data-stat="moves"]')).to_have_text(str(i + 1))
+    expect(page.locator(".endbox [data-outcome='won']")).to_be_visible()
+    expect(page.locator(".endbox button, .endbox a[href]").first).to_be_focused()
+    # the daily given up from the keyboard: the same
+    page.goto("/daily")
+    board_ready(page)
+    page.locator(".bar").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    page.locator("dialog.confirm").get_by_role("button", name="Give up").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".endbox [data-outcome]")).to_be_visible()
+    expect(page.locator(".endbox button, .endbox a[href]").first).to_be_focused()
+    assert not audit.errors, audit.errors
+
+
+def test_a_refused_nickname_s_field_says_why_and_has_the_focus(audit_of: Callable[[str, ViewportSize], Audit]) -> None:
+    """A nickname the server refuses: the field to give another is labelled, marked invalid,
+    described by the refusal (a screen reader reads why on it), asks for a nickname (autocomplete,
+    WCAG 1.3.5) and has the focus — not the page."""
+    audit = audit_of("en", PHONE)
+    page = audit.open(f"/play/{WON['code']}", name="<>")
+    field = page.get_by_label("Your name")
+    expect(field).to_be_focused()
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_attribute("autocomplete", "nickname")
+    expect(field).to_have_accessible_description(page.get_by_role("alert").first.text_content() or "")
+    assert "<>" in (field.evaluate("(e) => document.getElementById(e.getAttribute('aria-describedby')).textContent"))
     assert not audit.errors, audit.errors

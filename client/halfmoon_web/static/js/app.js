@@ -432,7 +432,7 @@ function entriesTable(entries, replayable = true, ghosts = false, markRanked = f
     const others = (r.others || []).map((o) => row(o, true));
     const best = row(r, false);
     if (others.length) {
-      best.children[1].append(" ", h("button", { type: "button", class: "more", "aria-expanded": "false", "aria-label": w.otherGames(others.length), onclick: (e) => {
+      best.children[1].append(" ", h("button", { type: "button", class: "more", "aria-expanded": "false", "aria-label": `+${others.length} (${w.otherGames(others.length)})`, onclick: (e) => {
         const open = e.currentTarget.getAttribute("aria-expanded") !== "true";
         e.currentTarget.setAttribute("aria-expanded", String(open));
         for (const o of others) o.hidden = !open;

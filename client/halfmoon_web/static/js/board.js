@@ -60,7 +60,9 @@ export function createBoard(container, { onTap = null, small = false } = {}) {
     button.append(face, label);
     if (onTap) button.addEventListener("click", () => onTap(position));
     else button.setAttribute("aria-disabled", "true");
-    if (decorative) button.tabIndex = -1;
+    // one Tab stop per board (a roving tabindex): the card last focused, the arrow keys move within
+    button.tabIndex = decorative || position > 0 ? -1 : 0;
+    if (!decorative) button.addEventListener("focus", () => slots.forEach((s, p) => { s.button.tabIndex = p === position ? 0 : -1; }));
     root.append(button);
     return { button, face, corner, pip, label, shown: undefined };
   });

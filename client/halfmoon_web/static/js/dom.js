@@ -46,3 +46,23 @@ export async function copyText(text) {
     return ok;
   }
 }
+
+const FOCUSABLE = "button, a[href], input, select, textarea, [tabindex]";
+const drawn = new WeakMap(); // container → the markup last put in it
+
+/**
+ * Put `nodes` in `container` only if they differ from what it shows (a status region drawn again
+ * the same is said again by a screen reader); and a control focused in it keeps the focus (the
+ * one at the same place), not lost to the page. Returns whether anything changed.
+ */
+export function replaceIfChanged(container, nodes) {
+  const html = nodes.map((n) => (n instanceof Element ? n.outerHTML : String(n instanceof Node ? n.textContent : n))).join("");
+  if (drawn.get(container) === html) return false;
+  const focused = container.contains(document.activeElement) ? document.activeElement : null;
+  const at = focused ? [...container.querySelectorAll(FOCUSABLE)].indexOf(focused) : -1;
+  container.replaceChildren(...nodes);
+  drawn.set(container, html);
+  const again = at >= 0 ? container.querySelectorAll(FOCUSABLE)[at] : null;
+  if (again) again.focus();
+  return true;
+}

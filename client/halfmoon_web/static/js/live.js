@@ -4,7 +4,7 @@
 import { moveSaid } from "./announce.js";
 import { createBoard } from "./board.js";
 import { checkSeal, dealFromCode } from "./codes.js";
-import { copyText, formatTime, h, localDate } from "./dom.js";
+import { copyText, formatTime, h, localDate, replaceIfChanged } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
@@ -289,12 +289,50 @@ export function openLive(app, intent) {
     const kind = session.screen(s);
     if (!ui || ui.kind !== kind) {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
+      const previous = ui ? ui.kind : null;
+      const fromLobby = previous === "lobby";
       app.main.replaceChildren();
       ui = { kind };
       ({ connecting: buildConnecting, failed: buildFailed, lobby: buildLobby, watch: buildWatch, game: buildGame })[kind]();
+      // a race that starts while the player waits in the lobby: said (the lobby's page is gone), and
+      // the keyboard's focus, lost with it, put on the board's first card
+      // a rematch proposed while the player looks at the results: the lobby that comes says who (its
+      // status line, drawn with the lobby, is not read out by itself)
+      ui.sayOffer = Boolean(previous === "game" || previous === "watch") && kind === "lobby";
+      if (fromLobby && (kind === "game" || kind === "watch")) {
+        app.say(words().said.raceStarted);
+        ui.focusBoard = kind === "game" && (!document.activeElement || document.activeElement === document.body);
+      }
     }
     ui.update();
+    retitle(kind);
+    if (ui.sayOffer) {
+      ui.sayOffer = false;
+      if (ui.offer) app.say(ui.offer);
+    }
+    if (ui.focusBoard) {
+      ui.focusBoard = false;
+      const first = app.main.querySelector(".board [data-card]");
+      if (first) first.focus();
+    }
     tick();
+  }
+
+  /** A race's <title> says its state (a tab switched to, a screen reader's window list): the
+   * lobby, the race, its results. */
+  function retitle(kind) {
+    if (intent.kind !== "race" && intent.kind !== "watch") return;
+    const w = words();
+    const room = s.room || intent.room;
+    const where = intent.kind === "watch" ? `${w.spectating} ${room}` : kind === "lobby" ? `${w.lobby} ${room}` : `${w.race} ${room}`;
+    document.title = `${s.results && kind !== "lobby" ? `${w.results} · ` : ""}${where} · Half Moon`;
+  }
+
+  /** The page's one h1 where the game's own is not drawn (a failure, a name to give). */
+  function failedHeading() {
+    const w = words();
+    const title = intent.kind === "race" || intent.kind === "watch" ? `${w.race} ${intent.room}` : intent.kind === "daily" ? w.daily : w.yourGame;
+    return h("h1", {}, title);
   }
 
   function buildConnecting() {
@@ -308,19 +346,23 @@ export function openLive(app, intent) {
     const code = s.failed.code;
     if (code === "bad_name" || (intent.kind === "race" && code === "name_taken")) {
       // another name, then join again
-      const input = h("input", { name: "name", required: true, maxlength: "20", "aria-label": w.yourName });
+      // the field says what was wrong with it (described by the alert, marked invalid) and has the focus
+      const input = h("input", { id: "retry-name", name: "name", required: true, maxlength: "20", autocomplete: "nickname",
+        "aria-invalid": "true", "aria-describedby": "refusal" });
       retry = h("form", { class: "row", onsubmit: (e) => {
         e.preventDefault();
         app.settings.name = input.value.trim();
         app.saveSettings();
         app.navigate(location.pathname);
-      } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
+      } }, h("label", { for: "retry-name" }, w.yourName), input, h("button", { class: "primary" }, intent.kind === "race" ? w.join : w.play));
     } else if (session.passing(code)) {
       // a passing failure: the same address again
       retry = h("p", {}, h("button", { type: "button", class: "primary", onclick: () => app.navigate(location.pathname) }, w.retry));
     }
-    app.main.append(h("section", { class: "panel" }, h("p", { role: "alert" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
+    app.main.append(h("section", { class: "panel" }, failedHeading(), h("p", { role: "alert", id: "refusal" }, errorText(app.lang(), code, subjectOf(code), s.failed.message || code)), retry,
       homeLink()));
+    const field = app.main.querySelector("#retry-name");
+    if (field) field.focus();
     ui.update = () => {};
   }
 
@@ -329,7 +371,7 @@ export function openLive(app, intent) {
     return h("li", { dataset: { player: p.id } }, p.name,
       p.bot ? botTag(w) : null,
       p.id === s.host ? h("span", { class: "tag" }, w.host) : null,
-      p.id === s.you ? h("span", { class: "tag" }, "★") : null);
+      p.id === s.you ? h("span", { class: "tag" }, youMark(w)) : null);
   }
 
   function buildLobby() {
@@ -355,8 +397,18 @@ export function openLive(app, intent) {
       h("h2", {}, w.players), list, rematchLine, acceptButton, hostBox, waiting, ui.countdown, standing,
       h("p", {}, watching ? homeLink()
         : h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
+    let seen = null; // the players already listed (a newcomer is said), and whether the countdown was said
+    let countdownSaid = false;
     ui.update = () => {
-      list.replaceChildren(...session.playerList(s).map(playerRow));
+      const players = session.playerList(s);
+      if (seen) players.filter((p) => !seen.has(p.id) && p.id !== s.you).forEach((p) => app.say(w.said.joined(p.name)));
+      seen = new Set(players.map((p) => p.id));
+      if (s.phase === "countdown" && !countdownSaid) {
+        countdownSaid = true;
+        const seconds = session.countdownS(s, Date.now());
+        if (seconds !== null) app.say(w.said.countdown(seconds));
+      }
+      list.replaceChildren(...players.map(playerRow));
       const isHost = session.isHost(s);
       hostBox.hidden = !isHost || s.phase !== "lobby";
       seriesBox.hidden = !session.mayStartSeries(s);
@@ -366,6 +418,7 @@ export function openLive(app, intent) {
       const proposer = s.players[s.host];
       rematchLine.hidden = s.round < 2;
       rematchLine.textContent = `${proposer ? `${proposer.name} ${w.rematchBy}. ` : ""}${seated.length ? `${w.notIn}: ${seated.map((p) => p.name).join(", ")}` : ""}`;
+      ui.offer = rematchLine.hidden ? "" : rematchLine.textContent;
       standing.replaceChildren(...seriesTable());
       waiting.textContent = watching ? w.notStarted : w.waitingHost;
       ui.countdown.hidden = s.phase !== "countdown";
@@ -417,7 +470,10 @@ export function openLive(app, intent) {
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
       if (event.target.closest && event.target.closest("input, select, textarea, dialog")) return;
-      if (event.key === "u" || event.key === "U") undo();
+      // «U» (a character key: WCAG 2.1.4) only while the focus is on the board or its bar: a
+      // speech-input user's words, or a key typed elsewhere, undo nothing
+      const onGame = event.target.closest && event.target.closest(".game .board, .game .bar");
+      if ((event.key === "u" || event.key === "U") && onGame) undo();
       else if (event.key === "Escape") {
         commit(session.clearSelection(s));
         render();
@@ -443,6 +499,10 @@ export function openLive(app, intent) {
       endButton.disabled = race || s.mode === "daily" ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
+      // the move (or the give-up) that ends the game disables the cards (the button): the focus on
+      // one of them, or lost to the page, goes to the end box
+      const lost = !document.activeElement || document.activeElement === document.body || document.activeElement.disabled;
+      const focusToEnd = Boolean(s.gameOver) && !ui.endFocused && (lost || board.element.contains(document.activeElement));
       board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) });
       ui.nextDaily = [];
       if (dailyLine) {
@@ -454,11 +514,15 @@ export function openLive(app, intent) {
       }
       const ended = endContent(stats);
       if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");
-      banner.replaceChildren(...ended);
+      // (drawn again only when it changes: an opponent's move neither says it again nor takes the focus)
+      replaceIfChanged(banner, ended);
       banner.hidden = banner.childElementCount === 0;
+      if (s.gameOver) ui.endFocused = true;
+      const endControl = focusToEnd ? banner.querySelector("button, a[href]") : null;
+      if (endControl) endControl.focus();
       ui.main = banner.closest("section");
       ui.main.classList.toggle("ended", Boolean(s.gameOver));
-      if (race) side.replaceChildren(...track(), ...resultsTables());
+      if (race) replaceIfChanged(side, [...track(), ...resultsTables()]);
       else if (intent.ghost) side.replaceChildren(...ghostTrack());
     };
     if (intent.ghost) ui.ghost = () => side.replaceChildren(...ghostTrack());
@@ -526,9 +590,14 @@ export function openLive(app, intent) {
       h("span", { class: "marker", "aria-hidden": "true" }));
     rail.style.setProperty("--at", p.removed / 104); // CSSOM: the CSP allows no style attribute
     return h(tag, { class: "lane", dataset: { player: p.id, leads: p.leads } },
-      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && " ★", p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
+      h("span", { class: "who" }, p.name, p.bot && botTag(w), p.id === s.you && [" ", ...youMark(w)], p.connected === false && ` (${w.disconnected})`, p.leads && h("span", { class: "tag" }, w.leads)),
       h("span", { class: "nums" }, `${w.score} ${p.score ?? 0} · ${w.moves} ${p.moves ?? 0} · ${w.statuses[p.status] || p.status || ""}`),
       rail);
+  }
+
+  /** The player's own ★, said in words to a screen reader («(tu)», not "black star"). */
+  function youMark(w) {
+    return [h("span", { "aria-hidden": "true" }, "★"), h("span", { class: "sr-only" }, w.youSaid)];
   }
 
   /** The visible «bot» label of a player that declared itself a program (never ranked). */
@@ -615,11 +684,11 @@ export function openLive(app, intent) {
     const cards = new Map();
     Object.assign(ui, { time: null });
     ui.update = () => {
-      head.replaceChildren(...[h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
+      replaceIfChanged(head, [h("h1", {}, `${w.spectating} ${s.room}`, h("span", { class: "tag" }, w.readOnly)),
         s.notice ? h("p", { role: "status" }, w[s.notice]) : null,
         h("p", { class: "muted" }, `${w.code}: ${codeText(s, w)} · ${w.spectators}: ${s.spectators}`),
         session.anyHidden(s) ? h("p", { class: "muted hidden-note" }, w.hiddenCards) : null].filter(Boolean));
-      lanes.replaceChildren(...track());
+      replaceIfChanged(lanes, track());
       for (const p of session.track(s)) {
         if (!cards.has(p.id)) {
           const info = h("div", { class: "who", role: "button", tabindex: "0", onclick: () => choose(p.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && choose(p.id) });
@@ -634,7 +703,7 @@ export function openLive(app, intent) {
         info.replaceChildren(lane(p, "div"));
         board.update(s.boards[p.id] || null, { lang: app.lang(), label: p.name });
       }
-      tail.replaceChildren(...resultsTables());
+      replaceIfChanged(tail, resultsTables());
     };
   }
 
