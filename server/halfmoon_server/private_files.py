@@ -8,6 +8,7 @@ so the file is made (or tightened) to owner-only before SQLite opens it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Final
@@ -24,10 +25,9 @@ def private_sqlite_file(path: Path) -> None:
     """Make ``path``'s directory (owner-only if it is made here) and the database file, owner-only
     whatever the umask; a file (or side file) left readable by an earlier release is tightened."""
     path.parent.mkdir(mode=OWNER_ONLY_DIRECTORY, parents=True, exist_ok=True)
-    try:  # made here, owner-only from its first byte; an existing file is never opened for writing
+    # made here, owner-only from its first byte; an existing file is never opened for writing
+    with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY))
-    except FileExistsError:
-        pass
     for file in (path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)):
         try:
             if file.stat().st_mode & 0o077:
