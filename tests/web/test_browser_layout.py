@@ -97,3 +97,25 @@ def test_the_end_box_figures_make_one_row(pages: Pages, size: str) -> None:
         assert slider is not None and button is not None
         assert slider["y"] + slider["height"] <= button["y"] and slider["width"] >= 300, (slider, button)
         assert page.evaluate(SCROLL_WIDTH_JS) <= PHONE["width"]
+
+
+def test_a_message_stays_while_the_pointer_rests_on_it_and_goes_once_it_leaves(pages: Pages) -> None:
+    """A toast is read where a magnifier's user points: it lasts 4 s at least, longer while the
+    pointer rests on it, and goes once the pointer has left."""
+    page = pages.new("/", settings={"lang": "en", "name": "Ada"}, viewport=PHONE)
+    page.get_by_role("button", name="Watch", exact=True).click()
+    toast = page.locator("#toast")
+    expect(toast).to_be_visible()
+    expect(toast).to_contain_text("race's id")
+    toast.hover()
+    page.wait_for_timeout(5500)  # past the 4 s a message lasts, and past its length's time
+    expect(toast).to_be_visible()
+    page.mouse.move(5, 5)
+    expect(toast).to_be_hidden(timeout=9000)
+
+
+@pytest.mark.parametrize("width", [360, 390, 430, 1366])
+def test_the_home_link_is_a_44_pixel_target_at_every_width(pages: Pages, width: int) -> None:
+    page = pages.new("/rules", settings={"lang": "en", "name": "Ada"}, viewport={"width": width, "height": 800})
+    box = page.locator(".top .brand").bounding_box()
+    assert box is not None and box["height"] >= 44, box

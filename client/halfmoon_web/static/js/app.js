@@ -30,13 +30,19 @@ const app = {
   lang,
   navigate,
   saveSettings: () => store(),
+  /** A message for a moment: long enough to read (4 s, more for a long one), and kept while the
+   * pointer rests on it or the focus is in it (a magnifier's user reads where they point). */
   toast(text) {
     toastBox.textContent = text;
     toastBox.hidden = false;
     clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => {
-      toastBox.hidden = true;
-    }, 2600);
+    const hideLater = () => {
+      toastTimer = setTimeout(() => {
+        if (toastBox.matches(":hover, :focus-within")) hideLater();
+        else toastBox.hidden = true;
+      }, Math.max(4000, 60 * text.length));
+    };
+    hideLater();
   },
   /** Say `text` politely (a screen reader, after what it is saying): the live region #say. */
   say(text) {
