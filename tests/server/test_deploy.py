@@ -215,6 +215,11 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
             # the client's files come from nginx itself (Expires), compressed
             css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
             assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
+            # the site's headers on nginx's own files too (an add_header in a location drops the
+            # server's): HSTS, and no content sniffing, as the instances send with theirs
+            for answer in (css, await http.get(f"{base}/static/js/app.js"), health):
+                assert answer.headers.get("Strict-Transport-Security") == "max-age=31536000", answer.url
+                assert answer.headers.get("X-Content-Type-Options") == "nosniff", answer.url
             assert (await http.get(f"{base}/metrics")).status == 404  # never proxied: each instance's --metrics-port
             async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
                 await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
