@@ -23,9 +23,10 @@ RUN apt-get update -qq \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null \
     && rm -rf /var/lib/apt/lists/* \
     && mkdir -p /data && chown redis:redis /data
-USER redis
+# started as root only to read the password file (any owner, 0600), then redis-server as redis
+COPY deploy/redis-entrypoint.sh /usr/local/bin/redis-entrypoint
 VOLUME ["/data"]
-ENTRYPOINT ["redis-server"]
+ENTRYPOINT ["/usr/local/bin/redis-entrypoint"]
 
 FROM ${BASE} AS nginx
 RUN apt-get update -qq \

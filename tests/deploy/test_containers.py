@@ -21,6 +21,8 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+import redis.asyncio
+import redis.exceptions
 
 from halfmoon.game import Move
 from tests.conftest import ROOT, require_service
@@ -56,14 +58,17 @@ def compose(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess
 
 
 def make_secrets(folder: Path) -> None:
-    """The three secret files deploy/RUNBOOK.md has the operator make, owned by the containers'
-    users (the server's uid 10001, PostgreSQL's 10002), readable by them alone."""
+    """The five secret files deploy/RUNBOOK.md has the operator make, owned by the containers'
+    users (the server's uid 10001, PostgreSQL's 10002; Redis's entrypoint reads its own as root),
+    readable by them alone."""
     folder.mkdir()
-    password = secrets.token_urlsafe(18)
+    password, redis_password = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     files = {
         "halfmoon_secret": (secrets.token_urlsafe(32), 10001),
         "halfmoon_db": (f"postgresql+asyncpg://halfmoon:{password}@127.0.0.1:5433/halfmoon", 10001),
         "postgres_password": (password, 10002),
+        "halfmoon_redis": (f"redis://:{redis_password}@127.0.0.1:6380/0", 10001),
+        "redis_password": (redis_password, 0),
     }
     for name, (value, uid) in files.items():
         path = folder / name
@@ -111,10 +116,23 @@ async def ready(url: str, timeout: float = 120.0) -> None:
             await asyncio.sleep(0.25)
 
 
+async def a_local_program_without_the_password_cannot_read_the_live_rooms() -> None:
+    """Redis on the host's network answers anything on 127.0.0.1; its live rooms hold a sealed
+    race's seed and contributions before the start. The instances are ready (they have the
+    password); a client without it is refused."""
+    client = redis.asyncio.Redis(host="127.0.0.1", port=6380, socket_timeout=5)
+    try:
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            await client.keys("hm:*")
+    finally:
+        await client.aclose()
+
+
 async def test_a_race_through_the_compose_stack_survives_a_killed_container(stack: dict[str, str]) -> None:
     for port in (8081, 8082, 8083):
         await ready(f"http://127.0.0.1:{port}/readyz")
     await ready(f"{BASE}/readyz")
+    await a_local_program_without_the_password_cannot_read_the_live_rooms()
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{BASE}/metrics") as metrics:
             assert metrics.status == 404, "nginx does not proxy /metrics"

@@ -71,16 +71,19 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
         assert "env_file" not in service, f"{name}: no secret in an environment"
         assert "ports" not in service  # (host networking publishes nothing)
     secret_files = {name: secret["file"] for name, secret in compose["secrets"].items()}
-    assert set(secret_files) == {"halfmoon_secret", "halfmoon_db", "postgres_password"}
+    assert set(secret_files) == {
+        *("halfmoon_secret", "halfmoon_db", "postgres_password"),
+        *("halfmoon_redis", "redis_password"),
+    }
     assert services["db"]["environment"] == {"POSTGRES_PASSWORD_FILE": "/run/secrets/postgres_password"}
     ports = set()
     for name in ("server1", "server2", "server3"):
         environment = services[name]["environment"]
-        assert not {"HALFMOON_SECRET", "HALFMOON_DB"} & set(environment), "secrets are files"
+        assert not {"HALFMOON_SECRET", "HALFMOON_DB", "HALFMOON_REDIS"} & set(environment), "secrets are files"
         assert environment["HALFMOON_SECRET_FILE"] == "/run/secrets/halfmoon_secret"
         assert environment["HALFMOON_DB_FILE"] == "/run/secrets/halfmoon_db"
-        assert set(services[name]["secrets"]) == {"halfmoon_secret", "halfmoon_db"}
-        assert environment["HALFMOON_REDIS"].startswith("redis://127.0.0.1:")
+        assert environment["HALFMOON_REDIS_FILE"] == "/run/secrets/halfmoon_redis"
+        assert set(services[name]["secrets"]) == {"halfmoon_secret", "halfmoon_db", "halfmoon_redis"}
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
         ports.add(int(environment["HALFMOON_PORT"]))
         assert environment["HALFMOON_METRICS_PORT"]
@@ -98,6 +101,23 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
     assert {".git", "tests", "data", "**/__pycache__", "deploy/secrets"} <= set(ignored)
     assert "/deploy/secrets/" in (ROOT / ".gitignore").read_text()
     assert "--appendonly" in services["redis"]["command"] and "always" in services["redis"]["command"]
+
+
+def test_the_compose_redis_asks_for_a_password_kept_in_a_file() -> None:
+    """Redis on the host's network answers every local user and program on 127.0.0.1, and it holds
+    the live rooms — a sealed race's seed and its racers' contributions (its deal) before the
+    start — so the compose stack's Redis requires a password, read from a compose secret and never
+    on a command line or in an environment (tests/deploy/test_containers.py connects without it)."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    redis = compose["services"]["redis"]
+    assert redis["environment"] == {"REDIS_PASSWORD_FILE": "/run/secrets/redis_password"}
+    assert redis["secrets"] == ["redis_password"]
+    assert not any("pass" in str(argument).lower() for argument in redis["command"]), "no password in argv"
+    services = (DEPLOY / "services.Dockerfile").read_text()
+    stage = services[services.index("AS redis") :]
+    assert 'ENTRYPOINT ["/usr/local/bin/redis-entrypoint"]' in stage
+    entrypoint = (DEPLOY / "redis-entrypoint.sh").read_text()
+    assert "requirepass" in entrypoint and "REDIS_PASSWORD_FILE" in entrypoint
     template = (DEPLOY / "halfmoon@.service").read_text()
     assert "Environment=HALFMOON_PORT=%i" in template and "ExecStart=/opt/halfmoon/venv/bin/halfmoon serve" in template
 
@@ -195,6 +215,11 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
             # the client's files come from nginx itself (Expires), compressed
             css = await http.get(f"{base}/static/css/app.css", headers={"Accept-Encoding": "gzip"})
             assert css.status == 200 and "Expires" in css.headers and css.headers.get("Content-Encoding") == "gzip"
+            # the site's headers on nginx's own files too (an add_header in a location drops the
+            # server's): HSTS, and no content sniffing, as the instances send with theirs
+            for answer in (css, await http.get(f"{base}/static/js/app.js"), health):
+                assert answer.headers.get("Strict-Transport-Security") == "max-age=31536000", answer.url
+                assert answer.headers.get("X-Content-Type-Options") == "nosniff", answer.url
             assert (await http.get(f"{base}/metrics")).status == 404  # never proxied: each instance's --metrics-port
             async with http.ws_connect(f"wss://127.0.0.1:{https_port}/ws", headers={"Origin": base}) as ws:
                 await ws.send_str(json.dumps({"type": "solo", "v": 1, "name": "Ada"}))
