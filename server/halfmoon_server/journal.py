@@ -24,6 +24,7 @@ import queue
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,9 @@ COMMIT_TIMEOUT_S = 10.0
 #: of moves takes (or than a commit that failed half-way may have left room for in the write-ahead
 #: log), so a disk that cannot take the moves fails the probe too.
 PROBE_BYTES = 64 * 1024
+#: Readiness polls share one probe at a time, and its answer for this long: a flood of /readyz
+#: never queues more than one write a second ahead of the players' moves on the journal's thread.
+PROBE_EVERY_S = 1.0
 
 
 def new_instance_name() -> str:
@@ -227,6 +231,9 @@ class JournalLog(_LocalLog):
         #: rooms of a failed commit: it may have landed all the same (a time-out), so their
         #: counts are read again from the journal before they are numbered again
         self._unsure: set[str] = set()
+        #: the write probe under way or last made (:meth:`ping`), and when it began
+        self._probe: asyncio.Future[None] | None = None
+        self._probed_at = float("-inf")
 
     async def open(self) -> None:
         """Open (or create) the journal and count each room's entries. Raises :class:`LogUnavailable`."""
@@ -372,7 +379,13 @@ class JournalLog(_LocalLog):
                     db.execute("ROLLBACK")
                 raise
 
-        await self._run(write)
+        now = time.monotonic()
+        if self._probe is None or (self._probe.done() and now - self._probed_at >= PROBE_EVERY_S):
+            self._probed_at = now
+            self._probe = asyncio.ensure_future(self._run(write))
+            # (a failure is read by every caller that awaits it; none left unread)
+            self._probe.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.shield(self._probe)
 
     async def forget(self, room_id: str) -> None:
         def delete() -> None:

@@ -35,6 +35,7 @@ from halfmoon_server import keys, rest
 from halfmoon_server import room as room_module
 from halfmoon_server.app import create_app
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.journal import PROBE_EVERY_S
 from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.settings import Settings
 from tests.conftest import ROOT, require_service
@@ -321,6 +322,17 @@ def fill(folder: Path) -> Path:
     return filler
 
 
+async def _readyz_until(http: aiohttp.ClientSession, url: str, status: int) -> tuple[int, dict[str, Any], float]:
+    """``/readyz`` polled until it answers ``status`` (within 1 s and a poll past the journal's
+    shared probe, :data:`halfmoon_server.journal.PROBE_EVERY_S`): its last answer."""
+    deadline = asyncio.get_running_loop().time() + PROBE_EVERY_S + 1.5
+    while True:
+        answer = await timed_get(http, url)
+        if answer[0] == status or asyncio.get_running_loop().time() > deadline:
+            return answer
+        await asyncio.sleep(0.1)
+
+
 async def test_a_full_disk_under_the_journal_is_not_ready_and_says_so(
     aiohttp_server: Callable[..., Awaitable[TestServer]], clock: ManualClock, small_disk: Path, tmp_path: Path
 ) -> None:
@@ -343,13 +355,15 @@ async def test_a_full_disk_under_the_journal_is_not_ready_and_says_so(
         await client.send("move", positions=line[1].names())
         refused = await client.next("moved", "error")
         assert refused["type"] == "error" and refused["code"] == "unavailable", refused
-        status, body, took = await timed_get(http, ready_url)
+        # a probe's answer serves readiness polls for a second (journal.PROBE_EVERY_S): the next
+        # probe after it finds the disk full
+        status, body, took = await _readyz_until(http, ready_url, 503)
         assert status == 503 and body["checks"]["journal"].startswith("down: "), body
         assert took < HEALTH_BOUND_S
         assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200, "the process serves"
 
         filler.unlink()
-        assert (await timed_get(http, ready_url))[:2] == (200, {
+        assert (await _readyz_until(http, ready_url, 200))[:2] == (200, {
             "status": "ready", "checks": {"database": "ok", "journal": "ok", "solver": "off", "draining": "no"}
         })  # fmt: skip
         await client.send("move", positions=line[1].names())

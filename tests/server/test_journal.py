@@ -89,3 +89,34 @@ async def test_the_journal_is_readable_by_the_servers_user_alone(tmp_path: Path)
             await journal.close()
     finally:
         os.umask(old)
+
+
+async def test_a_flood_of_readiness_probes_writes_once_a_second_at_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each readiness probe writes 64 KB through the journal's one thread, ahead of the players'
+    moves: polls at once share one probe, and its answer serves for a second."""
+    from halfmoon_server import journal as journal_module
+
+    now = [1000.0]
+    monkeypatch.setattr(journal_module.time, "monotonic", lambda: now[0])
+    journal = JournalLog(tmp_path / "journal.db")
+    await journal.open()
+    jobs: list[str] = []
+    run = journal._run
+
+    async def counted(work: Any, *args: Any) -> Any:
+        jobs.append(getattr(work, "__name__", "?"))
+        return await run(work, *args)
+
+    monkeypatch.setattr(journal, "_run", counted)
+    try:
+        await asyncio.gather(*(journal.ping() for _ in range(50)))
+        now[0] += 0.5
+        await asyncio.gather(*(journal.ping() for _ in range(50)))
+        assert jobs.count("write") == 1
+        now[0] += 0.6  # a second after the first: a fresh probe
+        await journal.ping()
+        assert jobs.count("write") == 2
+    finally:
+        await journal.close()
