@@ -697,8 +697,9 @@ async def record_scenario(name: str) -> dict[str, Any]:
     clock = ManualClock(START_MS)
     with tempfile.TemporaryDirectory() as data, pytest.MonkeyPatch.context() as patch:
         patch.setattr(Lobby, "seal_seed", fixed_seal_seed)
-        # a finished room is kept 3 hours: the daily's page resumes after its day is revealed
-        settings = make_settings(Path(data), clock, countdown_s=0.05, finished_ttl_s=10_800)
+        # a finished room is kept 2 days: the daily's page resumes after its day is revealed, 23.6 h
+        # after its attempt (3 hours let the ticker forget the room first, whenever it looked in time)
+        settings = make_settings(Path(data), clock, countdown_s=0.05, finished_ttl_s=172_800)
         server = TestServer(create_app(settings))
         await server.start_server()
         try:

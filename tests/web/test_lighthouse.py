@@ -45,7 +45,8 @@ def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
     cli = require_tool("Lighthouse (npm)", LIGHTHOUSE_CLI, "node")
     assert cli.is_file()
     port = _free_port()
-    with tempfile.TemporaryDirectory() as profile:
+    # (chromium's last writes to its profile may outlive it by a moment: no error for a leftover)
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [
                 chromium_path,
