@@ -27,6 +27,7 @@ import redis.exceptions
 from halfmoon.game import Move
 from tests.conftest import ROOT, require_service
 from tests.server.support import WsClient, won_record
+from tests.server.test_cluster import race_through_a_balancer
 from tests.server.test_durability import play
 
 #: The ports deploy/compose.yaml takes on the host: nginx, the instances, their metrics,
@@ -142,17 +143,7 @@ async def test_a_race_through_the_compose_stack_survives_a_killed_container(stac
             assert created.status == 201, await created.text()
             room = (await created.json())["room"]
     names = ["Ada", "Bob", "Cy", "Di", "Eve", "Flo"]  # round robin: each instance gets players
-    clients, tokens = [], []
-    for name in names:
-        client = await WsClient.connect_url("ws://127.0.0.1:8000/ws", name, headers={"Origin": BASE})
-        await client.send("join", room=room, name=name)
-        tokens.append((await client.next("welcome"))["token"])
-        clients.append(client)
-    await clients[0].send("start")
-    for client in clients:
-        await client.next("started")
-    for client in clients:
-        await play(client, LINE[:2], 1)
+    clients, tokens = await race_through_a_balancer("ws://127.0.0.1:8000/ws", BASE, room, names)
 
     killed = subprocess.run(["docker", "kill", f"{PROJECT}_server1_1"], capture_output=True, text=True, timeout=60)
     assert killed.returncode == 0, killed.stderr

@@ -29,6 +29,26 @@ pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
 CODE = str(won_record().code)
 
+
+async def race_through_a_balancer(
+    ws_url: str, origin: str, room: str, names: list[str]
+) -> tuple[list[WsClient], list[str]]:
+    """``names`` join ``room`` one connection each through a balancer at ``ws_url`` (round robin
+    spreads them over its instances), the first starts the race and each plays two moves of
+    :data:`LINE`: their clients and tokens, to kill an instance under them."""
+    clients, tokens = [], []
+    for name in names:
+        client = await WsClient.connect_url(ws_url, name, headers={"Origin": origin})
+        await client.send("join", room=room, name=name)
+        tokens.append((await client.next("welcome"))["token"])
+        clients.append(client)
+    await clients[0].send("start")
+    for client in clients:
+        await client.next("started")
+    for client in clients:
+        await play(client, LINE[:2], 1)
+    return clients, tokens
+
 Cluster = Callable[[int], Awaitable[list[Instance]]]
 
 
@@ -169,17 +189,8 @@ async def test_nginx_balances_a_race_over_instances_and_a_client_of_a_killed_one
         await wait_healthy(base)
         async with aiohttp.ClientSession() as http:
             room = (await (await http.post(f"{base}/api/rooms", json={"code": CODE})).json())["room"]
-        clients, tokens = [], []
-        for name in ("Ada", "Bob", "Cy", "Di"):  # round robin: both instances get players
-            client = await WsClient.connect_url(ws_url, name, headers={"Origin": base})
-            await client.send("join", room=room, name=name)
-            tokens.append((await client.next("welcome"))["token"])
-            clients.append(client)
-        await clients[0].send("start")
-        for client in clients:
-            await client.next("started")
-        for client in clients:
-            await play(client, LINE[:2], 1)
+        # round robin: both instances get players
+        clients, tokens = await race_through_a_balancer(ws_url, base, room, ["Ada", "Bob", "Cy", "Di"])
         one.kill(signal.SIGKILL)
         await asyncio.sleep(0.5)
         dropped = [k for k, client in enumerate(clients) if client.closed]

@@ -54,17 +54,41 @@ DESKTOP: ViewportSize = {"width": 1920, "height": 1080}
 SCREENSHOTS = Path(os.environ.get("HALFMOON_SCREENSHOTS") or Path(tempfile.gettempdir()) / "halfmoon-screenshots")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_answering(url: str, proc: subprocess.Popen[Any], within_s: float) -> bool:
+    """Poll ``url`` until it answers 2xx: True; False once ``proc`` has exited or ``within_s`` passed."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if 200 <= response.status < 300:
+                    return True
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 @contextmanager
 def running_server(tmp: Path, *, daily_ranked_per_address: int = 1000) -> Iterator[str]:
     """A server of the browser tests' settings in ``tmp``: its base URL; its log is shown if it
     fails to start."""
-    port = _free_port()
+    port = free_port()
     log = (tmp / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data"),
@@ -74,27 +98,14 @@ def running_server(tmp: Path, *, daily_ranked_per_address: int = 1000) -> Iterat
         stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            log.close()
-            pytest.fail("the server did not start:\n" + (tmp / "server.log").read_text()[-3000:])
-        time.sleep(0.1)
+    if not wait_answering(f"{base}/healthz", proc, 20):
+        proc.kill()
+        log.close()
+        pytest.fail("the server did not start:\n" + (tmp / "server.log").read_text()[-3000:])
     try:
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

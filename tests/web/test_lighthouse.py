@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,7 @@ from playwright.sync_api import Browser
 
 from tests.conftest import CHROMIUM_ARGS
 from tests.web.audits import LIGHTHOUSE_CLI, require_tool
-from tests.web.conftest import load_vector
+from tests.web.conftest import free_port, load_vector, stop_process, wait_answering
 
 pytestmark = pytest.mark.browser
 
@@ -33,18 +30,12 @@ CODE = load_vector("won_records.json")["records"][0]["code"]
 TRIES = 3
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
     """A headless chromium with a debugging port (the port), its profile holding a player's name."""
     cli = require_tool("Lighthouse (npm)", LIGHTHOUSE_CLI, "node")
     assert cli.is_file()
-    port = _free_port()
+    port = free_port()
     # (chromium's last writes to its profile may outlive it by a moment: no error for a leftover)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
@@ -60,15 +51,8 @@ def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=1).close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        pytest.fail("chromium with a debugging port did not start")
-                    time.sleep(0.2)
+            if not wait_answering(f"http://127.0.0.1:{port}/json/version", proc, 30):
+                pytest.fail("chromium with a debugging port did not start")
             remote = browser.browser_type.connect_over_cdp(f"http://127.0.0.1:{port}")
             page = remote.contexts[0].new_page()
             page.goto(server + "/rules")
@@ -77,11 +61,7 @@ def chrome(chromium_path: str, browser: Browser, server: str) -> Iterator[int]:
             remote.close()
             yield port
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
 
 
 def lighthouse(port: int, url: str, out: Path) -> dict[str, Any]:
