@@ -210,15 +210,15 @@ def room_logic_us_per_move(moves: int = 20_000, *, journal: Path | None = None, 
     from dataclasses import asdict
 
     from halfmoon.protocol import Mode
+    from halfmoon_server.adapters.journal import JournalLog, MemoryLog
+    from halfmoon_server.adapters.memory_storage import MemoryStorage
+    from halfmoon_server.adapters.redis_log import RedisLog
     from halfmoon_server.clock import ManualClock
-    from halfmoon_server.commands import room_header
-    from halfmoon_server.events import PlayerJoined
-    from halfmoon_server.journal import JournalLog, MemoryLog
-    from halfmoon_server.memory_storage import MemoryStorage
-    from halfmoon_server.race import RaceConfig
-    from halfmoon_server.redis_log import RedisLog
-    from halfmoon_server.results import Recorder
-    from halfmoon_server.room import BackgroundTasks, Room, RoomServices
+    from halfmoon_server.core.commands import room_header
+    from halfmoon_server.core.events import PlayerJoined
+    from halfmoon_server.core.race import RaceConfig
+    from halfmoon_server.rooms.results import Recorder
+    from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
 
     async def measure() -> float:
         room_log: MemoryLog | JournalLog | RedisLog = MemoryLog() if journal is None else JournalLog(journal)

@@ -31,7 +31,7 @@ from typing import Any
 
 from halfmoon import DealCode, Game, GameRecord, Move, Status, random_code, replay
 from halfmoon.positions import PILE_COUNT
-from halfmoon_server.solver import Verdict, solve
+from halfmoon_server.solver.search import Verdict, solve
 
 
 def codes(count: int, seed: int) -> list[DealCode]:

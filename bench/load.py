@@ -90,7 +90,7 @@ LIFTED = {
 def winnable_deals(count: int) -> dict[str, list[list[str]]]:
     """``count`` deal codes the solver proves winnable, each with its winning line (position names)."""
     from halfmoon.game import Game
-    from halfmoon_server.solver import Verdict, solve
+    from halfmoon_server.solver.search import Verdict, solve
 
     deals: dict[str, list[list[str]]] = {}
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -562,14 +562,14 @@ def build_rooms(rooms: int, moves: int) -> list[Any]:
     log in memory), each player ``moves`` moves into a won line (48: every race over, its games
     recorded); the log's entries dropped, as the embedded journal keeps them on disk."""
     from halfmoon.protocol import Mode
+    from halfmoon_server.adapters.journal import MemoryLog
+    from halfmoon_server.adapters.memory_storage import MemoryStorage
     from halfmoon_server.clock import ManualClock
-    from halfmoon_server.commands import room_header
-    from halfmoon_server.events import PlayerJoined
-    from halfmoon_server.journal import MemoryLog
-    from halfmoon_server.memory_storage import MemoryStorage
-    from halfmoon_server.race import RaceConfig
-    from halfmoon_server.results import Recorder
-    from halfmoon_server.room import BackgroundTasks, Room, RoomServices
+    from halfmoon_server.core.commands import room_header
+    from halfmoon_server.core.events import PlayerJoined
+    from halfmoon_server.core.race import RaceConfig
+    from halfmoon_server.rooms.results import Recorder
+    from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
 
     deals = list(winnable_deals(4).items())
 

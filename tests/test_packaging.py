@@ -66,9 +66,9 @@ def test_the_wheel_carries_the_licence_metadata_and_py_typed(dist: Path) -> None
     for package in TYPED:
         assert f"{package}/py.typed" in names, package
     assert "halfmoon_web/static/index.html" in names
-    assert any(n.startswith("halfmoon_server/migrations/versions/") for n in names)
+    assert any(n.startswith("halfmoon_server/adapters/migrations/versions/") for n in names)
     # the solver is the server's (an operator's tool), never the engine's
-    assert "halfmoon_server/solver.py" in names and "halfmoon_server/solver_cli.py" in names
+    assert "halfmoon_server/solver/search.py" in names and "halfmoon_server/solver/cli.py" in names
     assert not [n for n in names if n.startswith("halfmoon/") and "solve" in n]
     # nothing else at the top, not what `pip install ./client` leaves in client/build either
     tops = {n.split("/")[0] for n in names if "/" in n}

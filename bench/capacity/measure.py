@@ -24,7 +24,7 @@ the instances, one spectator per room):
 - ``validate``: mixed rooms of 2–8 on two and three instances, kept as the model's check
   (bench/capacity/validation.json, written by ``model.py --validate``);
 - ``leaderboard``: the daily leaderboard query the server runs (captured from
-  :class:`~halfmoon_server.storage.SqlStorage` itself) under ``EXPLAIN ANALYZE`` at 100,000 and
+  :class:`~halfmoon_server.adapters.storage.SqlStorage` itself) under ``EXPLAIN ANALYZE`` at 100,000 and
   1,000,000 results of one day loaded with COPY; also the day's player count and the daily page's
   list of past days.
 
@@ -487,7 +487,7 @@ async def leaderboard(pg_url: str, sizes: list[int], records: list[str]) -> dict
     statements :class:`SqlStorage` sends (captured from its engine), median of 5 runs."""
     from sqlalchemy import event
 
-    from halfmoon_server.storage import SqlStorage, open_storage
+    from halfmoon_server.adapters.storage import SqlStorage, open_storage
 
     admin = await asyncpg.connect(_pg_dsn(pg_url))
     name = f"hm_capacity_lb_{secrets.token_hex(4)}"
@@ -569,8 +569,8 @@ async def pg_writes(pg_url: str, records: list[str], rounds: int, games: int) ->
     least of the rounds is kept; commits are counted on the engine, CPU on its backend."""
     from sqlalchemy import event, text
 
+    from halfmoon_server.adapters.storage import SqlStorage, make_engine, migrate
     from halfmoon_server.ports import FinishedGame
-    from halfmoon_server.storage import SqlStorage, make_engine, migrate
 
     admin = await asyncpg.connect(_pg_dsn(pg_url))
     name = f"hm_capacity_pg_{secrets.token_hex(4)}"

@@ -1,17 +1,17 @@
 """The ports: the small interfaces the race server's shell talks to, each with the
-implementations beside it named here. The race core (:mod:`halfmoon_server.race`) needs none of
-them; the room shell (:mod:`halfmoon_server.room`) and the handlers use them.
+implementations beside it named here. The race core (:mod:`halfmoon_server.core.race`) needs none of
+them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use them.
 
 - :class:`Outbox` — one connection's way out: ``send(frame)`` never waits
-  (:class:`halfmoon_server.connection.Connection`; tests use a list).
+  (:class:`halfmoon_server.web.connection.Connection`; tests use a list).
 - :class:`Storage` — what lasts: finished games, leaderboards, the daily challenge
-  (:class:`halfmoon_server.storage.SqlStorage` on SQLite or PostgreSQL,
-  :class:`halfmoon_server.memory_storage.MemoryStorage`; chosen by URL in
-  :func:`halfmoon_server.storage.open_storage`).
+  (:class:`halfmoon_server.adapters.storage.SqlStorage` on SQLite or PostgreSQL,
+  :class:`halfmoon_server.adapters.memory_storage.MemoryStorage`; chosen by URL in
+  :func:`halfmoon_server.adapters.storage.open_storage`).
 - :class:`RoomLog` — what is live: each room's header and its log of commands, from which any
-  instance rebuilds the room (:class:`halfmoon_server.journal.JournalLog`, a SQLite journal for
-  one process; :class:`halfmoon_server.journal.MemoryLog`, nothing kept; and
-  :class:`halfmoon_server.redis_log.RedisLog`, shared by a cluster).
+  instance rebuilds the room (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
+  one process; :class:`halfmoon_server.adapters.journal.MemoryLog`, nothing kept; and
+  :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
@@ -26,7 +26,7 @@ from halfmoon.record import UNDO
 from halfmoon_server.clock import Clock
 
 if TYPE_CHECKING:
-    from halfmoon_server.room import Room
+    from halfmoon_server.rooms.room import Room
 
 __all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "PlayerGame", "RoomLog", "Storage", "StoredGame"]
 
@@ -52,7 +52,7 @@ class Outbox(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FinishedGame:
-    """A game to store (under an id fixed up front: :func:`halfmoon_server.room.game_id`)."""
+    """A game to store (under an id fixed up front: :func:`halfmoon_server.rooms.room.game_id`)."""
 
     nickname: str
     code: str
@@ -157,7 +157,7 @@ class Storage(Protocol):
 
 class RoomLog(Protocol):
     """Where live rooms are kept: each room's header and its log of commands, numbered 1, 2, …
-    and delivered in order (:meth:`halfmoon_server.room.Room.deliver`) to every instance that
+    and delivered in order (:meth:`halfmoon_server.rooms.room.Room.deliver`) to every instance that
     follows the room. Appending is what makes a command durable. Every method may raise
     :class:`~halfmoon_server.errors.LogUnavailable`."""
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from halfmoon_server.clock import Clock, SystemClock
+from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS
 from halfmoon_server.errors import SettingsError
-from halfmoon_server.ranking import DEFAULT_TAP_FLOOR_MS
 
 log = logging.getLogger("halfmoon_server")
 
@@ -248,7 +248,7 @@ class Settings:
     body_timeout_s: float = 10.0
     #: How long a new TCP connection may take to send its first request head (nothing at all, or
     #: a header line a minute): then it is closed, so silent sockets cannot hold the server's file
-    #: descriptors (``halfmoon serve``; halfmoon_server.admission).
+    #: descriptors (``halfmoon serve``; halfmoon_server.web.admission).
     head_timeout_s: float = 10.0
     #: How long a WebSocket may stay outside every room (it never sent join, watch, resume, solo
     #: or daily, or it left): then it is closed with 4002, so idle sockets cannot pile up.

@@ -140,7 +140,7 @@ async def _daily_plan(url: str) -> list[str]:
     import asyncpg  # type: ignore[import-untyped]
     from sqlalchemy import event
 
-    from halfmoon_server.storage import SqlStorage, open_storage
+    from halfmoon_server.adapters.storage import SqlStorage, open_storage
 
     storage = await open_storage(url)
     assert isinstance(storage, SqlStorage)

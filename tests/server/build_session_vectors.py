@@ -32,7 +32,7 @@ from halfmoon.positions import PILE_COUNT, POSITION_NAMES
 from halfmoon.protocol import commitment_of
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
-from halfmoon_server.lobby import Lobby
+from halfmoon_server.rooms.lobby import Lobby
 from tests.conftest import VECTORS
 from tests.server.support import illegal_move, make_settings, won_record
 

@@ -16,7 +16,7 @@ import pytest
 
 from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.room import Room
+from halfmoon_server.rooms.room import Room
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, illegal_move, won_record
 

@@ -21,11 +21,11 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from halfmoon_server.app import create_app
-from halfmoon_server.cli import register_serve
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import SettingsError
+from halfmoon_server.ops.cli import register_serve
 from halfmoon_server.settings import OPTIONS, Settings
+from halfmoon_server.web.app import create_app
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, make_settings

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from halfmoon_server.cycles import release_transport_cycles
+from halfmoon_server.web.cycles import release_transport_cycles
 from tests.conftest import ROOT
 
 

@@ -15,9 +15,9 @@ import pytest
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
 from halfmoon.protocol import commitment_of
-from halfmoon_server import daily as daily_module
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.rooms import daily as daily_module
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information
 
@@ -161,7 +161,7 @@ async def test_tomorrows_daily_commitment_is_public_a_day_ahead_and_the_reveal_o
 
 
 async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartServer, clock: ManualClock) -> None:
-    from halfmoon_server.solver import first_winnable_daily
+    from halfmoon_server.solver.search import first_winnable_daily
 
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=100_000)
     client, _, room = await _attempt(server, "Ada", timeout=60)  # the solver runs in a fresh process

@@ -13,11 +13,11 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from halfmoon_server import daily as daily_module
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import FinishedGame
+from halfmoon_server.rooms import daily as daily_module
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 
 DAY1 = date(2026, 11, 28)

@@ -91,8 +91,8 @@ async def test_a_stored_record_that_is_no_record_is_refused_as_no_ghost_not_a_50
     with the usual error body, never a 500 — the moves are read as the engine reads records."""
     from sqlalchemy import update
 
-    from halfmoon_server import keys
-    from halfmoon_server.models import GameRow
+    from halfmoon_server.adapters.models import GameRow
+    from halfmoon_server.web import keys
 
     server = await start_server()
     ada, bea = secrets.token_urlsafe(32), secrets.token_urlsafe(32)

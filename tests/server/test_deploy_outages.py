@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from halfmoon.game import Move
-from halfmoon_server.app import begin_draining
+from halfmoon_server.web.app import begin_draining
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, RedisServer, free_port, wait_healthy

@@ -1,4 +1,4 @@
-"""What a running server is doing, for an operator (:mod:`halfmoon_server.diagnostics`):
+"""What a running server is doing, for an operator (:mod:`halfmoon_server.ops.diagnostics`):
 ``kill -USR1`` logs every task's await chain and every thread's stack without stopping the
 server, and a shutdown that overruns ``--shutdown-timeout`` logs the same and is cut short
 instead of hanging (a SIGTERM'd cluster instance was once seen not exiting in CI)."""
@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from halfmoon_server import cli, diagnostics
+from halfmoon_server.ops import cli, diagnostics
 from tests.server.instances import Instance
 
 
@@ -122,9 +122,9 @@ STUCK_SERVER = """
 import asyncio, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from halfmoon_server import logs
-from halfmoon_server.app import create_app
-from halfmoon_server.cli import run_server
+from halfmoon_server.web import logs
+from halfmoon_server.web.app import create_app
+from halfmoon_server.ops.cli import run_server
 from halfmoon_server.settings import Settings
 
 logs.configure("INFO")

@@ -26,11 +26,11 @@ from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
 from halfmoon.protocol import Mode, commitment_of
 from halfmoon_client.verify import opening_board
-from halfmoon_server import keys
-from halfmoon_server import race as race_module
 from halfmoon_server.clock import ManualClock, day_start_ms
-from halfmoon_server.commands import apply_entry, room_header
-from halfmoon_server.room import race_of
+from halfmoon_server.core import race as race_module
+from halfmoon_server.core.commands import apply_entry, room_header
+from halfmoon_server.rooms.room import race_of
+from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information

@@ -31,13 +31,13 @@ from aiohttp.test_utils import TestServer
 from sqlalchemy.engine import make_url
 
 from halfmoon.game import Move
-from halfmoon_server import keys, rest
-from halfmoon_server import room as room_module
-from halfmoon_server.app import create_app
+from halfmoon_server.adapters.journal import PROBE_EVERY_S
+from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.journal import PROBE_EVERY_S
-from halfmoon_server.memory_storage import MemoryStorage
+from halfmoon_server.rooms import room as room_module
 from halfmoon_server.settings import Settings
+from halfmoon_server.web import keys, rest
+from halfmoon_server.web.app import create_app
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import RedisServer
@@ -324,7 +324,7 @@ def fill(folder: Path) -> Path:
 
 async def _readyz_until(http: aiohttp.ClientSession, url: str, status: int) -> tuple[int, dict[str, Any], float]:
     """``/readyz`` polled until it answers ``status`` (within 1 s and a poll past the journal's
-    shared probe, :data:`halfmoon_server.journal.PROBE_EVERY_S`): its last answer."""
+    shared probe, :data:`halfmoon_server.adapters.journal.PROBE_EVERY_S`): its last answer."""
     deadline = asyncio.get_running_loop().time() + PROBE_EVERY_S + 1.5
     while True:
         answer = await timed_get(http, url)

@@ -10,10 +10,10 @@ from typing import Any
 
 import aiohttp
 
-from halfmoon_server import keys
+from halfmoon_server.adapters.journal import MemoryLog
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.journal import MemoryLog
-from halfmoon_server.lobby import Lobby
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 

@@ -1,7 +1,7 @@
 """The server's usual paths make no cyclic garbage: what it frees, it frees by reference count.
 
 A reference cycle is freed only by a collection, and each one a connection leaves holds the whole
-connection until then (``halfmoon_server.cycles``). A real ``halfmoon serve`` process, collecting
+connection until then (``halfmoon_server.web.cycles``). A real ``halfmoon serve`` process, collecting
 its whole heap every half second, plays whole races of bots with a spectator, a player who drops
 and resumes, refused moves, bad frames, a solo game and a daily attempt, and REST reads; its
 collections (``halfmoon_gc_collected_objects_total``) find nothing more after them than before.

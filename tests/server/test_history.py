@@ -25,11 +25,12 @@ from halfmoon.codes import daily_code
 from halfmoon.errors import BadMessageError
 from halfmoon.game import Game
 from halfmoon.protocol import Daily, Join, Solo, parse_message, player_key_hash
-from halfmoon_server import create_app, keys
+from halfmoon_server import create_app
+from halfmoon_server.adapters.storage import open_storage
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.ports import FinishedGame, Storage
-from halfmoon_server.rest import _streak
-from halfmoon_server.storage import open_storage
+from halfmoon_server.web import keys
+from halfmoon_server.web.rest import _streak
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.protocol_example import normalise

@@ -1,4 +1,4 @@
-"""The embedded room log (``halfmoon_server.journal``): its one thread runs the SQLite work in
+"""The embedded room log (``halfmoon_server.adapters.journal``): its one thread runs the SQLite work in
 order; what it committed is there, in order, once it is opened again."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from halfmoon_server.adapters.journal import JournalLog, _Worker
 from halfmoon_server.errors import LogUnavailable
-from halfmoon_server.journal import JournalLog, _Worker
 
 
 class _Room:
@@ -96,7 +96,7 @@ async def test_a_flood_of_readiness_probes_writes_once_a_second_at_most(
 ) -> None:
     """Each readiness probe writes 64 KB through the journal's one thread, ahead of the players'
     moves: polls at once share one probe, and its answer serves for a second."""
-    from halfmoon_server import journal as journal_module
+    from halfmoon_server.adapters import journal as journal_module
 
     now = [1000.0]
     monkeypatch.setattr(journal_module.time, "monotonic", lambda: now[0])

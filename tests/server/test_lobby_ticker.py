@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
-from halfmoon_server import keys
-from halfmoon_server import lobby as lobby_module
-from halfmoon_server.lobby import Lobby
+from halfmoon_server.rooms import lobby as lobby_module
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 
 

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import WSMessage, WSMsgType, web
 from sqlalchemy.engine import make_url
 
-from halfmoon_server import logs
+from halfmoon_server.web import logs
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, RedisServer

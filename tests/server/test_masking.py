@@ -1,4 +1,4 @@
-"""The masking watcher (halfmoon_server.masking.FrameWatcher) follows a client's frame boundaries
+"""The masking watcher (halfmoon_server.web.masking.FrameWatcher) follows a client's frame boundaries
 however the bytes are split into reads: whole headers in one read (its fast path) or a header
 cut anywhere (byte by byte), short, 16-bit and 64-bit lengths, and it flags exactly the first
 unmasked frame."""
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from halfmoon_server.masking import FrameWatcher
+from halfmoon_server.web.masking import FrameWatcher
 
 
 def frame(payload_size: int, *, masked: bool = True) -> bytes:

@@ -13,8 +13,8 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.conftest import require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, free_port
@@ -124,7 +124,7 @@ def test_the_grafana_dashboard_shows_only_metrics_the_server_exports() -> None:
     import json
     import re
 
-    from halfmoon_server.metrics import Metrics
+    from halfmoon_server.web.metrics import Metrics
     from tests.conftest import ROOT
 
     dashboard = json.loads((ROOT / "deploy" / "grafana-dashboard.json").read_text())

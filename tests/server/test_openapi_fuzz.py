@@ -38,7 +38,7 @@ from sqlalchemy.engine import make_url
 from halfmoon.game import Game
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock, utc_day
-from halfmoon_server.daily import PAST_DAYS_FOR_MS
+from halfmoon_server.rooms.daily import PAST_DAYS_FOR_MS
 from tests.conftest import ROOT
 from tests.server.support import T0, WsClient, make_settings, won_record
 

@@ -15,10 +15,10 @@ from halfmoon.codes import DealCode, daily_code
 from halfmoon.game import Game, Move
 from halfmoon.protocol import Mode, Phase, PlayerStatus, commitment_of
 from halfmoon.view import HIDDEN_TOP
-from halfmoon_server import events, race
-from halfmoon_server.audience import Audience
+from halfmoon_server.core import events, race
+from halfmoon_server.core.audience import Audience
+from halfmoon_server.core.race import DAY_MS, Race, RaceConfig
 from halfmoon_server.errors import Refusal
-from halfmoon_server.race import DAY_MS, Race, RaceConfig
 from tests.server.support import illegal_move, stalling_line, won_record
 
 CODE = DealCode.parse("HM1-N-AAAAAAA")
@@ -112,7 +112,7 @@ def test_a_move_is_checked_by_the_engine_and_a_refusal_changes_nothing() -> None
 
 
 def test_a_solo_clock_starts_at_the_first_move_and_stands_still_while_stalled() -> None:
-    from halfmoon_server.commands import apply_entry
+    from halfmoon_server.core.commands import apply_entry
 
     line = stalling_line(str(CODE))
     r = Race("K7WQ2M", Mode.SOLO, CODE, CONFIG, now=T0)
@@ -411,7 +411,7 @@ def test_nobody_watching_no_spectators_copy_is_made() -> None:
     assert audience.shown["p1"] != audience.shown["p2"], "Ada's move is on her board only"
 
 
-# -- ranked and casual results (halfmoon_server.ranking) ---------------------------------------------
+# -- ranked and casual results (halfmoon_server.core.ranking) ---------------------------------------------
 
 
 def _sealed(*names: str, config: RaceConfig = CONFIG) -> Race:
@@ -454,7 +454,7 @@ def test_a_sealed_race_at_a_persons_pace_is_ranked_and_its_rematch_too() -> None
 
 
 def test_a_solo_game_is_casual_and_a_dailys_retry_is_not_ranked() -> None:
-    from halfmoon_server.commands import apply_entry
+    from halfmoon_server.core.commands import apply_entry
 
     solo = Race("K7WQ2M", Mode.SOLO, CODE, CONFIG, now=T0)
     apply_entry(solo, {"k": "single", "n": "Ada", "tok": "t", "r": True, "t": T0})
@@ -467,7 +467,7 @@ def test_a_solo_game_is_casual_and_a_dailys_retry_is_not_ranked() -> None:
 
 
 def test_a_bot_is_shown_as_a_bot_to_everyone_and_never_ranked_even_in_a_sealed_race() -> None:
-    from halfmoon_server.commands import apply_entry
+    from halfmoon_server.core.commands import apply_entry
 
     r = _sealed("Ada")
     [joined] = apply_entry(r, {"k": "join", "n": "bot-1", "tok": "t", "bot": True, "t": T0})

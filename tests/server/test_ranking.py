@@ -1,4 +1,4 @@
-"""Which results are ranked: the one decision (halfmoon_server.ranking), case by case."""
+"""Which results are ranked: the one decision (halfmoon_server.core.ranking), case by case."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from halfmoon.game import Move
 from halfmoon.protocol import Mode, Unranked
 from halfmoon.record import UNDO
-from halfmoon_server import ranking
-from halfmoon_server.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
+from halfmoon_server.core import ranking
+from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
 
 
 def test_the_module_examples_run() -> None:

@@ -21,18 +21,19 @@ from aiohttp.test_utils import TestServer
 from halfmoon.codes import DealCode, seal_commitment, sealed_code
 from halfmoon.errors import BadMessageError
 from halfmoon.protocol import Mode, Phase, PlayerStatus, commitment_of, parse_message
-from halfmoon_server import create_app, events
+from halfmoon_server import create_app
+from halfmoon_server.adapters.journal import JournalLog
+from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.commands import apply_entry
-from halfmoon_server.daily import DailyService
+from halfmoon_server.core import events
+from halfmoon_server.core.commands import apply_entry
+from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.errors import Refusal, StorageError
-from halfmoon_server.journal import JournalLog
-from halfmoon_server.lobby import Lobby
-from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.ports import FinishedGame
-from halfmoon_server.race import Race, RaceConfig
-from halfmoon_server.results import Recorder
-from halfmoon_server.room import BackgroundTasks, RoomServices, game_id
+from halfmoon_server.rooms.daily import DailyService
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.results import Recorder
+from halfmoon_server.rooms.room import BackgroundTasks, RoomServices, game_id
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.protocol_example import START_MS, normalise

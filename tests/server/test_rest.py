@@ -16,8 +16,8 @@ from openapi_spec_validator import validate
 from halfmoon.codes import daily_code
 from halfmoon.deal import Deal
 from halfmoon.game import Game
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, solo_to_the_end, won_record

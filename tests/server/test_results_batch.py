@@ -1,4 +1,4 @@
-"""Finished games are stored in batches by one writer (:class:`halfmoon_server.results.Recorder`),
+"""Finished games are stored in batches by one writer (:class:`halfmoon_server.rooms.results.Recorder`),
 through ``save_games`` (one transaction, idempotent on each id), on SQLite in WAL mode."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from halfmoon_server.adapters.memory_storage import MemoryStorage
+from halfmoon_server.adapters.storage import SqlStorage, open_storage
 from halfmoon_server.errors import StorageError
-from halfmoon_server.memory_storage import MemoryStorage
 from halfmoon_server.ports import FinishedGame
-from halfmoon_server.results import BatchStorage, Recorder
-from halfmoon_server.storage import SqlStorage, open_storage
+from halfmoon_server.rooms.results import BatchStorage, Recorder
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
@@ -126,7 +126,7 @@ async def test_a_retry_waiting_out_its_backoff_wakes_as_soon_as_the_database_is_
 ) -> None:
     """A room whose backoff has grown to 30 s does not wait it out: the recorder probes the
     database while writes fail and wakes every waiting retry when it answers again."""
-    monkeypatch.setattr("halfmoon_server.results.PROBE_EVERY_S", 0.05)
+    monkeypatch.setattr("halfmoon_server.rooms.results.PROBE_EVERY_S", 0.05)
     storage = _Outage()
     recorder = Recorder(storage)
     storage.down = True

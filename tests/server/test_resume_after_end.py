@@ -11,8 +11,8 @@ import aiohttp
 
 from halfmoon.codes import daily_code, seal_commitment, sealed_code
 from halfmoon.game import Game
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, won_record
 from tests.server.test_fair_play import DAY, play_moves

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from halfmoon.record import GameRecord
-from halfmoon_server import journal, keys
-from halfmoon_server.journal import JournalLog
+from halfmoon_server.adapters import journal
+from halfmoon_server.adapters.journal import JournalLog
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 

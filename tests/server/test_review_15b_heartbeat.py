@@ -12,7 +12,7 @@ from pathlib import Path
 
 import aiohttp
 
-from halfmoon_server import keys
+from halfmoon_server.web import keys
 from tests.server.test_slow_clients import serve
 
 

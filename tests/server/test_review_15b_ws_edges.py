@@ -15,8 +15,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from halfmoon_server import ws as ws_module
-from halfmoon_server.ws import CLOSE_NO_ROOM
+from halfmoon_server.web import ws as ws_module
+from halfmoon_server.web.ws import CLOSE_NO_ROOM
 from tests.server.test_slow_clients import serve
 
 

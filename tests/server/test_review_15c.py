@@ -28,12 +28,12 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from halfmoon_server import keys
-from halfmoon_server.app import _freeze_gc, create_app
+from halfmoon_server.adapters.journal import JournalLog
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import LogUnavailable, SettingsError
-from halfmoon_server.journal import JournalLog
 from halfmoon_server.settings import Settings
+from halfmoon_server.web import keys
+from halfmoon_server.web.app import _freeze_gc, create_app
 from tests.server.support import make_settings
 from tests.server.test_journal import _Room
 

@@ -6,7 +6,7 @@ so that a reference cycle dropped between two freezes waited, frozen, for the fu
 none, but only on paths where every client closes politely. Other everyday paths did make
 cycles, each holding a whole connection (its transport, socket, request, handler, WebSocket,
 buffers). After this review the young collection before each freeze is back, the cycles made in
-the server's own code and asyncio's are broken (:mod:`halfmoon_server.cycles`; these tests
+the server's own code and asyncio's are broken (:mod:`halfmoon_server.web.cycles`; these tests
 pass), and those aiohttp makes are marked ``xfail`` (freed by that young collection):
 
 - a WebSocket whose peer goes without a close frame (a killed tab, a lost network, a reset),
@@ -22,7 +22,7 @@ pass), and those aiohttp makes are marked ``xfail`` (freed by that young collect
 - a request aiohttp cannot parse (its ``_ErrInfo`` keeps the exception, whose traceback holds
   ``data_received``'s frame and the handler) and the router's 405 (a ``SystemRoute`` whose
   handler is a bound method of itself, holding the exception) — 25 to 52 objects a request;
-- on Python 3.12 and later (supported: pyproject's classifiers) :mod:`halfmoon_server.cycles`
+- on Python 3.12 and later (supported: pyproject's classifiers) :mod:`halfmoon_server.web.cycles`
   does nothing, because CPython drops ``_read_ready_cb`` in ``close()``; but a transport ended by
   ``abort()`` or a reset never calls ``close()``, and keeps its cycle.
 
@@ -213,7 +213,7 @@ async def test_unparsable_requests_and_the_routers_405_leave_no_cyclic_garbage(t
     (On 365c9e8: 25 objects for the first — aiohttp's ``_ErrInfo`` keeps the parser's exception,
     with the connection's transport and socket — and 32 to 52 for a 405, whose ``SystemRoute``
     keeps its exception and a bound method of itself; fixing these means routing around aiohttp,
-    or patching it as :mod:`halfmoon_server.cycles` patches asyncio, or saying in the docs and the
+    or patching it as :mod:`halfmoon_server.web.cycles` patches asyncio, or saying in the docs and the
     runbook that they exist.)"""
 
     async def round_of(server: Instance) -> None:
@@ -226,10 +226,10 @@ async def test_unparsable_requests_and_the_routers_405_leave_no_cyclic_garbage(t
 
 
 #: Run by another interpreter: how many server transports ended by ``abort()`` are still alive,
-#: with the collector off, once :func:`~halfmoon_server.cycles.release_transport_cycles` is on.
+#: with the collector off, once :func:`~halfmoon_server.web.cycles.release_transport_cycles` is on.
 _ABORTED_TRANSPORTS = """
 import asyncio, gc, weakref
-from halfmoon_server.cycles import release_transport_cycles
+from halfmoon_server.web.cycles import release_transport_cycles
 
 class Keep(asyncio.Protocol):
     refs = []
@@ -283,7 +283,7 @@ def _later_pythons() -> list[str]:
 @pytest.mark.skipif(not _later_pythons(), reason="no Python 3.12 or later on this machine")
 def test_an_aborted_transport_is_freed_by_its_reference_count_on_python_312_and_later() -> None:
     """pyproject says Python 3.11 to 3.13. CPython 3.12 breaks the transport's cycle in
-    ``close()`` only, and :func:`~halfmoon_server.cycles.release_transport_cycles` does nothing
+    ``close()`` only, and :func:`~halfmoon_server.web.cycles.release_transport_cycles` does nothing
     there; a transport ended by ``abort()`` (``Connection.drop``: a slow client, a heartbeat
     unanswered; the connection guard's refusals) or by a reset (``_force_close``) never calls
     ``close()``. On every supported Python such a transport must be freed by its reference count,

@@ -11,11 +11,11 @@ import pytest
 
 from halfmoon.codes import DealCode
 from halfmoon.protocol import Mode, PlayerStatus, player_key_hash
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.core.events import Rematched
+from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.errors import Refusal
-from halfmoon_server.events import Rematched
-from halfmoon_server.race import Race, RaceConfig
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import T0, WsClient
 

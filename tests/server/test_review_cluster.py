@@ -23,17 +23,17 @@ import pytest
 
 from halfmoon.game import Move
 from halfmoon.protocol import Mode
-from halfmoon_server import keys
+from halfmoon_server.adapters.journal import JournalLog, new_instance_name
+from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.commands import room_header
-from halfmoon_server.daily import DailyService
+from halfmoon_server.core.commands import room_header
+from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.journal import JournalLog, new_instance_name
-from halfmoon_server.lobby import Lobby
-from halfmoon_server.memory_storage import MemoryStorage
-from halfmoon_server.race import RaceConfig
-from halfmoon_server.results import Recorder
-from halfmoon_server.room import BackgroundTasks, Room, RoomServices
+from halfmoon_server.rooms.daily import DailyService
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.results import Recorder
+from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
+from halfmoon_server.web import keys
 from tests.conftest import require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import RedisServer
@@ -267,7 +267,7 @@ async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
 
 
 async def _redis_room(tmp_path: Path, clock: ManualClock, url: str) -> tuple[Any, Room]:
-    from halfmoon_server.redis_log import RedisLog
+    from halfmoon_server.adapters.redis_log import RedisLog
 
     log = RedisLog(url)
     await log.open()
@@ -300,7 +300,7 @@ async def test_a_command_never_hangs_when_the_log_went_back(
         await room.submit({"k": "join", "n": "Ada", "tok": "t1"}, Box())
         await room.submit({"k": "join", "n": "Bob", "tok": "t2"}, Box())
         assert room.applied == 2
-        from halfmoon_server.redis_log import _log_key
+        from halfmoon_server.adapters.redis_log import _log_key
 
         await log.redis.delete(_log_key(room.id))  # the state Redis comes back with
         try:
@@ -323,7 +323,7 @@ async def test_a_dropped_lobby_cannot_be_joined_into_a_log_that_expires(
     following the shared link joins and plays in a room whose list and header then vanish under
     it — from then on every command hangs (finding 3) and no instance can load the room. Here the
     expiry is shortened to 1 s."""
-    from halfmoon_server import redis_log as redis_log_module
+    from halfmoon_server.adapters import redis_log as redis_log_module
 
     monkeypatch.setattr(redis_log_module, "FORGET_AFTER_S", 1)
     log, room = await _redis_room(tmp_path, clock, redis_server.url)
@@ -501,7 +501,7 @@ async def test_spectator_churn_does_not_grow_the_log_without_bound(
     a second, for ever, to any public room (a race someone shares): its log grows without bound
     and every later load replays it. (Fixed: a room lets in at most ``race.MAX_WATCHES``
     spectators over its life — 2,000; 20 here — and refuses more with ``room_full``.)"""
-    from halfmoon_server import race as race_module
+    from halfmoon_server.core import race as race_module
 
     monkeypatch.setattr(race_module, "MAX_WATCHES", 20)
     server = await start_server()
@@ -543,7 +543,7 @@ async def test_an_instance_does_not_load_a_room_another_live_instance_holds(
     loads the room. So nearly every race that starts ends up replicated on every instance —
     each one replays it, subscribes to it and applies every move — which undoes the point of
     more instances. `due` is documented as rooms "that no instance may hold"."""
-    from halfmoon_server.redis_log import RedisLog
+    from halfmoon_server.adapters.redis_log import RedisLog
 
     log_a, log_b = RedisLog(redis_server.url), RedisLog(redis_server.url)
     await log_a.open()
@@ -611,7 +611,7 @@ async def test_a_dropped_rooms_keys_all_expire(
     outlives the room — one key per room per crash, never reclaimed — and until then every append
     PUBLISHes to the dead instance's channel too (each rolling restart adds a name). Here B holds
     the room and dies; A drops it; the dropped room's keys are expired after 1 s."""
-    from halfmoon_server import redis_log as redis_log_module
+    from halfmoon_server.adapters import redis_log as redis_log_module
 
     monkeypatch.setattr(redis_log_module, "FORGET_AFTER_S", 1)
     log_a, log_b = redis_log_module.RedisLog(redis_server.url), redis_log_module.RedisLog(redis_server.url)

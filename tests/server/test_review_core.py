@@ -9,8 +9,8 @@ from typing import Any
 
 import aiohttp
 
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 
@@ -77,7 +77,7 @@ async def test_a_long_time_limit_still_ends_the_race(
     re-arms nothing; from then on neither a command nor the ticker settles the time limit (36fc040
     re-armed through `publish([])`); at 1158242 the ticker settles it. The cap is shortened here
     so the test runs in real time."""
-    from halfmoon_server import room as room_module
+    from halfmoon_server.rooms import room as room_module
 
     monkeypatch.setattr(room_module, "_MAX_TIMER_S", 0.05)
     server = await start_server()
@@ -106,7 +106,7 @@ async def test_a_recording_that_fails_still_ends_the_race_and_the_result_is_stor
     result's outbox: a failing write does not hold up game_over or race_over (the game's id is
     fixed up front); the write is retried with backoff, lands exactly once when the database is
     back, and only then may the room go."""
-    from halfmoon_server import room as room_module
+    from halfmoon_server.rooms import room as room_module
 
     monkeypatch.setattr(room_module, "STORE_RETRY_FIRST_S", 0.05)
     server = await start_server(finished_ttl_s=60)

@@ -21,9 +21,9 @@ from multidict import CIMultiDict
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
 from halfmoon.protocol import commitment_of
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
-from halfmoon_server.names import name_key
+from halfmoon_server.core.names import name_key
+from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient

@@ -23,7 +23,7 @@ import aiohttp
 import pytest
 from sqlalchemy.engine import make_url
 
-from halfmoon_server.solver_pool import SolverPool
+from halfmoon_server.solver.pool import SolverPool
 from tests.conftest import ROOT, require_service
 from tests.server import instances
 from tests.server.instances import Instance
@@ -195,7 +195,7 @@ async def _closed_by_server(reader: asyncio.StreamReader, within_s: float) -> bo
 async def test_one_address_cannot_hold_more_idle_connections_than_its_cap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Before HTTP (halfmoon_server.admission): one address holds at most 2 × cap + 16 TCP
+    """Before HTTP (halfmoon_server.web.admission): one address holds at most 2 × cap + 16 TCP
     connections, the rest closed at once; and a connection that sends no whole request head
     (nothing, or a header line now and then: slowloris) is closed after --head-timeout, so
     silent sockets cannot hold the server's descriptors. The server answers throughout."""

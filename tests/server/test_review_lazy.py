@@ -8,11 +8,12 @@ import asyncio
 import aiohttp
 import pytest
 
-from halfmoon_server import diagnostics, keys
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import SettingsError
-from halfmoon_server.lobby import Lobby
+from halfmoon_server.ops import diagnostics
+from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.test_finished_rooms_sleep import assert_a_new_game_is_welcome
 from tests.server.test_review_sleep import _asleep

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import LogUnavailable, SettingsError
-from halfmoon_server.lobby import Lobby
+from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 from tests.server.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
@@ -140,7 +140,7 @@ async def test_a_room_dropped_and_held_again_at_once_stays_followed_in_redis(
     on connections of their own, in no set order. Had the SREM landed last, this instance would
     hold the room without being among its followers: it would miss the other instances' entries,
     and they would take the room for orphaned."""
-    from halfmoon_server.redis_log import _followers_key
+    from halfmoon_server.adapters.redis_log import _followers_key
 
     log, room = await _redis_room(tmp_path, clock, redis_server.url)
     try:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import aiohttp
 
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 

@@ -8,8 +8,8 @@ import asyncio
 
 import aiohttp
 
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 

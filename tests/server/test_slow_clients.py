@@ -26,9 +26,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from halfmoon_server import create_app, keys
+from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.ws import CLOSE_NO_ROOM, CLOSE_TRY_LATER
+from halfmoon_server.web import keys
+from halfmoon_server.web.ws import CLOSE_NO_ROOM, CLOSE_TRY_LATER
 from tests.server.support import make_settings
 
 HEAD = b"POST /api/rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

@@ -17,7 +17,7 @@ from halfmoon.errors import IllegalMoveError, InvalidRecordError
 from halfmoon.game import WINNING_MOVES, WINNING_SCORE
 from halfmoon.positions import PILE_COUNT
 from halfmoon.record import UNDO, Step
-from halfmoon_server.solver import (
+from halfmoon_server.solver.search import (
     NoWinnableDealError,
     Verdict,
     analyse,

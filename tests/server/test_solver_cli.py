@@ -14,7 +14,7 @@ import pytest
 from halfmoon import GameRecord, Status, replay
 from halfmoon.codes import DealCode
 from halfmoon.game import WINNING_MOVES
-from halfmoon_server.solver_cli import register_solve
+from halfmoon_server.solver.cli import register_solve
 from tests.server.test_solver import EASY_CODES, HARD_CODE, winning_line
 
 

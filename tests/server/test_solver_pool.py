@@ -1,4 +1,4 @@
-"""The solver's worker, supervised (``halfmoon_server.solver_pool``): a worker killed with
+"""The solver's worker, supervised (``halfmoon_server.solver.pool``): a worker killed with
 SIGKILL is replaced and its job run again, stop signals meant for the server leave the worker
 alone, the pool closes with the app and leaves no process behind, ``check()`` tells a dead or
 hung worker; and the daily challenge never waits on it: tomorrow's code is stored a day ahead
@@ -25,11 +25,11 @@ import pytest
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
-from halfmoon_server import keys
 from halfmoon_server.clock import ManualClock, day_start_ms
-from halfmoon_server.daily import DailyService
-from halfmoon_server.solver import first_winnable_daily
-from halfmoon_server.solver_pool import SolverPool, warm_up
+from halfmoon_server.rooms.daily import DailyService
+from halfmoon_server.solver.pool import SolverPool, warm_up
+from halfmoon_server.solver.search import first_winnable_daily
+from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.instances import free_port
@@ -252,7 +252,7 @@ async def test_a_broken_worker_makes_the_day_choose_in_a_thread(
 async def test_a_hung_worker_makes_the_day_choose_in_a_thread(
     start_server: StartServer, clock: ManualClock, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("halfmoon_server.daily.SOLVER_WAIT_S", 0.5)
+    monkeypatch.setattr("halfmoon_server.rooms.daily.SOLVER_WAIT_S", 0.5)
     server = await start_server(daily_requires_winnable=True, solver_workers=1, solver_node_budget=BUDGET)
     daily, pool = server.app[keys.DAILY], server.app[keys.EXECUTOR]
     assert isinstance(pool, SolverPool)

@@ -23,7 +23,7 @@ from halfmoon.cards import JACK, KING, QUEEN, Card
 from halfmoon.game import Game, Move
 from halfmoon.positions import PILE_COUNT, POSITION_NAMES, POSITIONS
 from halfmoon.record import UNDO, Step
-from halfmoon_server import audience, race
+from halfmoon_server.core import audience, race
 from tests.server.conftest import StartServer
 from tests.server.support import ViewTracker, WsClient, check_hidden_information, won_record
 from tests.server.test_rooms import _room

@@ -9,8 +9,8 @@ import orjson
 from halfmoon.codes import DealCode
 from halfmoon.game import Move
 from halfmoon.protocol import SPLIT_MOVES, Mode, RaceOver, Result
-from halfmoon_server import events
-from halfmoon_server.race import Race, RaceConfig
+from halfmoon_server.core import events
+from halfmoon_server.core.race import Race, RaceConfig
 from tests.server.support import won_record
 
 CODE = DealCode.parse("HM1-N-AAAAAAA")

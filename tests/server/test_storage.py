@@ -19,9 +19,16 @@ from sqlalchemy import inspect, text
 
 from halfmoon.codes import daily_code, sealed_code
 from halfmoon.protocol import ranking_key
-from halfmoon_server.memory_storage import MemoryStorage
+from halfmoon_server.adapters.memory_storage import MemoryStorage
+from halfmoon_server.adapters.storage import (
+    FinishedGame,
+    SqlStorage,
+    alembic_config,
+    make_engine,
+    migrate,
+    open_storage,
+)
 from halfmoon_server.ports import Storage
-from halfmoon_server.storage import FinishedGame, SqlStorage, alembic_config, make_engine, migrate, open_storage
 from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
 

@@ -1,0 +1,408 @@
+"""Room logs for one process: :class:`JournalLog`, a SQLite journal beside the database (the
+embedded default: kill the server, start it again, and every room is rebuilt from it), and
+:class:`MemoryLog`, which keeps nothing past the process (``--db memory://``, benchmarks).
+
+Both are :class:`halfmoon_server.ports.RoomLog` for a single instance: the rooms they deliver to
+are this process's own, and no other instance is alive.
+
+The journal writes with *group commit*: every entry appended while a write is under way goes in
+the next transaction, so under load one commit carries many moves. SQLite runs in WAL mode with
+``synchronous=NORMAL`` by default: a committed entry survives the process being killed (even
+with SIGKILL); a power cut may lose the last commits. ``synchronous=FULL`` (``--journal-sync
+full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). SQLite's own
+checkpoint, run by the commit that takes the write-ahead log past 1,000 pages, copies it back
+into the file, so the log restarts from its beginning however busy the journal is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import logging
+import queue
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from halfmoon_server.adapters.private_files import private_sqlite_file
+from halfmoon_server.errors import LogUnavailable
+
+if TYPE_CHECKING:
+    from halfmoon_server.rooms.room import Room
+
+log = logging.getLogger("halfmoon_server.journal")
+
+Entry = dict[str, Any]
+#: How long one journal round (a group commit, a read) may take before it counts as failed.
+COMMIT_TIMEOUT_S = 10.0
+#: What :meth:`JournalLog.ping` writes (one row, replaced each time): 16 pages, more than a round
+#: of moves takes (or than a commit that failed half-way may have left room for in the write-ahead
+#: log), so a disk that cannot take the moves fails the probe too.
+PROBE_BYTES = 64 * 1024
+#: Readiness polls share one probe at a time, and its answer for this long: a flood of /readyz
+#: never queues more than one write a second ahead of the players' moves on the journal's thread.
+PROBE_EVERY_S = 1.0
+
+
+def new_instance_name() -> str:
+    """A name for this process's instance, unique per start."""
+    return secrets.token_hex(5)
+
+
+class _LocalLog:
+    """What both one-process logs share: the rooms followed here, the entry numbers."""
+
+    def __init__(self) -> None:
+        self.instance = new_instance_name()
+        self.rooms: dict[str, Room] = {}
+        self.counts: dict[str, int] = {}  # entries committed per room
+        #: rooms in the log that are not held in memory (a finished room nobody is in): when
+        #: each next needs a look (its ``finished_ttl``), and those times in a heap
+        self.sleeping: dict[str, int] = {}
+        self._wakes: list[tuple[int, str]] = []
+
+    def follow(self, room: Room) -> None:
+        self.rooms[room.id] = room
+
+    def unfollow(self, room: Room) -> None:
+        self.rooms.pop(room.id, None)
+
+    def alive(self, instance: str) -> bool:
+        return instance == self.instance
+
+    async def due(self, now: int) -> list[str]:
+        """The rooms not held here whose look is due (a room held here is looked at by the
+        lobby's ticker on every round)."""
+        due: list[str] = []
+        while self._wakes and self._wakes[0][0] <= now:
+            at, room_id = heapq.heappop(self._wakes)
+            if self.sleeping.get(room_id) == at:  # (not woken meanwhile, nor put to sleep again)
+                del self.sleeping[room_id]
+                due.append(room_id)
+        return due
+
+    async def wake(self, room_id: str, at: int | None) -> None:
+        if room_id in self.rooms:
+            return  # held here: the ticker looks at it every round anyway
+        if at is None:
+            self.sleeping.pop(room_id, None)
+        elif self.sleeping.get(room_id) != at:
+            self.sleeping[room_id] = at
+            heapq.heappush(self._wakes, (at, room_id))
+
+    async def catch_up(self, room: Room) -> None:
+        loaded = await self.load(room.id)
+        if loaded is not None:
+            for number, entry in enumerate(loaded[1][room.applied :], room.applied + 1):
+                room.deliver(number, entry)
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        raise NotImplementedError
+
+
+class MemoryLog(_LocalLog):
+    """A room log in memory: entries are applied at once, nothing survives the process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headers: dict[str, Entry] = {}
+        self.entries: dict[str, list[Entry]] = {}
+
+    async def create(self, header: Entry) -> bool:
+        if header["room"] in self.headers:
+            return False
+        self.headers[header["room"]] = header
+        self.entries[header["room"]] = []
+        return True
+
+    async def append(self, room: Room, entry: Entry) -> None:
+        entries = self.entries[room.id]
+        entries.append(entry)
+        room.deliver(len(entries), entry)
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        header = self.headers.get(room_id)
+        return None if header is None else (header, list(self.entries[room_id]))
+
+    async def room_ids(self) -> list[str]:
+        return list(self.headers)
+
+    async def ping(self) -> None:
+        return None  # nothing outside the process to wait for
+
+    async def forget(self, room_id: str) -> None:
+        self.headers.pop(room_id, None)
+        self.entries.pop(room_id, None)
+        self.sleeping.pop(room_id, None)
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class _Pending:
+    room: Room
+    entry: Entry
+    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # (given up on: its time-out cancelled it)
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+class _Worker:
+    """The journal's one thread: runs its SQLite work in order, one job at a time.
+
+    Lighter per job than a ``ThreadPoolExecutor`` (a job is one tuple on a ``SimpleQueue``, its
+    answer one ``call_soon_threadsafe``: no concurrent future, work item, locks or callbacks to
+    chain), which matters because under a light load every move is a journal round of its own.
+    A job whose future was cancelled before the thread reached it (its round timed out) is not
+    run, as an executor would not run it either."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        if not self._thread.is_alive():  # (a task that outlived the shutdown)
+            raise LogUnavailable("the journal is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._jobs.put((loop, future, work, args))
+        return future
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, work, args = job
+            if future.cancelled():
+                continue
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = work(*args)
+            except BaseException as exc:  # handed back to the awaiting coroutine, as an executor would
+                error = exc
+            del job, work, args
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            del loop, future, result, error
+
+    def shutdown(self) -> None:
+        """Let the thread finish the jobs queued, then stop it."""
+        if self._thread.is_alive():
+            self._jobs.put(None)
+            self._thread.join()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms (id TEXT PRIMARY KEY, header TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, pad BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    room TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (room, n)
+) WITHOUT ROWID;
+"""
+
+
+class JournalLog(_LocalLog):
+    """A room log in a SQLite file, written by one thread with group commit."""
+
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+        super().__init__()
+        self.path = path
+        self.synchronous = synchronous
+        self._worker = _Worker("halfmoon-journal")
+        self._db: sqlite3.Connection | None = None
+        self._queue: list[_Pending] = []
+        self._writer: asyncio.Task[None] | None = None
+        #: rooms of a failed commit: it may have landed all the same (a time-out), so their
+        #: counts are read again from the journal before they are numbered again
+        self._unsure: set[str] = set()
+        #: the write probe under way or last made (:meth:`ping`), and when it began
+        self._probe: asyncio.Future[None] | None = None
+        self._probed_at = float("-inf")
+
+    async def open(self) -> None:
+        """Open (or create) the journal and count each room's entries. Raises :class:`LogUnavailable`."""
+        await self._run(self._open)
+
+    def _open(self) -> None:
+        private_sqlite_file(self.path)  # it holds every live sealed race's seed
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")
+        db.executescript(_SCHEMA)
+        self._db = db
+        counts = db.execute(
+            "SELECT rooms.id, COALESCE(MAX(entries.n), 0) FROM rooms LEFT JOIN entries ON entries.room = rooms.id"
+            " GROUP BY rooms.id"
+        ).fetchall()
+        self.counts = {room: n for room, n in counts}
+
+    async def _run(self, work: Any, *args: Any) -> Any:
+        try:
+            async with asyncio.timeout(COMMIT_TIMEOUT_S):
+                return await self._worker.submit(work, *args)
+        except TimeoutError:  # a stalled disk: the write may still land (first: TimeoutError is an OSError)
+            raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
+        except (sqlite3.Error, OSError) as exc:
+            raise LogUnavailable(f"the journal {self.path} failed: {exc}") from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise sqlite3.OperationalError("the journal is not open")
+        return self._db
+
+    async def create(self, header: Entry) -> bool:
+        def insert() -> bool:
+            try:
+                self._connection().execute(
+                    "INSERT INTO rooms (id, header) VALUES (?, ?)", (header["room"], orjson.dumps(header).decode())
+                )
+            except sqlite3.IntegrityError:
+                return False
+            return True
+
+        created: bool = await self._run(insert)
+        if created:
+            self.counts[header["room"]] = 0
+        return created
+
+    async def append(self, room: Room, entry: Entry) -> None:
+        pending = _Pending(room, entry)
+        self._queue.append(pending)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+        await pending.done
+
+    async def _write(self) -> None:
+        """Commit everything queued, one transaction per round, then deliver it in order."""
+        while self._queue:
+            batch, self._queue = self._queue, []
+            if self._unsure:
+                unsure, self._unsure = self._unsure, set()
+                try:
+                    found: dict[str, int] = await self._run(self._counts_of, sorted(unsure))
+                except LogUnavailable as exc:
+                    self._unsure |= unsure
+                    self._fail(batch, exc)
+                    continue
+                for room_id, count in found.items():
+                    if room_id in self.counts:  # (not forgotten meanwhile)
+                        self.counts[room_id] = count
+            numbered: list[tuple[str, int, str]] = []
+            counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
+            for item in batch:
+                room_id = item.room.id
+                number = counts.get(room_id) or self.counts.get(room_id, 0)
+                number += 1
+                counts[room_id] = number
+                numbered.append((room_id, number, orjson.dumps(item.entry).decode()))
+            try:
+                await self._run(self._commit, numbered)
+            except LogUnavailable as exc:
+                self._unsure.update(counts)  # numbered again only once the journal says how far they got
+                self._fail(batch, exc)
+                continue
+            self.counts.update(counts)
+            for item, (_, number, _) in zip(batch, numbered, strict=True):
+                item.room.deliver(number, item.entry)
+                if not item.done.done():
+                    item.done.set_result(None)
+
+    @staticmethod
+    def _fail(batch: list[_Pending], exc: LogUnavailable) -> None:
+        log.error("%s", exc)
+        for item in batch:
+            if not item.done.done():
+                item.done.set_exception(exc)
+
+    def _counts_of(self, rooms: list[str]) -> dict[str, int]:
+        db = self._connection()
+        query = "SELECT COALESCE(MAX(n), 0) FROM entries WHERE room = ?"
+        return {room: db.execute(query, (room,)).fetchone()[0] for room in rooms}
+
+    def _commit(self, rows: list[tuple[str, int, str]]) -> None:
+        db = self._connection()
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT INTO entries (room, n, entry) VALUES (?, ?, ?)", rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # (a COMMIT refused, e.g. busy: the transaction is still open)
+                db.execute("ROLLBACK")
+            raise
+
+    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+        def read() -> tuple[Entry, list[Entry]] | None:
+            db = self._connection()
+            row = db.execute("SELECT header FROM rooms WHERE id = ?", (room_id,)).fetchone()
+            if row is None:
+                return None
+            entries = db.execute("SELECT entry FROM entries WHERE room = ? ORDER BY n", (room_id,)).fetchall()
+            return orjson.loads(row[0]), [orjson.loads(e) for (e,) in entries]
+
+        loaded: tuple[Entry, list[Entry]] | None = await self._run(read)
+        return loaded
+
+    async def room_ids(self) -> list[str]:
+        rows = await self._run(lambda: self._connection().execute("SELECT id FROM rooms ORDER BY id").fetchall())
+        return [room for (room,) in rows]
+
+    async def ping(self) -> None:
+        """Whether the journal can still *write*, through its thread (so it answers once the
+        writes ahead of it have): a committed transaction that writes :data:`PROBE_BYTES` of
+        pages. A full disk or a read-only file fails it as it fails the moves; a read alone
+        would still succeed there."""
+
+        def write() -> None:
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:  # the old row's pages are freed, the new one's written: PROBE_BYTES of new frames
+                db.execute("INSERT OR REPLACE INTO probe (id, pad) VALUES (1, zeroblob(?))", (PROBE_BYTES,))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+        now = time.monotonic()
+        if self._probe is None or (self._probe.done() and now - self._probed_at >= PROBE_EVERY_S):
+            self._probed_at = now
+            self._probe = asyncio.ensure_future(self._run(write))
+            # (a failure is read by every caller that awaits it; none left unread)
+            self._probe.add_done_callback(lambda done: done.cancelled() or done.exception())
+        await asyncio.shield(self._probe)
+
+    async def forget(self, room_id: str) -> None:
+        def delete() -> None:
+            db = self._connection()
+            db.execute("BEGIN")
+            db.execute("DELETE FROM entries WHERE room = ?", (room_id,))
+            db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
+            db.execute("COMMIT")
+
+        await self._run(delete)
+        self.counts.pop(room_id, None)
+        self.sleeping.pop(room_id, None)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+        if self._db is not None:
+            db, self._db = self._db, None
+            await self._worker.submit(db.close)  # the last connection: SQLite checkpoints the rest
+        self._worker.shutdown()

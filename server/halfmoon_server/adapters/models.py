@@ -1,0 +1,81 @@
+"""The database tables, as SQLAlchemy 2 ORM classes. The schema itself is created and upgraded
+only by the Alembic migrations in ``halfmoon_server/adapters/migrations``; these classes mirror it."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String, text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class GameRow(Base):
+    """One finished game (race, solo or daily): who, which deal, how it went, and its record."""
+
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    nickname: Mapped[str] = mapped_column(String(40))
+    name_key: Mapped[str] = mapped_column(String(40))
+    #: a long code (a sealed race's, a daily's) is 37 characters (0006)
+    code: Mapped[str] = mapped_column(String(40))
+    mode: Mapped[str] = mapped_column(String(8))
+    room: Mapped[str] = mapped_column(String(8))
+    score: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[int] = mapped_column(Integer)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    outcome: Mapped[str] = mapped_column(String(16))
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ranked: Mapped[bool] = mapped_column(Boolean)
+    daily_date: Mapped[date | None] = mapped_column(Date, nullable=True)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: what opens the commitment of the game's deal with its code: a daily attempt's salt, or a
+    #: sealed race's of the previous release
+    salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: a sealed race's seed and contributions, ``{"seed", "contributions"}`` (0006); none is SQL
+    #: NULL (rows stored before 0007 may hold the JSON null instead: read back as None too)
+    seal: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), nullable=True)
+    #: the SHA-256 (hex) of the player's key, never the key: their history's games (0005)
+    player: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: how many undos the record holds (0005; None: stored before it)
+    undos: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: why the game is not ranked (0007: ``casual``, ``daily_retry``, ``bot``, ``too_fast``;
+    #: None while ``ranked``)
+    unranked_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+    __table_args__ = (
+        # the leaderboards' exact order (score DESC, time_ms, finished_at): an index read (0004)
+        Index("ix_games_code_board", "code", text("score DESC"), "time_ms", "finished_at"),
+        Index("ix_games_daily_board", "daily_date", "ranked", text("score DESC"), "time_ms", "finished_at"),
+        Index("ix_games_room", "room"),
+        Index("ix_games_player", "player", "finished_at"),
+    )
+
+
+class DailyChallengeRow(Base):
+    """The deal chosen for one UTC day (fixed once chosen, whatever later settings say)."""
+
+    __tablename__ = "daily_challenges"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    code: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DailyAttemptRow(Base):
+    """A nickname's first attempt of a UTC day (the ranked one)."""
+
+    __tablename__ = "daily_attempts"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    name_key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: the client's address, hashed with the daily secret (a limit per address, no address kept)
+    address: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: whether the attempt is the ranked one (an attempt over the address's limit is not)
+    ranked: Mapped[bool] = mapped_column(Boolean, default=True)

@@ -1,0 +1,533 @@
+"""Storage in SQL: :class:`SqlStorage` implements :class:`halfmoon_server.ports.Storage` on
+SQLAlchemy 2 async (SQLite through aiosqlite, PostgreSQL through asyncpg); :func:`migrate` brings
+the schema to the newest Alembic revision; :func:`open_storage` picks the implementation a URL
+names (``memory://`` is :class:`~halfmoon_server.adapters.memory_storage.MemoryStorage`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection as SyncConnection
+from sqlalchemy import event, func, select, text
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from halfmoon_server.adapters.memory_storage import MemoryStorage
+from halfmoon_server.adapters.models import DailyAttemptRow, DailyChallengeRow, GameRow
+from halfmoon_server.adapters.private_files import private_sqlite_file
+from halfmoon_server.core.names import name_key
+from halfmoon_server.errors import StorageError
+from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
+
+__all__ = ["FinishedGame", "MemoryStorage", "SqlStorage", "StoredGame", "migrate", "open_storage"]
+
+log = logging.getLogger("halfmoon_server.storage")
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+T = TypeVar("T")
+
+
+def alembic_config(connection: SyncConnection | None = None) -> Config:
+    """The programmatic Alembic configuration (no alembic.ini needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def _upgrade(connection: SyncConnection) -> None:
+    command.upgrade(alembic_config(connection), "head")
+
+
+#: The PostgreSQL advisory lock that makes instances starting together migrate one at a time.
+MIGRATION_LOCK = 0x68616C66  # "half"
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Upgrade the schema to the newest revision. Raises :class:`StorageError` on failure.
+
+    On PostgreSQL the upgrade holds a transaction-level advisory lock: several instances started
+    at once on an empty database wait for each other, and the later ones find the schema built."""
+    try:
+        async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            await conn.run_sync(_upgrade)
+    except (SQLAlchemyError, OSError) as exc:
+        raise StorageError(f"cannot migrate the database: {exc}") from exc
+
+
+#: How long a database call may take by default (``--db-timeout``, :attr:`Settings.db_timeout_s`).
+DEFAULT_TIMEOUT_S = 3.0
+
+
+def make_engine(
+    url: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    command_timeout: bool = True,
+    synchronous: str = "normal",
+    **kwargs: Any,
+) -> AsyncEngine:
+    """An async engine for a SQLAlchemy URL; creates the SQLite file's directory if needed.
+
+    Every connection attempt gives up after ``timeout_s`` (PostgreSQL's connect timeout, SQLite's
+    busy timeout, the pool's wait for a free connection); with ``command_timeout`` every
+    PostgreSQL statement does too (off for migrations, which may legitimately run long). Server
+    connections are pinged before use (a SQLite file's cannot drop, so they are not), and every
+    connection is recycled after errors (:func:`recycle_after_errors`), so a database that comes
+    back is used at once. A SQLite file writes ahead (:func:`sqlite_wal`) with ``synchronous``
+    ``normal`` or ``full`` (``--journal-sync``, as the room journal).
+
+    Raises :class:`StorageError` for a URL SQLAlchemy cannot use.
+    """
+    try:
+        options: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            path = url.split(":///", 1)[1] if ":///" in url else ""
+            if path and path != ":memory:":
+                private_sqlite_file(Path(path.split("?", 1)[0]))  # daily codes, games of races still on: owner-only
+                options["pool_timeout"] = timeout_s  # a file's pool is a queue (memory's is one connection)
+            options["connect_args"] = {"timeout": timeout_s}
+        else:
+            options.update(pool_pre_ping=True, pool_timeout=timeout_s)
+            if url.startswith("postgresql+asyncpg"):
+                connect_args: dict[str, Any] = {"timeout": timeout_s}
+                if command_timeout:
+                    connect_args["command_timeout"] = timeout_s
+                options["connect_args"] = connect_args
+        # hide_parameters: a failed write's error names no value (no deal code or salt in a log line)
+        engine = create_async_engine(url, hide_parameters=True, **{**options, **kwargs})
+    except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
+        raise StorageError(f"cannot use database {url!r}: {exc}") from exc
+    event.listen(engine.sync_engine, "handle_error", recycle_after_errors)
+    if url.startswith("sqlite"):
+        event.listen(engine.sync_engine, "connect", functools.partial(sqlite_wal, synchronous=synchronous))
+    return engine
+
+
+#: SQLite errors after which a connection cannot be trusted again: one opened while the file was
+#: read-only stays read-only for good, even once the file is writable again.
+_SQLITE_BROKEN = ("readonly database", "read-only", "disk i/o error", "unable to open database file")
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """Whether a database error says the file could not be written (SQLITE_READONLY): nothing
+    was written, so the write may be tried again on a fresh connection."""
+    return isinstance(exc, OperationalError) and "readonly database" in str(exc.orig).lower()
+
+
+def recycle_after_errors(context: ExceptionContext) -> None:
+    """SQLAlchemy's ``handle_error`` hook: after an OperationalError, take the connection (and
+    every connection opened before it) out of the pool, as after a lost connection — except
+    SQLite's "database is locked", after which the connection is fine. SQLAlchemy already does
+    this for the errors its dialects know as disconnects; a read-only SQLite file is not one of
+    them, and the connections it left read-only lost results long after the file was writable."""
+    error = context.sqlalchemy_exception
+    if not isinstance(error, OperationalError) or context.is_disconnect:
+        return
+    message = str(error.orig).lower()
+    if context.dialect.name == "sqlite":
+        if any(sign in message for sign in _SQLITE_BROKEN):
+            context.is_disconnect = True
+    elif "lock" not in message:
+        context.is_disconnect = True
+
+
+def sqlite_wal(dbapi_connection: Any, _record: Any, *, synchronous: str = "normal") -> None:
+    """SQLAlchemy's ``connect`` hook for SQLite: write-ahead logging with ``synchronous=NORMAL``
+    (as the room journal): a commit is one append to the log, not a rollback journal written,
+    synced and deleted (``journal_mode=delete``/``synchronous=FULL``, about 2 ms of CPU a game);
+    readers never wait for the writer. A commit survives the process being killed; a power
+    cut may lose the last ones (the room journal's default durability too); ``synchronous="full"``
+    survives a power cut too, at a sync per commit."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA synchronous={'FULL' if synchronous.lower() == 'full' else 'NORMAL'}")
+    cursor.close()
+
+
+def _stored(row: GameRow) -> StoredGame:
+    return StoredGame(
+        id=row.id,
+        nickname=row.nickname,
+        code=row.code,
+        mode=row.mode,
+        room=row.room,
+        score=row.score,
+        moves=row.moves,
+        time_ms=row.time_ms,
+        outcome=row.outcome,
+        record=row.record,
+        ranked=row.ranked,
+        daily_date=row.daily_date,
+        finished_at=row.finished_at,
+        salt=row.salt,
+        player=row.player,
+        seal=row.seal,
+        unranked_reason=row.unranked_reason,
+    )
+
+
+class SqlStorage:
+    """:class:`Storage` on any SQLAlchemy async engine.
+
+    Every call answers within ``timeout_s``: past it, it raises :class:`StorageError` ("the
+    database did not answer within N s") at once, and the call is cancelled in the background
+    (its connection is thrown away) — a frozen or blackholed database never holds a request or a
+    game's end longer than that."""
+
+    def __init__(self, engine: AsyncEngine, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.engine = engine
+        self.timeout_s = timeout_s
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._abandoned: set[asyncio.Task[Any]] = set()  # calls past their time, being cancelled
+
+    async def _run(self, what: str, work: Callable[[], Awaitable[T]]) -> T:
+        """Run one database call within the time limit. A write that failed because the SQLite
+        file was read-only is tried once more, on a fresh connection (the failed one was
+        recycled: it may be one opened while the file was read-only). Raises
+        :class:`StorageError` saying ``what`` failed."""
+
+        async def attempt() -> T:
+            try:
+                return await work()
+            except OperationalError as exc:
+                if not is_read_only(exc):
+                    raise
+                log.warning("%s: the database file was read-only; trying again on a fresh connection", what)
+                return await work()
+
+        task = asyncio.get_running_loop().create_task(attempt())
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout_s)
+        except asyncio.CancelledError:
+            self._abandon(task)
+            raise
+        if not done:
+            self._abandon(task)
+            raise StorageError(f"{what}: the database did not answer within {self.timeout_s:g} s")
+        try:
+            return task.result()
+        except TimeoutError:  # a connect or statement timeout of the driver's own
+            raise StorageError(f"{what}: the database did not answer within {self.timeout_s:g} s") from None
+        except (SQLAlchemyError, OSError) as exc:
+            raise StorageError(f"{what}: {exc}") from exc
+
+    def _abandon(self, task: asyncio.Task[Any]) -> None:
+        """Cancel a call nobody waits for any more; keep it until it has unwound (its
+        connection is invalidated on the way out), and swallow what it raises."""
+        task.cancel()
+        self._abandoned.add(task)
+        task.add_done_callback(self._unwound)
+
+    def _unwound(self, task: asyncio.Task[Any]) -> None:
+        self._abandoned.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: it failed after its caller had gone, nothing to report
+
+    async def ping(self) -> None:
+        """Return once the database answers ``SELECT 1`` — and, for a SQLite file, once the file,
+        its write-ahead log and its folder (where SQLite makes its journals) can be written: a
+        read-only file may answer reads while every write fails. Raises :class:`StorageError`."""
+
+        async def select_one() -> None:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+
+        await self._run("the database does not answer", select_one)
+        path = self.engine.url.database if self.engine.dialect.name == "sqlite" else None
+        if path and path != ":memory:" and not path.startswith("file:"):
+            file = Path(path)
+            for where in (file, file.with_name(f"{file.name}-wal"), file.parent):
+                if where.exists() and not os.access(where, os.W_OK):
+                    raise StorageError(f"the database answers, but {where} cannot be written")
+
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        """Store a finished game under ``game_id``, once: storing it again changes nothing."""
+
+        async def insert() -> None:
+            row = GameRow(
+                id=game_id,
+                nickname=game.nickname,
+                name_key=name_key(game.nickname),
+                code=game.code,
+                mode=game.mode,
+                room=game.room,
+                score=game.score,
+                moves=game.moves,
+                time_ms=game.time_ms,
+                outcome=game.outcome,
+                record=game.record,
+                ranked=game.ranked,
+                daily_date=game.daily_date,
+                finished_at=game.finished_at,
+                salt=game.salt,
+                player=game.player,
+                undos=game.undos,
+                seal=game.seal,
+                unranked_reason=game.unranked_reason,
+            )
+            try:
+                async with self._sessions.begin() as session:
+                    session.add(row)
+            except IntegrityError:
+                async with self._sessions() as session:
+                    if await session.get(GameRow, game_id) is None:  # not a second write of the same game
+                        raise StorageError(f"cannot store game {game_id!r}: the database refused it") from None
+
+        await self._run("cannot store the game", insert)
+
+    async def save_games(self, games: Sequence[tuple[FinishedGame, str]]) -> None:
+        """Store finished games (each with its id) in one transaction, through one Core
+        ``INSERT … ON CONFLICT (id) DO NOTHING``: a game already stored is skipped, so storing any
+        of them again changes nothing. On a database other than SQLite and PostgreSQL, one
+        :meth:`save_game` each. Raises :class:`StorageError` (then none of them was stored)."""
+        if not games:
+            return
+        dialect = self.engine.dialect.name
+        if dialect not in ("sqlite", "postgresql"):
+            for game, game_id in games:
+                await self.save_game(game, game_id)
+            return
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        statement: Any = (sqlite.insert if dialect == "sqlite" else postgresql.insert)(GameRow)
+        statement = statement.on_conflict_do_nothing(index_elements=[GameRow.id])
+        rows = [
+            {
+                "id": game_id,
+                "nickname": game.nickname,
+                "name_key": name_key(game.nickname),
+                "code": game.code,
+                "mode": game.mode,
+                "room": game.room,
+                "score": game.score,
+                "moves": game.moves,
+                "time_ms": game.time_ms,
+                "outcome": game.outcome,
+                "record": game.record,
+                "ranked": game.ranked,
+                "daily_date": game.daily_date,
+                "finished_at": game.finished_at,
+                "salt": game.salt,
+                "player": game.player,
+                "undos": game.undos,
+                "seal": game.seal,
+                "unranked_reason": game.unranked_reason,
+            }
+            for game, game_id in games
+        ]
+
+        async def insert() -> None:
+            async with self.engine.begin() as conn:
+                await conn.execute(statement, rows)
+
+        await self._run(f"cannot store {len(rows)} games", insert)
+
+    async def get_game(self, game_id: str) -> StoredGame | None:
+        async def read() -> GameRow | None:
+            async with self._sessions() as session:
+                return await session.get(GameRow, game_id)
+
+        row = await self._run(f"cannot read game {game_id!r}", read)
+        return None if row is None else _stored(row)
+
+    async def _ranking(self, where: Any, limit: int) -> list[StoredGame]:
+        query = (
+            select(GameRow)
+            .where(where)
+            # halfmoon.protocol.ranking_key: score, then time, then who finished first
+            .order_by(GameRow.score.desc(), GameRow.time_ms.asc(), GameRow.finished_at.asc())
+            .limit(limit)
+        )
+
+        async def read() -> list[GameRow]:
+            async with self._sessions() as session:
+                return list((await session.scalars(query)).all())
+
+        return [_stored(row) for row in await self._run("cannot read the leaderboard", read)]
+
+    async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]:
+        return await self._ranking(GameRow.code == code, limit)
+
+    async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]:
+        return await self._ranking((GameRow.daily_date == day) & GameRow.ranked.is_(True), limit)
+
+    async def daily_players(self, day: date) -> int:
+        query = select(func.count()).select_from(GameRow).where(GameRow.daily_date == day, GameRow.ranked.is_(True))
+
+        async def count() -> int:
+            async with self._sessions() as session:
+                return int((await session.execute(query)).scalar_one())
+
+        return await self._run(f"cannot count the players of {day}", count)
+
+    async def games_of_room(self, room: str, limit: int) -> list[StoredGame]:
+        return await self._ranking(GameRow.room == room, limit)
+
+    async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
+        """A player key hash's newest games, newest first (an index read: ``ix_games_player``),
+        without their records (the undo count is a column of its own)."""
+        c = GameRow
+        query = (
+            select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
+                   c.finished_at, c.salt, c.undos, c.seal, c.ranked, c.unranked_reason)
+            .where(c.player == player)
+            .order_by(c.finished_at.desc())
+            .limit(limit)
+        )
+
+        async def read() -> list[PlayerGame]:
+            async with self._sessions() as session:
+                rows = (await session.execute(query)).all()
+            return [
+                PlayerGame(
+                    id=r.id,
+                    nickname=r.nickname,
+                    code=r.code,
+                    mode=r.mode,
+                    room=r.room,
+                    score=r.score,
+                    moves=r.moves,
+                    time_ms=r.time_ms,
+                    outcome=r.outcome,
+                    daily_date=r.daily_date,
+                    finished_at=r.finished_at,
+                    salt=r.salt,
+                    undos=r.undos or 0,
+                    seal=r.seal,
+                    ranked=r.ranked,
+                    unranked_reason=r.unranked_reason,
+                )
+                for r in rows
+            ]
+
+        return await self._run("cannot read the player's games", read)
+
+    async def claim_daily_attempt(
+        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+    ) -> bool:
+        async def claim() -> bool:
+            try:
+                async with self._sessions.begin() as session:
+                    ranked = True
+                    if address is not None and per_address > 0:
+                        # claims from one address, one at a time: the count and the insert below
+                        # are one step, or concurrent claims all count the same few and all rank
+                        if self.engine.dialect.name == "postgresql":
+                            await session.execute(
+                                text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:{address}"}
+                            )
+                        elif self.engine.dialect.name == "sqlite":
+                            # the driver would begin the transaction at the insert only, after the
+                            # count: take SQLite's write lock first (other writers wait for it,
+                            # within the busy timeout; readers never do, in write-ahead mode)
+                            await session.execute(text("BEGIN IMMEDIATE"))
+                        query = select(func.count()).where(
+                            DailyAttemptRow.day == day,
+                            DailyAttemptRow.address == address,
+                            DailyAttemptRow.ranked.is_(True),
+                        )
+                        ranked = (await session.scalar(query) or 0) < per_address
+                    session.add(
+                        DailyAttemptRow(day=day, name_key=name_key, started_at=at, address=address, ranked=ranked)
+                    )
+            except IntegrityError:
+                return False
+            return ranked
+
+        return await self._run("cannot record the daily attempt", claim)
+
+    async def daily_code(self, day: date) -> str | None:
+        async def read() -> str | None:
+            async with self._sessions() as session:
+                row = await session.get(DailyChallengeRow, day)
+            return None if row is None else row.code
+
+        return await self._run(f"cannot read the daily challenge of {day}", read)
+
+    async def save_daily_code(self, day: date, code: str, at: datetime) -> str:
+        async def insert() -> str:
+            try:
+                async with self._sessions.begin() as session:
+                    session.add(DailyChallengeRow(day=day, code=code, created_at=at))
+            except IntegrityError:
+                async with self._sessions() as session:
+                    row = await session.get(DailyChallengeRow, day)
+                if row is None:
+                    raise StorageError(f"the daily challenge of {day} vanished") from None
+                return row.code
+            return code
+
+        return await self._run(f"cannot store the daily challenge of {day}", insert)
+
+    async def daily_days(self, before: date, limit: int) -> list[DailyDay]:
+        players = (
+            select(GameRow.daily_date, func.count().label("n"))
+            .where(GameRow.ranked.is_(True), GameRow.daily_date.is_not(None))
+            .group_by(GameRow.daily_date)
+            .subquery()
+        )
+        query = (
+            select(DailyChallengeRow.day, DailyChallengeRow.code, players.c.n)
+            .outerjoin(players, players.c.daily_date == DailyChallengeRow.day)
+            .where(DailyChallengeRow.day < before)
+            .order_by(DailyChallengeRow.day.desc())
+            .limit(limit)
+        )
+
+        async def read() -> list[DailyDay]:
+            async with self._sessions() as session:
+                rows = (await session.execute(query)).all()
+            return [DailyDay(day, code, int(n or 0)) for day, code, n in rows]
+
+        return await self._run("cannot list the daily challenges", read)
+
+    async def close(self) -> None:
+        """Let calls past their time unwind, then close every connection (each step bounded:
+        a blackholed database does not hold the shutdown)."""
+        if self._abandoned:
+            await asyncio.wait(set(self._abandoned), timeout=self.timeout_s)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self.engine.dispose()
+        except TimeoutError:
+            log.warning("the database did not let its connections close within %g s", self.timeout_s)
+
+
+MEMORY_URL = "memory://"
+
+
+async def open_storage(url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, synchronous: str = "normal") -> Storage:
+    """The storage a URL names, ready to use: ``memory://`` (nothing kept past the process), or a
+    SQLAlchemy async URL (migrated to the newest revision), each call answering within
+    ``timeout_s``. Raises :class:`StorageError`."""
+    if url == MEMORY_URL:
+        return MemoryStorage()
+    engine = make_engine(url, timeout_s=timeout_s, synchronous=synchronous)
+    # PostgreSQL migrates on an engine of its own, without the statement timeout (building an
+    # index on a large table, or waiting for another instance's migration, may take longer)
+    postgres = engine.dialect.name == "postgresql"
+    migrating = make_engine(url, timeout_s=timeout_s, command_timeout=False) if postgres else engine
+    try:
+        await migrate(migrating)
+    except StorageError:
+        await engine.dispose()
+        raise
+    finally:
+        if migrating is not engine:
+            await migrating.dispose()
+    return SqlStorage(engine, timeout_s=timeout_s)

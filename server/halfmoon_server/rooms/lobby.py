@@ -1,0 +1,421 @@
+"""Where rooms come from and go: races made for a link (``POST /api/rooms``), solo games and
+daily attempts (started at once), the server's capacity and each address's room credits, the
+rooms this instance holds (made here, or loaded from the room log when a player of a room made
+elsewhere comes here), and the ticker that settles deadlines, records games nobody recorded,
+notices players whose instance died, and closes abandoned rooms.
+
+The transport (:mod:`halfmoon_server.web.ws`, :mod:`halfmoon_server.web.rest`) asks the :class:`Lobby`
+for a room and hands it the connection; it never builds one itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from dataclasses import asdict
+from datetime import date
+
+from halfmoon.codes import DealCode, new_seal_seed, random_code
+from halfmoon.errors import InvalidCodeError
+from halfmoon.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, Mode, Phase
+from halfmoon_server.clock import utc_datetime
+from halfmoon_server.core.commands import room_header
+from halfmoon_server.core.events import PlayerJoined
+from halfmoon_server.core.limits import CreatorLimits
+from halfmoon_server.core.names import name_key
+from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
+from halfmoon_server.ports import Outbox, RoomLog, Storage
+from halfmoon_server.rooms.daily import DailyService
+from halfmoon_server.rooms.room import Room, RoomServices
+from halfmoon_server.settings import Settings
+
+log = logging.getLogger("halfmoon_server.lobby")
+
+_SYSTEM_RANDOM = secrets.SystemRandom()
+#: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
+#: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
+TICK_SLICE = 200
+#: A room the log woke that could not be loaded (the log did not answer, or a header this
+#: server cannot read) is looked at again after this: at most a log line a minute for it.
+RETRY_LOOK_MS = 60_000
+
+
+def race_code(text: str | None) -> DealCode:
+    """The deal a player or host asks for (None: a fresh random short one). Raises :class:`Refusal`
+    ``bad_code`` for a malformed code or a daily-challenge code (played only as the daily). A
+    sealed race's code (kind S, out once its race is over) recreates its deal like any other."""
+    if text is None:
+        return random_code(_SYSTEM_RANDOM)
+    try:
+        code = DealCode.parse(text)
+    except InvalidCodeError as exc:
+        raise Refusal("bad_code", str(exc)) from None
+    if code.kind == "D":
+        raise Refusal("bad_code", f"{code} is a daily-challenge deal; play it with 'daily' on its day")
+    return code
+
+
+def new_token() -> str:
+    """A player's secret for resuming (32 url-safe characters)."""
+    return secrets.token_urlsafe(24)
+
+
+class Lobby:
+    """The rooms of this instance: made, found, looked after, dropped. See the module docstring."""
+
+    def __init__(
+        self, settings: Settings, room_log: RoomLog, services: RoomServices, storage: Storage, daily: DailyService
+    ) -> None:
+        self.settings = settings
+        self.clock = settings.clock
+        self.log = room_log
+        self.services = services
+        self.storage = storage
+        self.daily_service = daily
+        self.rooms: dict[str, Room] = {}
+        self._held_since: dict[str, int] = {}  # when each room held here was made or loaded
+        self.draining = False
+        self.daily_limit_s = settings.daily_time_limit_s
+        self._claiming = 0  # daily attempts being set up (their room may not be held yet)
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
+        self.config = RaceConfig(
+            max_players=settings.max_players,
+            countdown_ms=int(settings.countdown_s * 1000),
+            default_time_limit_s=settings.default_time_limit_s,
+            abandon_after_ms=int(settings.abandon_after_s * 1000),
+            finished_ttl_ms=int(settings.finished_ttl_s * 1000),
+            tap_floor_ms=settings.tap_floor_ms,
+        )
+        self.hold_ms = int(settings.finished_hold_s * 1000)
+
+    # -- rooms held here ---------------------------------------------------------------------------
+
+    def _hold(self, room: Room) -> Room:
+        self.rooms[room.id] = room
+        self._held_since[room.id] = self.clock.now_ms()
+        self.log.follow(room)
+        return room
+
+    def _release(self, room: Room) -> None:
+        room.close_timer()
+        if self.rooms.get(room.id) is room:  # (not a copy that was replaced meanwhile)
+            del self.rooms[room.id]
+            self._held_since.pop(room.id, None)
+            self.log.unfollow(room)
+
+    def seal_seed(self, room_id: str, round_: int) -> str:
+        """A new secret seed for a sealed race (the room's race number ``round_``): 256 bits from
+        the server's secret and 16 fresh random bytes (docs/security.md, "Nobody picks the deal")."""
+        return new_seal_seed(self.daily_service.secret, secrets.token_bytes(16), f"{room_id}:{round_}")
+
+    async def _new_room(
+        self, mode: Mode, code: DealCode | None, daily_day: date | None = None, *, salt: str | None = None
+    ) -> Room:
+        """A new room, its id claimed in the room log (unique across instances and restarts).
+        ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
+        out from now on, see ``Race``). ``salt``: a daily attempt's, which opens the day's
+        commitment."""
+        for _ in range(50):
+            room_id = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_ID_LENGTH))
+            header = room_header(
+                room_id,
+                mode,
+                None if code is None else str(code),
+                created_at=self.clock.now_ms(),
+                nonce=secrets.token_hex(8),
+                daily_day=daily_day.isoformat() if daily_day else None,
+            )
+            header["config"] = asdict(self.config)
+            if code is None:
+                header["seed"] = self.seal_seed(room_id, 1)
+            if salt is not None:
+                header["salt"] = salt
+            try:
+                created = await self.log.create(header)
+            except LogUnavailable as exc:
+                raise Refusal("unavailable", f"no new room can be made right now ({exc}); try again") from None
+            if created:
+                return self._hold(Room(header, self.services))
+        raise Refusal("server_full", "no free room id was found; try again")
+
+    async def find(self, room_id: str, *, hold: bool = True) -> Room | None:
+        """The room with this id: held here, or loaded from the room log (a room made on another
+        instance, or before a restart) and held from now on. ``hold=False`` (a REST read): a copy
+        rebuilt to be read and dropped, taking no place here. None when there is no such live room.
+
+        Raises :class:`Refusal` ``unavailable`` when the log does not answer."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        if not hold:
+            return await self._load(room_id, hold=False)
+        loading = self._loading.get(room_id)
+        if loading is not None:
+            loaded = await asyncio.shield(loading)
+            if loaded is None or self.rooms.get(room_id) is loaded:
+                return loaded
+            return await self.find(room_id)  # dropped again before this turn came: load it anew
+        future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
+        self._loading[room_id] = future
+        try:
+            room = await self._load(room_id)
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()
+            raise
+        finally:
+            del self._loading[room_id]
+
+    async def _load(self, room_id: str, *, hold: bool = True) -> Room | None:
+        try:
+            loaded = await self.log.load(room_id)
+        except LogUnavailable as exc:
+            raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
+        if loaded is None:
+            return None
+        header, entries = loaded
+        held = self.rooms.get(room_id)
+        if hold and held is not None:
+            return held  # held meanwhile (a drop whose wake-up failed took it back): one copy only
+        try:
+            room = Room(header, self.services)
+        except Exception as exc:  # a header this version cannot read: a newer server's, or damaged
+            log.error("room %s cannot be rebuilt from its log: %r", room_id, exc)
+            message = f"room {room_id} cannot be rebuilt on this server; the games already over in it are kept"
+            raise Refusal("unavailable", message) from None
+        if hold:
+            self._hold(room)  # follow first: entries appended while it replays are caught up
+        room.rebuild(entries, live=hold)
+        return room
+
+    async def restore(self) -> int:
+        """At start-up: rebuild every room the log holds (the embedded server after a restart);
+        their players resume with their tokens. A room that cannot be rebuilt is logged and left
+        out — one damaged room does not keep the server from starting — and answers
+        ``unavailable`` when asked for (never ``finished``). Returns how many were rebuilt."""
+        restored = 0
+        for room_id in await self.log.room_ids():
+            if room_id not in self.rooms:
+                try:
+                    room = await self.find(room_id)
+                except Refusal as refusal:
+                    log.warning("room %s is left out at start-up: %s", room_id, refusal.message)
+                    continue
+                if room is None:
+                    continue
+                restored += 1
+                now = self.clock.now_ms()
+                if self._may_sleep(room, now, restoring=True):
+                    # a finished room nobody is in yet: back to sleep at once (woken at its expiry),
+                    # so a journal of more rooms than --max-rooms (asleep, they take no place) is
+                    # never all held at once
+                    await self._put_to_sleep(room, now)
+        return restored
+
+    # -- making rooms --------------------------------------------------------------------------------
+
+    def ensure_capacity(self) -> None:
+        """Raises :class:`Refusal` ``server_full`` when no room can be added (daily attempts
+        being claimed hold a place), ``shutting_down`` while this instance drains."""
+        if self.draining:
+            raise Refusal("shutting_down", "this server is restarting; connect again to carry on")
+        if len(self.rooms) + self._claiming >= self.settings.max_rooms:
+            raise Refusal("server_full", "the server holds as many rooms as it can; try again later")
+
+    def charge(self, client: str) -> None:
+        """Spend one of the client's room credits. Raises :class:`Refusal` ``rate_limited``."""
+        if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
+            raise Refusal("rate_limited", "too many new games from your address in a short time; try again in a minute")
+
+    async def create_race(self, code: DealCode | None, client: str) -> Room:
+        """A race lobby for a link: on ``code`` (the host chose it: an open race), or on a deal
+        the server draws (None: a sealed race). Raises :class:`Refusal` (``server_full``,
+        ``rate_limited``, ``unavailable``)."""
+        self.ensure_capacity()
+        self.charge(client)
+        return await self._new_room(Mode.RACE, code)
+
+    async def solo(
+        self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False
+    ) -> tuple[Room, str]:
+        """A solo game on ``code``, started at once: the room and the player's id. ``player``:
+        the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`), kept with the game;
+        ``bot``: the player said it is a program.
+        Raises :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
+        self.ensure_capacity()
+        self.charge(client)
+        room = await self._new_room(Mode.SOLO, code)
+        return room, await self._start_single(room, outbox, name, ranked=True, player=player, bot=bot)
+
+    async def _start_single(
+        self,
+        room: Room,
+        outbox: Outbox,
+        name: str,
+        *,
+        ranked: bool,
+        time_limit_s: int | None = None,
+        player: str | None = None,
+        bot: bool = False,
+    ) -> str:
+        entry: dict[str, object] = {"k": "single", "n": name, "tok": new_token(), "r": ranked}
+        if bot:
+            entry["bot"] = True  # shown as a bot, never ranked
+        if time_limit_s is not None:
+            entry["lim"] = time_limit_s
+        if player is not None:
+            entry["pk"] = player
+        events = await room.submit(entry, outbox)
+        return next(e.player.id for e in events if isinstance(e, PlayerJoined))
+
+    async def daily(
+        self, outbox: Outbox, name: str, client: str, *, player: str | None = None, bot: bool = False
+    ) -> tuple[Room, str]:
+        """Today's daily challenge for ``name``, started at once: ranked if it is their first
+        attempt of the day (and not a program: ``bot``). The room is made before the attempt is claimed, so a room that
+        cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
+        ``rate_limited``, ``unavailable``, and ``internal`` when the database fails)."""
+        self.ensure_capacity()  # before the ranked attempt is spent
+        self.charge(client)
+        day = self.daily_service.today()
+        self._claiming += 1
+        try:
+            code = DealCode.parse(await self.daily_service.code_for(day))
+            room = await self._new_room(Mode.DAILY, code, daily_day=day, salt=self.daily_service.salt_for(day))
+            ranked = await self.storage.claim_daily_attempt(
+                day,
+                name_key(name),
+                utc_datetime(self.clock.now_ms()),
+                address=self.daily_service.address_key(client),
+                per_address=self.settings.daily_ranked_per_address,
+            )
+        except StorageError:
+            log.exception("the daily challenge is unavailable")
+            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        finally:
+            self._claiming -= 1
+        # an attempt that starts after midnight (the day was taken before the awaits) must still
+        # end by the time the day's code is published
+        left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
+        limit_s = max(1, min(self.daily_limit_s, left_s))
+        return room, await self._start_single(
+            room, outbox, name, ranked=ranked, time_limit_s=limit_s, player=player, bot=bot
+        )
+
+    # -- housekeeping ----------------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Deadlines due, games left unrecorded, players and spectators whose instance died,
+        abandoned rooms (called by the ticker); then the rooms the log says need a look that no
+        live instance holds."""
+        now = self.clock.now_ms()
+        for number, room in enumerate(list(self.rooms.values()), 1):
+            if number % TICK_SLICE == 0:
+                await asyncio.sleep(0)  # let the rooms' moves through between slices
+            if self.rooms.get(room.id) is room:  # (not dropped meanwhile)
+                await self._look_after(room, now)
+        try:
+            due = await self.log.due(now)
+        except LogUnavailable:
+            return
+        for room_id in due:
+            if room_id in self.rooms:
+                continue  # looked after above
+            try:
+                found = await self.find(room_id)
+            except Refusal:  # the log did not answer: its look is tried again a little later
+                with contextlib.suppress(LogUnavailable):
+                    await self.log.wake(room_id, now + RETRY_LOOK_MS)
+                continue
+            if found is None:
+                await self.log.wake(room_id, None)
+                continue
+            await self._look_after(found, now)
+            if self.rooms.get(found.id) is found and found.idle:
+                await self._put_to_sleep(found, now)  # looked at for nobody here: its next look is due elsewhere too
+
+    async def _look_after(self, room: Room, now: int) -> None:
+        if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh
+            self._release(room)
+            for outbox in [*room.outboxes.values(), *room.spectators]:
+                outbox.close(1012, "the room is being reloaded: connect again")
+            return
+        await room.tick()
+        room.forget_orphans(now)
+        race = room.race
+        for player_id, holder in list(room.holders.items()):
+            racer = race.players.get(player_id) or race.seated.get(player_id)  # (seated: not in this race)
+            if racer is None:
+                continue
+            if racer.connected and player_id not in room.outboxes and not self.log.alive(_instance(holder)):
+                await room.append_quietly({"k": "disconnect", "p": player_id, "h": holder})
+            elif not racer.connected and player_id in room.outboxes and _instance(holder) == self.log.instance:
+                # taken for away (a late heartbeat) while still connected here: present again
+                await room.append_quietly({"k": "present", "p": player_id, "h": holder})
+        for watch in list(room.watchers):
+            if not self.log.alive(_instance(watch)):
+                await room.append_quietly({"k": "unwatch", "h": watch})
+        if room.is_stale(now):
+            if race.phase is not Phase.FINISHED:
+                await room.append_quietly({"k": "abandon"})
+            if not race.unrecorded and not room.busy:
+                self._release(room)
+                try:
+                    await self.log.forget(room.id)
+                except LogUnavailable:
+                    log.warning("room %s is dropped here but its log could not be cleared", room.id)
+                return
+        if self._may_sleep(room, now):
+            await self._put_to_sleep(room, now)
+            return
+        with contextlib.suppress(LogUnavailable):
+            await self.log.wake(room.id, _next_look(room, now))
+
+    def _may_sleep(self, room: Room, now: int, *, restoring: bool = False) -> bool:
+        """A finished room nobody is in, its games recorded and stored, finished — and held here —
+        ``finished_hold_s`` ago (``restoring``: at start-up, however recently): it need not take
+        memory here. It stays in the room log until its ``finished_ttl``, and a resume, a watch or
+        a REST read rebuilds it from there (:meth:`find`)."""
+        race = room.race
+        if race.phase is not Phase.FINISHED or race.finished_at is None or race.unrecorded or not room.idle:
+            return False
+        return restoring or now - max(race.finished_at, self._held_since.get(room.id, 0)) >= self.hold_ms
+
+    async def _put_to_sleep(self, room: Room, now: int) -> None:
+        """Drop the room from memory; the room log wakes it for its next look (its expiry)."""
+        self._release(room)
+        try:
+            await self.log.wake(room.id, _next_look(room, now))
+        except LogUnavailable:
+            if room.id not in self.rooms:  # (nobody loaded it meanwhile) held until the log answers
+                self._hold(room)
+
+    async def run_ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.tick_s)
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("the room ticker failed")
+
+
+def _instance(origin: str) -> str:
+    """The instance an origin (``instance:serial``) names."""
+    return origin.split(":", 1)[0]
+
+
+def _next_look(room: Room, now: int) -> int:
+    """When a room next needs a look by some instance: its deadline, or when it may go stale."""
+    race = room.race
+    if race.phase is Phase.FINISHED and race.finished_at is not None:
+        later = race.finished_at + race.config.finished_ttl_ms + 1
+    else:
+        later = now + race.config.abandon_after_ms + 1
+    deadline = race.next_deadline()
+    return later if deadline is None else min(deadline, later)
