@@ -20,7 +20,7 @@ from halfmoon_server.ops import diagnostics
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
 from halfmoon_server.web import keys, logs
 from halfmoon_server.web.app import begin_draining, create_app, describe_db, preflight
-from halfmoon_server.web.metrics import metrics_handler
+from halfmoon_server.web.monitoring import metrics_handler
 
 log = logging.getLogger("halfmoon_server")
 #: How long the tasks still running once the shutdown is over get to end after their cancellation.

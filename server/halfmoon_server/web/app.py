@@ -33,14 +33,8 @@ from halfmoon_server.web.admission import ConnectionGuard, started_middleware, t
 from halfmoon_server.web.connection import WEBSOCKET_PATH, Connection, Flusher, open_files_ctx
 from halfmoon_server.web.cycles import release_transport_cycles
 from halfmoon_server.web.logs import Throttle
-from halfmoon_server.web.metrics import (
-    CountedExecutor,
-    Metrics,
-    TimedStorage,
-    gc_probe_ctx,
-    lag_probe_ctx,
-    metrics_handler,
-)
+from halfmoon_server.web.metrics import CountedExecutor, Metrics, TimedStorage
+from halfmoon_server.web.monitoring import gc_probe_ctx, lag_probe_ctx, metrics_handler
 from halfmoon_server.web.ws import connections_ctx, websocket_handler
 
 log = logging.getLogger("halfmoon_server")

@@ -14,18 +14,15 @@ operations, solver job names): no room ids, nicknames or addresses, so the serie
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import gc
 import time
 from collections import Counter as Tally
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from datetime import date, datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
@@ -33,7 +30,6 @@ from prometheus_client.registry import Collector
 from halfmoon.protocol import Mode, Phase
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
-from halfmoon_server.web import keys
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -107,13 +103,19 @@ class Metrics:
             "halfmoon_solver_restarts", "Solver workers that died and were replaced (SolverPool)", registry=r
         )
         ProcessCollector(registry=r)
-        self._app: web.Application | None = None
+        self._watching = False
 
-    def watch(self, app: web.Application) -> None:
-        """Read the application's connections, rooms and tasks at every scrape."""
-        if self._app is None:
-            self._app = app
-            self.registry.register(_LiveCollector(app))
+    def watch(
+        self,
+        connections: Callable[[], Iterable[Member]],
+        rooms: Callable[[], Iterable[Held]],
+        backlog: Callable[[], int],
+    ) -> None:
+        """Read the application's connections, rooms and recording backlog at every scrape
+        (:mod:`halfmoon_server.web.monitoring` hands them over)."""
+        if not self._watching:
+            self._watching = True
+            self.registry.register(_LiveCollector(connections, rooms, backlog))
 
     def refused(self, code: str) -> None:
         self.refusals.labels(code).inc()
@@ -128,11 +130,30 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+class Member(Protocol):
+    """A connection as the gauges see it: the room it is in and as which player (None: none)."""
+
+    room: str | None
+    player_id: str | None
+
+
+class Held(Protocol):
+    """A room as the gauges see it: its race's mode and phase."""
+
+    @property
+    def race(self) -> Any: ...
+
+
 class _LiveCollector(Collector):
     """Gauges read from the live application when Prometheus scrapes."""
 
-    def __init__(self, app: web.Application) -> None:
-        self.app = app
+    def __init__(
+        self,
+        connections: Callable[[], Iterable[Member]],
+        rooms: Callable[[], Iterable[Held]],
+        backlog: Callable[[], int],
+    ) -> None:
+        self.connections, self.rooms, self.backlog = connections, rooms, backlog
 
     def describe(self) -> Iterable[Metric]:
         return []  # the gauges depend on the app's state; nothing to check at registration
@@ -142,7 +163,7 @@ class _LiveCollector(Collector):
             "halfmoon_connections", "Open WebSockets, by role (player, spectator, idle: in no room)", labels=["role"]
         )
         roles: Tally[str] = Tally({"player": 0, "spectator": 0, "idle": 0})
-        for conn in list(self.app.get(keys.CONNECTIONS, ())):
+        for conn in list(self.connections()):
             roles["idle" if conn.room is None else "spectator" if conn.player_id is None else "player"] += 1
         for role, n in roles.items():
             connections.add_metric([role], n)
@@ -152,78 +173,18 @@ class _LiveCollector(Collector):
             "halfmoon_rooms", "Rooms held by this instance, by mode and phase", labels=["mode", "phase"]
         )
         phases: Tally[tuple[str, str]] = Tally({(m.value, p.value): 0 for m in Mode for p in Phase})
-        lobby = self.app.get(keys.LOBBY)
-        if lobby is not None:
-            for room in list(lobby.rooms.values()):
-                phases[(room.race.mode.value, room.race.phase.value)] += 1
+        for room in list(self.rooms()):
+            phases[(room.race.mode.value, room.race.phase.value)] += 1
         for (mode, phase), n in sorted(phases.items()):
             rooms.add_metric([mode, phase], n)
         yield rooms
 
-        tasks = self.app.get(keys.TASKS)
         backlog = GaugeMetricFamily(
             "halfmoon_recording_backlog",
             "Finished games (and room ticks) handed to the recorder and not yet done: storing and analysing",
         )
-        backlog.add_metric([], len(tasks) if tasks is not None else 0)
+        backlog.add_metric([], self.backlog())
         yield backlog
-
-
-async def metrics_handler(request: web.Request, app: web.Application | None = None) -> web.Response:
-    """``GET /metrics``: the Prometheus text format, of ``app`` (a listener of its own, apart from
-    the application's port) or of the request's own application — there only with
-    ``metrics_on_app_port`` (else 404, as for any path the server does not serve)."""
-    if app is None:
-        app = request.app
-        if not app[keys.SETTINGS].metrics_on_app_port:
-            raise web.HTTPNotFound()
-    body = app[keys.METRICS].render()
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-
-async def lag_probe_ctx(app: web.Application) -> AsyncIterator[None]:
-    """A ``cleanup_ctx``: measure how late the event loop wakes a timer, every ``LAG_PROBE_S``."""
-    metrics = app[keys.METRICS]
-    metrics.watch(app)
-
-    async def probe() -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            start = loop.time()
-            await asyncio.sleep(LAG_PROBE_S)
-            lag = max(0.0, loop.time() - start - LAG_PROBE_S)
-            metrics.loop_lag.set(lag)
-            metrics.loop_lag_hist.observe(lag)
-
-    task = asyncio.get_running_loop().create_task(probe())
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-
-
-async def gc_probe_ctx(app: web.Application) -> AsyncIterator[None]:
-    """A ``cleanup_ctx``: time every garbage collection (``gc.callbacks``) into
-    ``halfmoon_gc_pause_seconds``. A collection stops everything: the server freezes its heap
-    (``--gc-freeze``) so that none should take long; this shows whether that holds."""
-    metrics = app[keys.METRICS]
-    by_generation = [metrics.gc_pauses.labels(str(generation)) for generation in range(3)]
-    collected = [metrics.gc_collected.labels(str(generation)) for generation in range(3)]
-    clock = time.perf_counter
-    started = [0.0]
-
-    def timed(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            started[0] = clock()
-        else:
-            generation = min(info["generation"], 2)
-            by_generation[generation].observe(clock() - started[0])
-            if info["collected"]:
-                collected[generation].inc(info["collected"])
-
-    gc.callbacks.append(timed)
-    yield
-    gc.callbacks.remove(timed)
 
 
 class CountedExecutor(Executor):
