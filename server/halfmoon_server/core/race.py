@@ -334,8 +334,8 @@ class Race:
         undo at the head of that queue never waits: it puts back cards its move removed, which
         were public when that move was shown (cards only ever become public, never the reverse).
         """
+        # per position, the height from which its cards are public (visibility.public_bar)
         bar = visibility.public_bar(r.lowest for r in self.players.values() if r.playing and r.lowest is not None)
-        is_public = visibility.is_public
         view: dict[str, list[tuple[str | None, int]]] = {}
         for racer in self.players.values():
             game = self._catch_up(racer, bar)
@@ -346,7 +346,7 @@ class Race:
                 card, count = game.card_at(position), game.count_at(position)
                 if card is None:
                     shown.append((None, count))
-                elif not is_public(position, count, bar):
+                elif count < bar[position]:  # not public (visibility.is_public)
                     shown.append((HIDDEN_TOP, count))
                 else:
                     shown.append((card.name, count))
@@ -357,7 +357,6 @@ class Race:
     def _catch_up(racer: Racer, bar: list[int]) -> Game | None:
         """``racer.public`` moved on through every step of theirs that spectators may see now, in
         order: up to the first move that removes a pile card lower than ``bar`` (not public)."""
-        is_public = visibility.is_public
         public = racer.public
         if public is None:
             if racer.game is None:
@@ -373,8 +372,8 @@ class Race:
                 public.undo()
             else:
                 assert isinstance(step, Move)
-                if not all(is_public(p, public.count_at(p), bar) for p in step.positions):
-                    break  # the move removes a card not public yet: it tells that card
+                if any(public.count_at(p) < bar[p] for p in step.positions):
+                    break  # the move removes a card not public yet (visibility.is_public): it tells that card
                 public.push(step)
             racer.public_steps += 1
         if racer.finished and racer.public_steps == len(steps):
