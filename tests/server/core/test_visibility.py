@@ -11,10 +11,13 @@ from datetime import date
 
 import pytest
 
+from halfmoon.codes import daily_code
 from halfmoon.positions import PILE_COUNT, POSITIONS
 from halfmoon.protocol import TIME_LIMIT_MAX, Mode
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
+from halfmoon_server.core.commands import apply_entry
+from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.core.visibility import Boards, Hidden, RoomFacts, StoredFacts, Viewer
 
 DAY = date(2026, 11, 28)
@@ -225,10 +228,6 @@ def test_a_daily_ghost_shows_each_steps_time_and_cards_removed_never_a_position(
     "attempt (and one begun at 23:59) still runs; the room does not know the daily's configured limit",
 )
 def test_a_daily_attempt_begun_after_midnight_shows_no_code_before_its_day_opens() -> None:
-    from halfmoon.codes import daily_code
-    from halfmoon_server.core.commands import apply_entry
-    from halfmoon_server.core.race import Race, RaceConfig
-
     begun = MIDNIGHT + 5_000  # asked for at 23:59:59.9 with the database slow: its day is DAY
     limit_s = (OPENS - begun) // 1000  # the lobby caps it to end when DAY opens: 1795 s
     race = Race("K7WQ2M", Mode.DAILY, daily_code(DAY, b"secret", long=True), RaceConfig(), now=begun, daily_day=DAY)
