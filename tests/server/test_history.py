@@ -28,6 +28,7 @@ from halfmoon.protocol import Daily, Join, Solo, parse_message, player_key_hash
 from halfmoon_server import create_app
 from halfmoon_server.adapters.storage import open_storage
 from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.core import visibility
 from halfmoon_server.ports import FinishedGame, Storage
 from halfmoon_server.web import keys
 from halfmoon_server.web.rest import _streak
@@ -218,10 +219,10 @@ async def test_a_sealed_race_code_stays_out_of_the_history_until_nobody_plays_it
 async def test_with_the_reveal_rule_broken_the_history_would_show_the_code(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the daily's reveal rule broken (always revealed), the history shows today's code: the
-    checks above are what keeps it out."""
+    """With the stored games' code rule of the visibility policy broken (always shown), the
+    history shows today's code: the policy is what keeps it out."""
     server = await start_server()
-    monkeypatch.setattr(type(server.app[keys.DAILY]), "revealed", lambda self, day: True)
+    monkeypatch.setattr(visibility, "stored_code_visible", lambda game, now, running_since: True)
     key = new_key()
     await play_daily(server, key)
     await stored(server, player_key_hash(key), 1)

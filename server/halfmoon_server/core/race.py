@@ -2,10 +2,11 @@
 
 A :class:`Race` owns the phases (lobby → countdown → running → finished), the membership and
 the host hand-over, every player's :class:`halfmoon.Game` (moves and undos checked by the
-engine), finishing and the results, the deadlines (countdown, time limit, abandonment) and who
-may see which card. It takes commands with the time passed in — ``join``, ``start``, ``move``,
-``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``, ``recorded``,
-``rematch``, ``accept`` — and returns domain events (:mod:`halfmoon_server.core.events`);
+engine), finishing and the results, the deadlines (countdown, time limit, abandonment), and
+each viewer's view of it (who may see which card and the code: the visibility policy decides,
+:mod:`halfmoon_server.core.visibility`). It takes commands with the time passed in — ``join``,
+``start``, ``move``, ``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``,
+``recorded``, ``rematch``, ``accept`` — and returns domain events (:mod:`halfmoon_server.core.events`);
 :meth:`Race.next_deadline` says when it next needs a ``tick``. It imports no asyncio, no
 aiohttp, no storage and reads no clock: its tests drive whole races in microseconds (tests/server/test_race_core.py).
 
@@ -48,7 +49,7 @@ from halfmoon.protocol import (
 from halfmoon.protocol import GameOver as WireGameOver
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import HIDDEN_TOP, BoardView
-from halfmoon_server.clock import day_start_ms
+from halfmoon_server.core import visibility
 from halfmoon_server.core.events import (
     CountdownStarted,
     Event,
@@ -65,9 +66,10 @@ from halfmoon_server.core.events import (
 )
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
+from halfmoon_server.core.visibility import Boards, RoomFacts, Viewer
 from halfmoon_server.errors import Refusal
 
-DAY_MS = 86_400_000
+DAY_MS = visibility.DAY_MS  # (tests of the core read it here)
 #: Spectators one room lets in over its life: each comes and goes through the room's log.
 MAX_WATCHES = 2000
 _GAME_STATUS = {status: PlayerStatus(status.value) for status in Status}  # playing, stalled, won
@@ -289,26 +291,30 @@ class Race:
         )
         racer.ranked, racer.unranked_reason = reason is None, reason
 
-    def code_for(self, viewer: Racer | None, now: int) -> str | None:
-        """The deal code a viewer (a player, or None: a spectator, a REST reader) may see now.
+    def facts(self) -> RoomFacts:
+        """The room's deal as the visibility policy needs to know it (:mod:`halfmoon_server.core.visibility`)."""
+        opens_at = None if self.daily_day is None else self.reveal_at()
+        return RoomFacts(self.mode, self.sealed, self.phase is Phase.FINISHED, opens_at)
 
-        A solo game shows it from the start (the seed's bar). A sealed race, to everyone once the
-        race is over (its last racer's ``game_over``, then ``race_over``). A daily attempt, to anyone — its own
-        player too, so a throwaway attempt learns no code — once every attempt of the day has
-        ended (:meth:`reveal_at`). A race on a code the host chose is open: everybody knows it."""
-        if self.mode is Mode.SOLO or (self.mode is Mode.RACE and not self.sealed):
-            return self.code_text
-        if self.mode is Mode.DAILY:  # not even to its own player before then: a scout learns nothing
-            return self.code_text if now >= self.reveal_at() else None
-        # a sealed race: once nobody plays it any more. Not at one racer's own end: a second seat
-        # of the same person (another tab) that gives up at once would hand them the deal.
-        return self.code_text if self.phase is Phase.FINISHED else None
+    def code_for(self, viewer: Racer | None, now: int) -> str | None:
+        """The deal code a viewer (a player, or None: a spectator, a REST reader) may see now, as
+        :func:`halfmoon_server.core.visibility.code_visible` decides (a sealed race's once it is
+        over, a daily's once every attempt of its day has ended, any other's from the start)."""
+        who = Viewer.READER if viewer is None else Viewer.PLAYER
+        return self.code_text if visibility.code_visible(self.facts(), who, now) else None
+
+    def opening_for(self, viewer: Racer | None, now: int) -> tuple[str | None, str | None]:
+        """What opens the deal's commitment that a viewer may see now: ``(salt, seed)``
+        (:func:`halfmoon_server.core.visibility.opening_visible`: with the code)."""
+        who = Viewer.READER if viewer is None else Viewer.PLAYER
+        if not visibility.opening_visible(self.facts(), who, now):
+            return None, None
+        return self.salt, self.seed
 
     def reveal_at(self) -> int:
-        """When a daily attempt's code is public: the day is over and every attempt of it has
-        ended (none starts after midnight, and each lasts at most its time limit)."""
+        """When a daily attempt's code is public (:func:`halfmoon_server.core.visibility.daily_opens_at`)."""
         assert self.daily_day is not None
-        return day_start_ms(self.daily_day) + DAY_MS + (self.time_limit_s or 0) * 1000
+        return visibility.daily_opens_at(self.daily_day, self.time_limit_s or 0)
 
     def spectator_view(self) -> dict[str, list[tuple[str | None, int]]]:
         """Each player's board as spectators may see it: ``(top, count)`` per position
@@ -328,8 +334,8 @@ class Race:
         undo at the head of that queue never waits: it puts back cards its move removed, which
         were public when that move was shown (cards only ever become public, never the reverse).
         """
-        active = [r.lowest for r in self.players.values() if r.playing and r.lowest is not None]
-        bar = [max((lowest[pile] for lowest in active), default=0) for pile in PILES]
+        # per position, the height from which its cards are public (visibility.public_bar)
+        bar = visibility.public_bar(r.lowest for r in self.players.values() if r.playing and r.lowest is not None)
         view: dict[str, list[tuple[str | None, int]]] = {}
         for racer in self.players.values():
             game = self._catch_up(racer, bar)
@@ -340,7 +346,7 @@ class Race:
                 card, count = game.card_at(position), game.count_at(position)
                 if card is None:
                     shown.append((None, count))
-                elif position < PILE_COUNT and count < bar[position]:
+                elif count < bar[position]:  # not public (visibility.is_public)
                     shown.append((HIDDEN_TOP, count))
                 else:
                     shown.append((card.name, count))
@@ -366,8 +372,8 @@ class Race:
                 public.undo()
             else:
                 assert isinstance(step, Move)
-                if any(p < PILE_COUNT and public.count_at(p) < bar[p] for p in step.positions):
-                    break
+                if any(public.count_at(p) < bar[p] for p in step.positions):
+                    break  # the move removes a card not public yet (visibility.is_public): it tells that card
                 public.push(step)
             racer.public_steps += 1
         if racer.finished and racer.public_steps == len(steps):
@@ -391,11 +397,14 @@ class Race:
         """The room as ``viewer`` (a player id, or None) may see it; a ``watcher`` (a spectator)
         also gets every board as spectators may see it."""
         racer = self.players.get(viewer) if viewer is not None else None
-        game = racer.game if racer is not None else None
+        who = Viewer.PLAYER if racer is not None else Viewer.SPECTATOR if watcher else Viewer.READER
+        seen = visibility.boards_seen(who)
+        game = racer.game if racer is not None and seen is Boards.OWN else None
         boards = None
-        if watcher and self.phase is not Phase.LOBBY and self.started_at is not None:
+        if seen is Boards.PUBLIC and self.phase is not Phase.LOBBY and self.started_at is not None:
             boards = self.spectator_boards()
         code = self.code_for(racer, now)
+        salt, seed = self.opening_for(racer, now)
         return RoomSnapshot(
             self.id,
             self.mode,
@@ -415,12 +424,12 @@ class Race:
             self.sealed,
             self.commitment,
             None if racer is None else self._game_over_json(racer, now),
-            self.salt if code is not None and self.mode is not Mode.SOLO else None,
+            salt,
             self.round,
             self.series_json(),
             tuple(self.summary(r, now) for r in self.seated.values()),
             self.contributions,
-            self.seed if self.sealed and code is not None else None,
+            seed,
         )
 
     def _game_over_json(self, racer: Racer, now: int) -> Json | None:
@@ -527,7 +536,7 @@ class Race:
     def check_watch(self) -> None:
         """Raises :class:`Refusal` ``private_room`` for a daily attempt, ``room_full`` once
         :data:`MAX_WATCHES` spectators have come in (a bound on what one room's log holds)."""
-        if self.mode is Mode.DAILY:
+        if not visibility.may_watch(self.facts()):
             raise Refusal("private_room", f"room {self.id} is a daily-challenge attempt and cannot be watched")
         if self.watches >= MAX_WATCHES:
             raise Refusal("room_full", f"room {self.id} has had as many spectators come and go as it takes")
@@ -603,7 +612,9 @@ class Race:
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
             racer.public, racer.public_steps = None, 0  # built when a spectator first needs it
             boards[racer.id] = BoardView.of(racer.game)
-        code = None if self.mode is Mode.DAILY or self.sealed else self.code_text
+        # everyone in the race sees the same: a solo game's or an open race's code (a sealed race's
+        # or a daily's: not now)
+        code = self.code_text if visibility.code_visible(self.facts(), Viewer.PLAYER, now) else None
         events: list[Event] = [RaceStarted(now, code, boards, self.commitment, self.contributions)]
         return events + self._check_race_end(now)
 
@@ -767,7 +778,7 @@ class Race:
             self.phase = Phase.FINISHED
             self.finished_at = now
             self._deadline = None
-            return self._race_over()
+            return self._race_over(now)
         return []
 
     def recorded(self, player_id: str, game_id: str | None, now: int = 0) -> list[Event]:
@@ -778,7 +789,7 @@ class Race:
         racer.game_id = game_id
         over = self.game_over(racer, now)
         assert over is not None
-        return [over, *self._race_over()]
+        return [over, *self._race_over(now)]
 
     def game_over(self, racer: Racer, now: int) -> GameOver | None:
         """``racer``'s :class:`GameOver` as it stands at ``now`` (the code and salt once they
@@ -788,7 +799,7 @@ class Race:
         if game is None or racer.time_ms is None or not racer.finished or racer.id in self.unrecorded:
             return None
         code = self.code_for(racer, now)
-        shown = code is not None and self.mode is not Mode.SOLO
+        salt, seed = self.opening_for(racer, now)
         return GameOver(
             racer.id,
             racer.status,
@@ -798,12 +809,12 @@ class Race:
             code,
             racer.game_id,
             racer.ranked,
-            self.salt if shown else None,
-            self.seed if shown else None,
+            salt,
+            seed,
             racer.unranked_reason,
         )
 
-    def _race_over(self) -> list[Event]:
+    def _race_over(self, now: int) -> list[Event]:
         if self.phase is not Phase.FINISHED or self.unrecorded or self.results is not None:
             return []
 
@@ -828,8 +839,11 @@ class Race:
                 standing.score += line.score
                 standing.time_ms += line.time_ms
                 standing.races += 1
-        over = RaceOver(self.results, self.code_text, self.salt, self.sealed, self.round, self.series_json())
-        over.seed, over.contributions = self.seed, self.contributions
+        code = self.code_for(None, now)  # the race is over: out for everyone
+        salt, seed = self.opening_for(None, now)
+        assert code is not None
+        over = RaceOver(self.results, code, salt, self.sealed, self.round, self.series_json())
+        over.seed, over.contributions = seed, self.contributions
         return [over]
 
     # -- rematches and series ----------------------------------------------------------------------------

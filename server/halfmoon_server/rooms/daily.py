@@ -32,7 +32,8 @@ from typing import Generic, TypeVar
 
 from halfmoon.codes import daily_code
 from halfmoon.protocol import commitment_of
-from halfmoon_server.clock import Clock, day_start_ms, utc_datetime, utc_day
+from halfmoon_server.clock import Clock, utc_datetime, utc_day
+from halfmoon_server.core import visibility
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, Storage
 from halfmoon_server.solver.search import NoWinnableDealError, first_winnable_daily
@@ -41,7 +42,6 @@ log = logging.getLogger("halfmoon_server.daily")
 K = TypeVar("K")
 V = TypeVar("V")
 
-DAY_MS = 86_400_000
 #: How long a day's choice waits for the solver's worker before choosing in a thread instead
 #: (the search takes milliseconds; a worker this late is hung or far behind).
 SOLVER_WAIT_S = 60.0
@@ -99,12 +99,13 @@ class DailyService:
         return utc_day(self.clock.now_ms())
 
     def reveal_at(self, day: date) -> int:
-        """When a day's code (and its games' records) may be public: the day is over and every
-        attempt of it has ended (none starts after midnight; each lasts at most its limit)."""
-        return day_start_ms(day) + DAY_MS + self.time_limit_s * 1000
+        """When a day's code, salt and games' records may be public, under this server's daily
+        time limit (:func:`halfmoon_server.core.visibility.daily_opens_at`)."""
+        return visibility.daily_opens_at(day, self.time_limit_s)
 
     def revealed(self, day: date) -> bool:
-        return self.clock.now_ms() >= self.reveal_at(day)
+        """Whether ``day`` is public now (:func:`halfmoon_server.core.visibility.daily_open`)."""
+        return visibility.daily_open(day, self.time_limit_s, self.clock.now_ms())
 
     async def players(self, day: date) -> int:
         """How many ranked attempts ``day`` has (``GET /api/daily``): counted at most every

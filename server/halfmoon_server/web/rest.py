@@ -11,7 +11,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any, Final, Protocol, runtime_checkable
 
 import orjson
@@ -22,7 +22,6 @@ from halfmoon.codes import DealCode, seal_commitment
 from halfmoon.deal import Deal
 from halfmoon.errors import BadMessageError, HalfMoonError, InvalidCodeError
 from halfmoon.protocol import (
-    TIME_LIMIT_MAX,
     PlayerStatus,
     Result,
     check_player_key,
@@ -33,7 +32,9 @@ from halfmoon.protocol import (
 from halfmoon.record import UNDO, GameRecord
 from halfmoon_server.adapters.storage import MEMORY_URL
 from halfmoon_server.clock import day_start_ms
+from halfmoon_server.core import visibility
 from halfmoon_server.core.audience import right_sized
+from halfmoon_server.core.visibility import Hidden, StoredFacts
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.ports import PlayerGame, StoredGame
 from halfmoon_server.rooms.lobby import race_code
@@ -217,10 +218,11 @@ async def create_room(request: web.Request) -> web.Response:
         status = {"bad_code": 400, "rate_limited": 429}.get(exc.code, 503)
         raise ApiError(status, exc.code, exc.message) from None
     answer: dict[str, Any] = {"room": room.id, "url": f"{base_url(request)}/r/{room.id}", "sealed": room.race.sealed}
-    if room.race.sealed:
+    shown = room.race.code_for(None, request.app[keys.SETTINGS].clock.now_ms())
+    if shown is None:
         answer["commitment"] = room.race.commitment  # the code stays with the server until games end
     else:
-        answer["code"] = str(code)
+        answer["code"] = shown
     return json_response(answer, 201)
 
 
@@ -251,12 +253,13 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
     if not games:
         raise ApiError(404, "no_such_room", f"there is no room {room_id!r}")
     first = games[0]
-    code: str | None = first.code
-    if first.daily_date is not None and not request.app[keys.DAILY].revealed(first.daily_date):
-        code = None  # the daily code stays hidden until every attempt of the day has ended
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    # nobody plays in a room no longer in memory; a daily's code stays hidden until its day opens
+    shown = visibility.stored_code_visible(stored_facts(request, first), now, running_since=None)
+    code = first.code if shown else None
     results = entries(games)["entries"]
-    opened: dict[str, Any] = {}  # what opens a sealed race's commitment (its race is over: stored games only)
-    if first.seal is not None:
+    opened: dict[str, Any] = {}  # what opens a sealed race's commitment: with its code
+    if first.seal is not None and shown:
         seed = first.seal["seed"]
         opened = {"sealed": True, "commitment": seal_commitment(seed), "seed": seed}
         opened["contributions"] = list(first.seal["contributions"])
@@ -268,7 +271,7 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
             "phase": "finished",
             "code": code,
             "host": None,
-            "now": request.app[keys.SETTINGS].clock.now_ms(),
+            "now": now,
             "starts_at": None,
             "started_at": None,
             "time_limit_s": None,
@@ -343,19 +346,23 @@ async def get_game(request: web.Request) -> web.Response:
     game = await request.app[keys.STORAGE].get_game(game_id) if _GAME_ID_RE.fullmatch(game_id) else None
     if game is None:
         raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r}")
-    daily = request.app[keys.DAILY]
-    if game.daily_date is not None and not daily.revealed(game.daily_date):
+    facts = stored_facts(request, game)
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    hidden = visibility.record_hidden(facts, now, running_since=None)  # what is known without its room
+    if hidden is None:
+        try:
+            room = await request.app[keys.LOBBY].find(game.room, hold=False)
+        except Refusal as exc:
+            raise ApiError(503, exc.code, exc.message) from None
+        hidden = visibility.record_hidden(facts, now, running_since=_running_since(room))
+    if hidden is Hidden.DAILY_HIDDEN:
         raise ApiError(
             403,
             "daily_hidden",
             f"game {game_id!r} is a daily-challenge game; its record opens when every attempt of "
             f"{game.daily_date} has ended",
         )
-    try:
-        room = await request.app[keys.LOBBY].find(game.room, hold=False)
-    except Refusal as exc:
-        raise ApiError(503, exc.code, exc.message) from None
-    if _on_a_deal_in_play(_running_since(room), game.finished_at):
+    if hidden is not None:
         raise ApiError(
             403,
             "game_hidden",
@@ -364,8 +371,8 @@ async def get_game(request: web.Request) -> web.Response:
         )
     # a record holds only positions: a client replaying it needs the cards (docs/protocol.md);
     # who played it and how it ended head the replay screen; what opens the commitment its deal
-    # was dealt under (halfmoon verify): a sealed race's seed and contributions (a previous
-    # release's salt), a daily's salt
+    # was dealt under (halfmoon verify), which comes with the record: a sealed race's seed and
+    # contributions (a previous release's salt), a daily's salt
     body: dict[str, Any] = {
         **game.record,
         "deal": Deal.from_code(game.record["code"]).to_json(),
@@ -373,7 +380,7 @@ async def get_game(request: web.Request) -> web.Response:
         "score": game.score,
         "time_ms": game.time_ms,
         "outcome": game.outcome,
-        "sealed": game.seal is not None or (game.salt is not None and game.daily_date is None),
+        "sealed": facts.sealed,
         "ranked": game.ranked,
         "unranked_reason": None if game.ranked else game.unranked_reason,
     }
@@ -392,19 +399,6 @@ async def get_game(request: web.Request) -> web.Response:
 HISTORY_ROWS = 2000
 
 
-def _cards_per_step(moves: list[Any]) -> list[int]:
-    """The cards each step of a record removed: 2 or 3 for a move, minus the last move's for an undo."""
-    taken: list[int] = []
-    cards: list[int] = []
-    for step in moves:
-        if step == "undo":
-            cards.append(-taken.pop() if taken else 0)
-        else:
-            taken.append(len(step))
-            cards.append(len(step))
-    return cards
-
-
 async def daily_ghost(request: web.Request) -> web.Response:
     """Today's daily game ``game`` as a ghost for a reader who has finished their own attempt of
     the day (issue 17): only its progress over time — each step's time and the cards it removed —
@@ -414,9 +408,10 @@ async def daily_ghost(request: web.Request) -> web.Response:
     player = _player_of(request)
     day = _day(request.match_info["date"])
     today = request.app[keys.DAILY].today()
-    if day > today:
+    hidden = visibility.ghost_day_hidden(day, today)
+    if hidden is Hidden.NO_SUCH_DAY:
         raise ApiError(404, "no_such_day", f"{day} has not come yet (today is {today} UTC)")
-    if day < today:
+    if hidden is not None:
         raise ApiError(
             403,
             "not_today",
@@ -425,7 +420,7 @@ async def daily_ghost(request: web.Request) -> web.Response:
         )
     storage = request.app[keys.STORAGE]
     mine = await storage.games_of_player(player, HISTORY_ROWS)
-    if not any(g.daily_date == today for g in mine):
+    if visibility.ghost_hidden(reader_finished_today=any(g.daily_date == today for g in mine)) is not None:
         raise ApiError(
             403, "finish_your_attempt_first", "a daily ghost opens once your own attempt of today has ended"
         )
@@ -441,7 +436,7 @@ async def daily_ghost(request: web.Request) -> web.Response:
     if record is None or record.times is None:
         raise ApiError(409, "no_times", f"game {game_id!r} has no time for each step: it cannot be raced")
     moves = [step if step == UNDO else step.names() for step in record.moves]
-    steps = [{"at": at, "cards": cards} for at, cards in zip(record.times, _cards_per_step(moves), strict=True)]
+    steps = visibility.ghost_steps(moves, record.times)  # progress only: no position, card or code
     return json_response(
         {
             "game": game.id,
@@ -470,6 +465,16 @@ def _player_of(request: web.Request) -> str:
         raise ApiError(401, "bad_player_key", "a player key is 22-64 URL-safe base64 characters") from None
 
 
+def stored_facts(request: web.Request, game: StoredGame | PlayerGame) -> StoredFacts:
+    """A stored game as the visibility policy needs to know it (:mod:`halfmoon_server.core.visibility`)."""
+    daily = game.daily_date
+    return StoredFacts(
+        game.seal is not None or (game.salt is not None and daily is None),  # a sealed race's (or a previous release's)
+        round(game.finished_at.timestamp() * 1000),
+        None if daily is None else request.app[keys.DAILY].reveal_at(daily),
+    )
+
+
 def _running_since(room: Room | None) -> int | None:
     """When the race someone in ``room`` still plays started (ms); None: nobody plays there."""
     if room is None or not any(racer.playing for racer in room.race.players.values()):
@@ -477,20 +482,10 @@ def _running_since(room: Room | None) -> int | None:
     return int(room.race.started_at or 0)
 
 
-def _on_a_deal_in_play(running_since: int | None, finished_at: datetime) -> bool:
-    """Whether a game of a room whose race has been running since ``running_since`` is on the deal
-    still in play: yes unless it ended before that race started — a game of an earlier race of
-    the room (before a rematch), whose code its ``race_over`` already gave out."""
-    return running_since is not None and round(finished_at.timestamp() * 1000) >= running_since
-
-
 class _Entitlement:
-    """Whether the reader may see a stored game's deal code now, by the rules of
-    :func:`get_game` and :meth:`halfmoon_server.core.race.Race.code_for`: a daily game's once every
-    attempt of its day has ended; a sealed race's once nobody in its room is still playing; any
-    other's always (a solo game shows it from the start, an open race's host chose it). Rooms are
-    looked up once each, and only for sealed games that finished within the longest time limit:
-    a race lasts at most that from its start, so one finished earlier is over for everyone."""
+    """Whether the reader may see a stored game's deal code now
+    (:func:`halfmoon_server.core.visibility.stored_code_visible`), looking each room up once, and
+    only when the policy needs to know whether it still plays (:func:`~halfmoon_server.core.visibility.room_needed`)."""
 
     def __init__(self, request: web.Request) -> None:
         self.request = request
@@ -498,19 +493,17 @@ class _Entitlement:
         self._running_since: dict[str, int | None] = {}
 
     async def code_shown(self, game: PlayerGame) -> bool:
-        if game.daily_date is not None:
-            return bool(self.request.app[keys.DAILY].revealed(game.daily_date))
-        if not game.sealed:
-            return True
-        if self.now_ms - int(game.finished_at.timestamp() * 1000) > TIME_LIMIT_MAX * 1000:
-            return True
-        if game.room not in self._running_since:
-            try:
-                room = await self.request.app[keys.LOBBY].find(game.room, hold=False)
-            except Refusal as exc:
-                raise ApiError(503, exc.code, exc.message) from None
-            self._running_since[game.room] = _running_since(room)
-        return not _on_a_deal_in_play(self._running_since[game.room], game.finished_at)
+        facts = stored_facts(self.request, game)
+        running_since = None
+        if visibility.room_needed(facts, self.now_ms):
+            if game.room not in self._running_since:
+                try:
+                    room = await self.request.app[keys.LOBBY].find(game.room, hold=False)
+                except Refusal as exc:
+                    raise ApiError(503, exc.code, exc.message) from None
+                self._running_since[game.room] = _running_since(room)
+            running_since = self._running_since[game.room]
+        return visibility.stored_code_visible(facts, self.now_ms, running_since)
 
 
 def _streak(days: set[date], today: date) -> int:
