@@ -92,6 +92,10 @@ class RaceConfig:
     #: a result faster than this per tap the game needed is not ranked (0: no such rule; see
     #: :mod:`halfmoon_server.core.ranking`)
     tap_floor_ms: int = DEFAULT_TAP_FLOOR_MS
+    #: a daily attempt's time limit as configured (``--daily-time-limit``): its day's code opens
+    #: this long after the day ends, whatever this attempt's own limit (the lobby shortens a late
+    #: one's). None in a room logged by an earlier release: its attempt's own limit then
+    daily_time_limit_s: int | None = None
 
 
 @dataclass(slots=True)
@@ -314,7 +318,8 @@ class Race:
     def reveal_at(self) -> int:
         """When a daily attempt's code is public (:func:`halfmoon_server.core.visibility.daily_opens_at`)."""
         assert self.daily_day is not None
-        return visibility.daily_opens_at(self.daily_day, self.time_limit_s or 0)
+        limit_s = self.config.daily_time_limit_s
+        return visibility.daily_opens_at(self.daily_day, (self.time_limit_s or 0) if limit_s is None else limit_s)
 
     def spectator_view(self) -> dict[str, list[tuple[str | None, int]]]:
         """Each player's board as spectators may see it: ``(top, count)`` per position

@@ -89,6 +89,7 @@ class Lobby:
             abandon_after_ms=int(settings.abandon_after_s * 1000),
             finished_ttl_ms=int(settings.finished_ttl_s * 1000),
             tap_floor_ms=settings.tap_floor_ms,
+            daily_time_limit_s=settings.daily_time_limit_s,
         )
         self.hold_ms = int(settings.finished_hold_s * 1000)
 

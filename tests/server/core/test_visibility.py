@@ -221,16 +221,11 @@ def test_a_daily_ghost_shows_each_steps_time_and_cards_removed_never_a_position(
 # -- the race core asks the policy --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: a daily attempt's room opens its code at midnight plus its own time limit, which the "
-    "lobby shortens for an attempt begun after midnight — so it opens up to those seconds early, while that "
-    "attempt (and one begun at 23:59) still runs; the room does not know the daily's configured limit",
-)
 def test_a_daily_attempt_begun_after_midnight_shows_no_code_before_its_day_opens() -> None:
     begun = MIDNIGHT + 5_000  # asked for at 23:59:59.9 with the database slow: its day is DAY
     limit_s = (OPENS - begun) // 1000  # the lobby caps it to end when DAY opens: 1795 s
-    race = Race("K7WQ2M", Mode.DAILY, daily_code(DAY, b"secret", long=True), RaceConfig(), now=begun, daily_day=DAY)
+    config = RaceConfig(daily_time_limit_s=(OPENS - MIDNIGHT) // 1000)  # as the lobby configures every room
+    race = Race("K7WQ2M", Mode.DAILY, daily_code(DAY, b"secret", long=True), config, now=begun, daily_day=DAY)
     apply_entry(race, {"k": "single", "n": "Ada", "tok": "t", "r": True, "lim": limit_s, "t": begun})
     assert race.players["p1"].playing and race.next_deadline() == begun + limit_s * 1000
     assert race.snapshot("p1", OPENS - 2_000, watcher=False).code is None, "Ada still plays: 2 s are left"

@@ -1,0 +1,38 @@
+"""A daily attempt's room opens its code when the daily service publishes the day's: never
+sooner, even for an attempt the lobby gave a shorter limit (begun after midnight)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.web import keys
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient
+
+DAY = date(2026, 11, 28)  # the day of support.T0
+
+
+async def test_a_late_daily_attempt_opens_its_code_when_the_day_does(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(daily_time_limit_s=600)
+    storage = server.app[keys.STORAGE]
+    real_claim = storage.claim_daily_attempt
+
+    async def slow_claim(*args: Any, **kwargs: Any) -> bool:
+        clock.advance(5_000)  # the database took five seconds: the attempt begins after midnight
+        return await real_claim(*args, **kwargs)
+
+    storage.claim_daily_attempt = slow_claim  # type: ignore[method-assign]
+    clock.set(day_start_ms(date(2026, 11, 29)) - 100)
+    client = await WsClient.connect(server, "late")
+    await client.send("daily", name="Late")
+    welcome = await client.next("welcome")
+    await client.close()
+    race = server.app[keys.LOBBY].rooms[welcome["room"]["room"]].race
+    published = server.app[keys.DAILY].reveal_at(DAY)
+    assert race.time_limit_s is not None and race.time_limit_s < 600  # shortened: it ends by then
+    assert race.reveal_at() == published
+    assert race.snapshot("p1", published - 1_000, watcher=False).code is None
