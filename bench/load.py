@@ -64,7 +64,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -939,8 +939,12 @@ def main() -> int:
     )
     parser.add_argument("--players", type=int, nargs="*", help="closed-loop runs on these numbers of players")
     parser.add_argument("--rate", type=float, help="with --players: open loop at this many moves/s in all")
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--warmup", type=float, default=3.0, help="with --players: seconds before measuring")
+    parser.add_argument(
+        "--seconds", type=float, help="seconds measured (--players: 10; otherwise each run's own unless given)"
+    )
+    parser.add_argument(
+        "--warmup", type=float, help="seconds before measuring (--players: 3; otherwise each run's own unless given)"
+    )
     parser.add_argument("--memory-minutes", type=float, default=10.0, help="the memory run's length")
     parser.add_argument(
         "--compare",
@@ -985,7 +989,7 @@ def main() -> int:
     elif args.players:
         loop = "open" if args.rate else "closed"
         configs = [
-            Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds, warmup=args.warmup)
+            Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds or 10.0, warmup=args.warmup or 3.0)
             for n in args.players
         ]
     elif args.peers:
@@ -997,6 +1001,11 @@ def main() -> int:
         if unknown:
             parser.error(f"--only: no such configuration here: {', '.join(unknown)}")
         configs = [c for c in configs if c.name in args.only]
+    if args.seconds is not None or args.warmup is not None:
+        configs = [
+            replace(c, seconds=args.seconds or c.seconds, warmup=c.warmup if args.warmup is None else args.warmup)
+            for c in configs
+        ]
     missing = peers_missing()
     if missing and any(c.loop in PEERS for c in configs):
         if args.peers or args.only:
