@@ -511,6 +511,7 @@ def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str,
     """What the run's window added to the pause histograms: per GC generation the collections,
     their total time and how many took over 10 ms; the lag probes (every 0.25 s) over 10 and
     50 ms."""
+
     def added(key: str) -> float:
         return after.get(key, 0.0) - before.get(key, 0.0)
 
@@ -743,8 +744,32 @@ QUICK = [
     Config("open", 8, "open", rate=200, seconds=2.0, warmup=0.5),
 ]
 
-#: ``--peers``: Half Moon, the ceilings and the peers at 1,000 players, side by side
-SIDE_BY_SIDE = ("echo-1k", "gamelike-1k", "node-gamelike-1k", "colyseus-1k", "closed-1k")
+#: ``--peers human|bots``: moves a second per player at a human pace and at the bots' (docs/capacity.md's
+#: model: 1,811 and 8,802 moves/s from 10,000 players, a move every ~3 s and every ~0.3 s in the median)
+PACES = {"human": 0.1811, "bots": 0.8802}
+
+
+def side_by_side_configs(pace: str, players: int | None) -> list[Config]:
+    """``--peers``: Half Moon, the ceilings and the peers side by side. Saturated (closed loop,
+    1,000 players: the names of the matrix) with the echo ceiling as the yardstick; or open loop at
+    a ``pace`` of :data:`PACES` (10,000 players), where what matters is the CPU share it takes."""
+    n = players or (1000 if pace == "saturated" else 10_000)
+    size = {1000: "1k", 10_000: "10k"}.get(n, str(n))
+    if pace == "saturated":
+        return [
+            Config(f"echo-{size}", n, "echo", seconds=8),
+            Config(f"gamelike-{size}", n, "gamelike"),
+            Config(f"node-gamelike-{size}", n, "node-gamelike"),
+            Config(f"colyseus-{size}", n, "colyseus"),
+            Config(f"closed-{size}", n, "closed"),
+        ]
+    rate = round(PACES[pace] * n)
+    return [
+        Config(f"{loop}-{size}-{pace}", n, loop, rate=rate, seconds=20, warmup=8)
+        for loop in ("gamelike", "node-gamelike", "colyseus", "open")
+    ]
+
+
 #: ``--quick --peers``: the same, 8 players for a second each
 QUICK_PEERS = [
     Config("echo", 8, "echo", seconds=1.0),
@@ -905,25 +930,41 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def side_by_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """``--peers``: each configuration's medians over its rounds, and Half Moon's (the closed loop)
-    against each other server: its moves/s over theirs (the echo's messages/s), its CPU per move
-    over theirs (the echo's per message)."""
+    """``--peers``: each configuration's medians over its rounds, and Half Moon's (its closed or open
+    loop) against each other server's: its moves/s over theirs (the echo's messages/s), its CPU per
+    move over theirs (the echo's per message), and in an open loop its players per core over theirs.
+    Players per core, in an open loop: the players over the share of its core the server took
+    (computed from the measured CPU: the machine need not hold that many connections), and
+    ``kept_up`` whether every round acknowledged 95 % of the moves due."""
     by_name: dict[str, list[dict[str, Any]]] = {}
     for run in runs:
         by_name.setdefault(run["config"]["name"], []).append(run)
     medians = {name: summarise(group) for name, group in by_name.items()}
-    ours = next((medians[name] for name, group in by_name.items() if group[0]["config"]["loop"] == "closed"), None)
+    for name, group in by_name.items():
+        due = group[0]["config"]["rate"]
+        shares = [r["players"] / r["server_cpu_share"] for r in group if due and r.get("server_cpu_share")]
+        if shares:
+            medians[name]["players_per_core"] = round(statistics.median(shares))
+            medians[name]["kept_up"] = all(r["moves_per_s_mean"] >= 0.95 * due for r in group)
+    ours_name = next(
+        (name for name, group in by_name.items() if group[0]["config"]["loop"] in ("closed", "open")), None
+    )
     ratios: dict[str, dict[str, float]] = {}
     for name, theirs in medians.items():
-        if ours is None or by_name[name][0]["config"]["loop"] == "closed":
+        if ours_name is None or name == ours_name:
             continue
-        rate = theirs.get("moves_per_s_median") or theirs.get("msgs_per_s_median")
-        cpu = theirs.get("server_cpu_us_per_move") or theirs.get("server_cpu_us_per_msg")
-        ratios[name] = {}
-        if rate and ours.get("moves_per_s_median"):
-            ratios[name]["moves_per_s"] = round(ours["moves_per_s_median"] / rate, 3)
-        if cpu and ours.get("server_cpu_us_per_move"):
-            ratios[name]["server_cpu_per_move"] = round(ours["server_cpu_us_per_move"] / cpu, 3)
+        ours = medians[ours_name]
+        pairs = {
+            "moves_per_s": ("moves_per_s_median", theirs.get("moves_per_s_median") or theirs.get("msgs_per_s_median")),
+            "server_cpu_per_move": (
+                "server_cpu_us_per_move",
+                theirs.get("server_cpu_us_per_move") or theirs.get("server_cpu_us_per_msg"),
+            ),
+            "players_per_core": ("players_per_core", theirs.get("players_per_core")),
+        }
+        ratios[name] = {
+            key: round(ours[mine] / value, 3) for key, (mine, value) in pairs.items() if value and ours.get(mine)
+        }
     return {"rounds": max(len(group) for group in by_name.values()), "medians": medians, "halfmoon/": ratios}
 
 
@@ -934,8 +975,14 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="run only the matrix configurations of these names")
     parser.add_argument(
         "--peers",
-        action="store_true",
-        help="Half Moon, the ceilings and the Node peers at 1,000 players side by side, --repeat rounds",
+        nargs="?",
+        const="saturated",
+        choices=("saturated", "human", "bots"),
+        help="Half Moon, the ceilings and the Node peers side by side, --repeat rounds: saturated (closed loop,"
+        " 1,000 players; the default), or open loop at a human's or the bots' pace (10,000 players)",
+    )
+    parser.add_argument(
+        "--peers-players", type=int, metavar="N", help="with --peers: N players instead (the pace's rate scales)"
     )
     parser.add_argument("--players", type=int, nargs="*", help="closed-loop runs on these numbers of players")
     parser.add_argument("--rate", type=float, help="with --players: open loop at this many moves/s in all")
@@ -993,7 +1040,7 @@ def main() -> int:
             for n in args.players
         ]
     elif args.peers:
-        configs = [c for c in matrix(args.memory_minutes) if c.name in SIDE_BY_SIDE]
+        configs = side_by_side_configs(args.peers, args.peers_players)
     else:
         configs = matrix(args.memory_minutes)
     if args.only:
