@@ -230,7 +230,7 @@ def colyseus_run(config: Config, deals: dict[str, list[list[str]]], base: str, p
         command += ["--warmup", str(config.warmup), "--seconds", str(config.seconds)]
         if config.rate:
             command += ["--rate", str(config.rate)]
-        timeout = config.warmup + config.seconds + 120
+        timeout = config.warmup + config.seconds + 300  # and the seats taken before the warm-up
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"the Colyseus load client exited with {done.returncode}: {done.stderr[-3000:]}")

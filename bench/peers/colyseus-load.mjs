@@ -167,9 +167,26 @@ class Player {
 }
 
 const client = new Client(args.url.replace(/^http/, "ws"));
+
+/** at most 200 tables taking their seats at once (each seat the matchmaker's request, then the
+ * WebSocket, one after the other), as load.py connects at most 200 at once: thousands of simultaneous
+ * requests overflow the server's accept queue, and a table seated whole can start playing */
+let settingUp = 0;
+const queued = [];
+async function seatTable(join) {
+  if (settingUp >= 200) await new Promise((resolve) => queued.push(resolve));
+  settingUp += 1;
+  try {
+    return await join();
+  } finally {
+    settingUp -= 1;
+    queued.shift()?.();
+  }
+}
 const tables = Math.max(1, Math.floor(players / TABLE));
 const interval = rate ? (tables * TABLE) / rate : null;
 let stopping = false;
+let seatedTables = 0; // tables seated for their first race
 
 async function table(number) {
   const random = seeded(number);
@@ -177,19 +194,24 @@ async function table(number) {
   while (!stopping) {
     const [code, line] = deals[(number + race) % deals.length];
     race += 1;
-    const first = await client.create("game", { code, name: `p${number}x0` });
-    const rooms = [first];
-    for (let k = 1; k < TABLE; k++) rooms.push(await client.joinById(first.roomId, { name: `p${number}x${k}` }));
-    if (number % SPECTATOR_EVERY === 0) {
-      const spectator = await client.joinById(first.roomId, { spectator: true });
-      for (const kind of ["moved", "started", "game_over", "race_over"]) spectator.onMessage(kind, () => {});
-      rooms.push(spectator);
-    }
+    const rooms = await seatTable(async () => {
+      const first = await client.create("game", { code, name: `p${number}x0` });
+      const seats = [first];
+      for (let k = 1; k < TABLE; k++) seats.push(await client.joinById(first.roomId, { name: `p${number}x${k}` }));
+      if (number % SPECTATOR_EVERY === 0) {
+        const spectator = await client.joinById(first.roomId, { spectator: true });
+        for (const kind of ["moved", "started", "game_over", "race_over"]) spectator.onMessage(kind, () => {});
+        seats.push(spectator);
+      }
+      return seats;
+    });
+    const first = rooms[0];
     const members = rooms.slice(0, TABLE).map((room) => new Player(room));
     const started = members.map((p) => p.expect("started"));
     const overs = members.map((p) => p.expect("race_over"));
     first.send("start", { type: "start", v: 1 });
     await Promise.all(started);
+    if (race === 1) seatedTables += 1;
     const at = now();
     await Promise.all(members.map((p) => p.play(line, interval, at + (interval ? random() * interval : 0))));
     await Promise.all(overs);
@@ -207,8 +229,10 @@ const running = Array.from({ length: tables }, (_, t) =>
   }),
 );
 void running;
-await sleep(warmup);
+// as load.py connects every player before its warm-up: the first seats taken, then the warm-up
+while (seatedTables < tables && failure === null) await sleep(0.05);
 const rssConnected = rssKib(pid);
+await sleep(warmup);
 tally.measuring = true;
 const cpuBefore = cpuSeconds(pid);
 const ownBefore = process.cpuUsage();
