@@ -30,7 +30,9 @@ pinned to CPU 1, through real WebSockets:
   to CPU 1 like this process); both report in the same shape;
 - ``--peers``: Half Moon, the ceilings and the peers side by side at 1,000 players, one of each in
   turn, ``--repeat`` rounds, then the medians and Half Moon's ratios to each (``--quick --peers``:
-  8 players for a second each, to see that they all run).
+  8 players for a second each, to see that they all run); ``--peers human`` or ``bots``: the same
+  in an open loop, 10,000 players at a human's or the bots' pace, with each server's players per
+  core (``--peers-players N`` resizes either).
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
 the acknowledgement latency (p50/p99/max), the time from a game's last move to its
@@ -972,7 +974,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", action="store_true", help="the whole matrix (100/1k/10k, open loop, memory)")
     parser.add_argument("--quick", action="store_true", help="a few seconds on 8 players (CI: the benchmark runs)")
-    parser.add_argument("--only", nargs="*", help="run only the matrix configurations of these names")
+    parser.add_argument("--only", nargs="*", help="run only the configurations of these names (of the set chosen)")
     parser.add_argument(
         "--peers",
         nargs="?",
@@ -1031,6 +1033,8 @@ def main() -> int:
         return 0
     if args.peers and args.compare:
         parser.error("--peers runs the working tree beside the peers; --compare is for two trees")
+    if args.peers_players and not args.peers:
+        parser.error("--peers-players goes with --peers")
     if args.quick:
         configs = QUICK_PEERS if args.peers else QUICK
     elif args.players:
