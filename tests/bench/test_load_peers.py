@@ -1,7 +1,8 @@
 """The Node.js peers still run: ``bench/load.py --quick --peers`` drives the ``ws`` game-like server
 (bench/peers/gamelike.mjs, through load.py's own client) and the Colyseus room (through
-bench/peers/colyseus-load.mjs) for a second each, and both answer the moves and report in
-load.py's shape. Figures are measured by hand (docs/benchmarks.md, "Peers"), never asserted here.
+bench/peers/colyseus-load.mjs) for a second each, and both answer the moves, play whole games
+and report in load.py's shape; the ws server sends bench/gamelike.py's very frames. Figures are
+measured by hand (docs/benchmarks.md, "Peers"), never asserted here.
 
 Needs node and ``npm ci --prefix bench/peers``: skipped without them, a failure under CI=true."""
 
@@ -40,6 +41,7 @@ def test_each_peer_answers_the_moves_and_reports_in_the_load_shape(tmp_path: Pat
         assert (run["players"], run["spectators"]) == (8, 1), loop  # two tables of 4, one watched
         assert run["ack_ms"]["n"] > 0 and run["ack_ms"]["p50"] is not None, loop  # moves answered
         assert run["moves_per_s_median"] > 0 and run["server_cpu_us_per_move"] > 0, loop  # its CPU read
+        assert run["games"] > 0 and run["failed_stores"] == 0, loop  # whole games, each to its game_over
     summary = results[-1]["summary"]  # the side-by-side medians, with no Half Moon run to compare
     assert set(summary["medians"]) == {"node-gamelike", "colyseus"} and summary["halfmoon/"] == {}
 
