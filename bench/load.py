@@ -22,6 +22,17 @@ pinned to CPU 1, through real WebSockets:
   ``bench/gamelike.py``, which answers the protocol's shape (rooms, join, start, moves fanned out
   to room mates and spectators, game and race over) with no rules, no log and no bookkeeping:
   the stack's floor for a game with fan-out.
+- the *peers* (Node.js 20, ``bench/peers/``, installed by ``npm ci --prefix bench/peers``): the
+  same closed loop against ``bench/peers/gamelike.mjs``, the game-like server line for line on
+  the ``ws`` package (``--only node-gamelike-1k``), and a Colyseus room of the same shape
+  (``bench/peers/colyseus-server.mjs``, ``--only colyseus-1k``) driven by Colyseus's own client
+  in a Node load client of the same tables and loops (``bench/peers/colyseus-load.mjs``, pinned
+  to CPU 1 like this process); both report in the same shape;
+- ``--peers``: Half Moon, the ceilings and the peers side by side at 1,000 players, one of each in
+  turn, ``--repeat`` rounds, then the medians and Half Moon's ratios to each (``--quick --peers``:
+  8 players for a second each, to see that they all run); ``--peers human`` or ``bots``: the same
+  in an open loop, 10,000 players at a human's or the bots' pace, with each server's players per
+  core (``--peers-players N`` resizes either).
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
 the acknowledgement latency (p50/p99/max), the time from a game's last move to its
@@ -55,7 +66,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +80,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = 4  # players in a room
 #: the runs on a server of their own, not on a tree's (run once, whatever --compare says)
 CEILINGS = ("echo", "gamelike")
+#: the runs on a Node.js peer (bench/peers/), also on a server of their own
+PEERS = ("node-gamelike", "colyseus")
+PEERS_DIR = Path(__file__).resolve().parent / "peers"
 SPECTATOR_EVERY = 10  # one spectator per this many tables
 #: the environment that lifts every limit a load test would hit (each is a server setting)
 LIFTED = {
@@ -151,10 +165,10 @@ def game_server(tree: Path, env: dict[str, str] | None = None) -> Iterator[tuple
 
 
 @contextlib.contextmanager
-def ceiling_server(script: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A ceiling's server (``script`` and its arguments, then the port), pinned to CPU 0."""
+def ceiling_server(command: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A ceiling's or a peer's server (``command``, then the port), pinned to CPU 0."""
     port = free_port()
-    process = subprocess.Popen([*pin(0), sys.executable, *script, str(port)])
+    process = subprocess.Popen([*pin(0), *command, str(port)])
     try:
         base = f"http://127.0.0.1:{port}"
         asyncio.run(wait_up(base, process))
@@ -165,9 +179,26 @@ def ceiling_server(script: list[str]) -> Iterator[tuple[str, subprocess.Popen[by
 
 
 #: The echo ceiling: a bare aiohttp WebSocket server that sends every frame back.
-ECHO = [__file__, "--echo-serve"]
+ECHO = [sys.executable, __file__, "--echo-serve"]
 #: The game-like ceiling (``bench/gamelike.py``): the protocol's shape, no rules, no log.
-GAMELIKE = [str(Path(__file__).resolve().parent / "gamelike.py")]
+GAMELIKE = [sys.executable, str(Path(__file__).resolve().parent / "gamelike.py")]
+
+
+def node_command(script: str) -> list[str]:
+    """``node`` on one of ``bench/peers/``'s scripts (raises when :func:`peers_missing`)."""
+    missing = peers_missing()
+    if missing:
+        raise RuntimeError(missing)
+    return [str(shutil.which("node")), str(PEERS_DIR / script)]
+
+
+def peers_missing() -> str | None:
+    """Why the Node.js peers cannot run here, or None when they can."""
+    if shutil.which("node") is None:
+        return "no node on PATH (the peers need Node.js 20: apt-get install nodejs npm)"
+    if not (PEERS_DIR / "node_modules").is_dir():
+        return f"{PEERS_DIR / 'node_modules'} is missing (npm ci --prefix bench/peers)"
+    return None
 
 
 def serve_echo(port: int) -> None:
@@ -188,6 +219,25 @@ def serve_echo(port: int) -> None:
     app.router.add_get("/ws", echo)
     app.router.add_get("/healthz", healthz)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def colyseus_run(config: Config, deals: dict[str, list[list[str]]], base: str, pid: int) -> dict[str, Any]:
+    """The Colyseus peer's load (``bench/peers/colyseus-load.mjs``, pinned to CPU 1) on the server
+    at ``base`` of process ``pid``: what it reports, in :meth:`Client.run`'s shape."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="halfmoon-deals-") as lines:
+        json.dump(deals, lines)
+        lines.flush()
+        command = [*pin(1), *node_command("colyseus-load.mjs"), "--url", base, "--pid", str(pid)]
+        command += ["--deals", lines.name, "--players", str(config.players)]
+        command += ["--warmup", str(config.warmup), "--seconds", str(config.seconds)]
+        if config.rate:
+            command += ["--rate", str(config.rate)]
+        timeout = config.warmup + config.seconds + 300  # and the seats taken before the warm-up
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the Colyseus load client exited with {done.returncode}: {done.stderr[-3000:]}")
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
 
 
 # -- the client ----------------------------------------------------------------------------------------
@@ -463,6 +513,7 @@ def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str,
     """What the run's window added to the pause histograms: per GC generation the collections,
     their total time and how many took over 10 ms; the lag probes (every 0.25 s) over 10 and
     50 ms."""
+
     def added(key: str) -> float:
         return after.get(key, 0.0) - before.get(key, 0.0)
 
@@ -657,7 +708,10 @@ def room_footprint(rooms: int, moves: int) -> dict[str, Any]:
 class Config:
     name: str
     players: int
-    loop: str  # "closed" | "open" | "echo" | "gamelike" (closed loop on bench/gamelike.py)
+    #: "closed" | "open" (Half Moon) | "echo" | "gamelike" (bench/gamelike.py) | "node-gamelike"
+    #: (bench/peers/gamelike.mjs) | "colyseus" (bench/peers/colyseus-*.mjs); the last three a closed
+    #: loop, or open with a ``rate``
+    loop: str
     rate: float | None = None
     seconds: float = 10.0
     warmup: float = 3.0
@@ -667,10 +721,15 @@ def matrix(minutes: float) -> list[Config]:
     return [
         Config("echo-1k", 1000, "echo", seconds=8),
         Config("gamelike-1k", 1000, "gamelike"),
+        Config("node-gamelike-1k", 1000, "node-gamelike"),
+        Config("colyseus-1k", 1000, "colyseus"),
         Config("closed-100", 100, "closed"),
         Config("closed-1k", 1000, "closed"),
         Config("closed-10k", 10_000, "closed", seconds=15, warmup=8),
         Config("open-10k-5k", 10_000, "open", rate=5000, seconds=20, warmup=8),
+        Config("gamelike-10k-5k", 10_000, "gamelike", rate=5000, seconds=20, warmup=8),
+        Config("node-gamelike-10k-5k", 10_000, "node-gamelike", rate=5000, seconds=20, warmup=8),
+        Config("colyseus-10k-5k", 10_000, "colyseus", rate=5000, seconds=20, warmup=8),
         Config("open-10k-10k", 10_000, "open", rate=10_000, seconds=20, warmup=8),
         # a heap that keeps growing (a few thousand rooms): the garbage collector's pauses show
         Config("open-2k-1k", 2000, "open", rate=1000, seconds=20, warmup=15),
@@ -687,6 +746,41 @@ QUICK = [
     Config("open", 8, "open", rate=200, seconds=2.0, warmup=0.5),
 ]
 
+#: ``--peers human|bots``: moves a second per player at a human pace and at the bots' (docs/capacity.md's
+#: model: 1,811 and 8,802 moves/s from 10,000 players, a move every ~3 s and every ~0.3 s in the median)
+PACES = {"human": 0.1811, "bots": 0.8802}
+
+
+def side_by_side_configs(pace: str, players: int | None) -> list[Config]:
+    """``--peers``: Half Moon, the ceilings and the peers side by side. Saturated (closed loop,
+    1,000 players: the names of the matrix) with the echo ceiling as the yardstick; or open loop at
+    a ``pace`` of :data:`PACES` (10,000 players), where what matters is the CPU share it takes."""
+    n = players or (1000 if pace == "saturated" else 10_000)
+    size = {1000: "1k", 10_000: "10k"}.get(n, str(n))
+    if pace == "saturated":
+        return [
+            Config(f"echo-{size}", n, "echo", seconds=8),
+            Config(f"gamelike-{size}", n, "gamelike"),
+            Config(f"node-gamelike-{size}", n, "node-gamelike"),
+            Config(f"colyseus-{size}", n, "colyseus"),
+            Config(f"closed-{size}", n, "closed"),
+        ]
+    rate = round(PACES[pace] * n)
+    return [
+        Config(f"{loop}-{size}-{pace}", n, loop, rate=rate, seconds=20, warmup=8)
+        for loop in ("gamelike", "node-gamelike", "colyseus", "open")
+    ]
+
+
+#: ``--quick --peers``: the same, 8 players for a second each
+QUICK_PEERS = [
+    Config("echo", 8, "echo", seconds=1.0),
+    Config("gamelike", 8, "gamelike", seconds=1.0, warmup=0.5),
+    Config("node-gamelike", 8, "node-gamelike", seconds=1.0, warmup=0.5),
+    Config("colyseus", 8, "colyseus", seconds=1.0, warmup=0.5),
+    Config("closed", 8, "closed", seconds=1.0, warmup=0.5),
+]
+
 
 def run_config(
     config: Config, tree: Path, deals: dict[str, list[list[str]]], env: dict[str, str], label: str = "after"
@@ -696,10 +790,15 @@ def run_config(
         with ceiling_server(ECHO) as (base, process):
             result.update(asyncio.run(echo_run(base, config.players, config.seconds, process.pid)))
         return result
-    if config.loop == "gamelike":
-        with ceiling_server(GAMELIKE) as (base, process):
-            client = Client(base, deals, None, config.players)
+    if config.loop in ("gamelike", "node-gamelike"):
+        command = GAMELIKE if config.loop == "gamelike" else node_command("gamelike.mjs")
+        with ceiling_server(command) as (base, process):
+            client = Client(base, deals, config.rate, config.players)
             result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, [])))
+        return result
+    if config.loop == "colyseus":
+        with ceiling_server(node_command("colyseus-server.mjs")) as (base, process):
+            result.update(colyseus_run(config, deals, base, process.pid))
         return result
     with game_server(tree, env) as (base, process, logfile):
         samples: list[tuple[float, int]] = []
@@ -810,7 +909,14 @@ def draw_chart(results: list[dict[str, Any]], svg: Path) -> None:
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians of the repeated runs of one configuration on one tree."""
-    keys = ("moves_per_s_median", "server_cpu_us_per_move", "msgs_per_s_median", "rss_kib_per_player", "rss_mib_end")
+    keys = (
+        "moves_per_s_median",
+        "server_cpu_us_per_move",
+        "msgs_per_s_median",
+        "server_cpu_us_per_msg",
+        "rss_kib_per_player",
+        "rss_mib_end",
+    )
     summary: dict[str, Any] = {}
     for key in keys:
         values = [r[key] for r in runs if r.get(key) is not None]
@@ -825,15 +931,69 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def side_by_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """``--peers``: each configuration's medians over its rounds, and Half Moon's (its closed or open
+    loop) against each other server's: its moves/s over theirs (the echo's messages/s), its CPU per
+    move over theirs (the echo's per message), and in an open loop its players per core over theirs.
+    Players per core, in an open loop: the players over the share of its core the server took
+    (computed from the measured CPU: the machine need not hold that many connections), and
+    ``kept_up`` whether every round acknowledged 95 % of the moves due."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_name.setdefault(run["config"]["name"], []).append(run)
+    medians = {name: summarise(group) for name, group in by_name.items()}
+    for name, group in by_name.items():
+        due = group[0]["config"]["rate"]
+        shares = [r["players"] / r["server_cpu_share"] for r in group if due and r.get("server_cpu_share")]
+        if shares:
+            medians[name]["players_per_core"] = round(statistics.median(shares))
+            medians[name]["kept_up"] = all(r["moves_per_s_mean"] >= 0.95 * due for r in group)
+    ours_name = next(
+        (name for name, group in by_name.items() if group[0]["config"]["loop"] in ("closed", "open")), None
+    )
+    ratios: dict[str, dict[str, float]] = {}
+    for name, theirs in medians.items():
+        if ours_name is None or name == ours_name:
+            continue
+        ours = medians[ours_name]
+        pairs = {
+            "moves_per_s": ("moves_per_s_median", theirs.get("moves_per_s_median") or theirs.get("msgs_per_s_median")),
+            "server_cpu_per_move": (
+                "server_cpu_us_per_move",
+                theirs.get("server_cpu_us_per_move") or theirs.get("server_cpu_us_per_msg"),
+            ),
+            "players_per_core": ("players_per_core", theirs.get("players_per_core")),
+        }
+        ratios[name] = {
+            key: round(ours[mine] / value, 3) for key, (mine, value) in pairs.items() if value and ours.get(mine)
+        }
+    return {"rounds": max(len(group) for group in by_name.values()), "medians": medians, "halfmoon/": ratios}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", action="store_true", help="the whole matrix (100/1k/10k, open loop, memory)")
     parser.add_argument("--quick", action="store_true", help="a few seconds on 8 players (CI: the benchmark runs)")
-    parser.add_argument("--only", nargs="*", help="run only the matrix configurations of these names")
+    parser.add_argument("--only", nargs="*", help="run only the configurations of these names (of the set chosen)")
+    parser.add_argument(
+        "--peers",
+        nargs="?",
+        const="saturated",
+        choices=("saturated", "human", "bots"),
+        help="Half Moon, the ceilings and the Node peers side by side, --repeat rounds: saturated (closed loop,"
+        " 1,000 players; the default), or open loop at a human's or the bots' pace (10,000 players)",
+    )
+    parser.add_argument(
+        "--peers-players", type=int, metavar="N", help="with --peers: N players instead (the pace's rate scales)"
+    )
     parser.add_argument("--players", type=int, nargs="*", help="closed-loop runs on these numbers of players")
     parser.add_argument("--rate", type=float, help="with --players: open loop at this many moves/s in all")
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--warmup", type=float, default=3.0, help="with --players: seconds before measuring")
+    parser.add_argument(
+        "--seconds", type=float, help="seconds measured (--players: 10; otherwise each run's own unless given)"
+    )
+    parser.add_argument(
+        "--warmup", type=float, help="seconds before measuring (--players: 3; otherwise each run's own unless given)"
+    )
     parser.add_argument("--memory-minutes", type=float, default=10.0, help="the memory run's length")
     parser.add_argument(
         "--compare",
@@ -871,18 +1031,38 @@ def main() -> int:
     if args.chart:
         draw_chart(json.loads(args.chart[0].read_text()), args.chart[1])
         return 0
+    if args.peers and args.compare:
+        parser.error("--peers runs the working tree beside the peers; --compare is for two trees")
+    if args.peers_players and not args.peers:
+        parser.error("--peers-players goes with --peers")
     if args.quick:
-        configs = QUICK
+        configs = QUICK_PEERS if args.peers else QUICK
     elif args.players:
         loop = "open" if args.rate else "closed"
         configs = [
-            Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds, warmup=args.warmup)
+            Config(f"{loop}-{n}", n, loop, rate=args.rate, seconds=args.seconds or 10.0, warmup=args.warmup or 3.0)
             for n in args.players
         ]
+    elif args.peers:
+        configs = side_by_side_configs(args.peers, args.peers_players)
     else:
         configs = matrix(args.memory_minutes)
-        if args.only:
-            configs = [c for c in configs if c.name in args.only]
+    if args.only:
+        unknown = sorted(set(args.only) - {c.name for c in configs})
+        if unknown:
+            parser.error(f"--only: no such configuration here: {', '.join(unknown)}")
+        configs = [c for c in configs if c.name in args.only]
+    if args.seconds is not None or args.warmup is not None:
+        configs = [
+            replace(c, seconds=args.seconds or c.seconds, warmup=c.warmup if args.warmup is None else args.warmup)
+            for c in configs
+        ]
+    missing = peers_missing()
+    if missing and any(c.loop in PEERS for c in configs):
+        if args.peers or args.only:
+            parser.error(f"the Node.js peers cannot run: {missing}")
+        print(f"load.py: the Node.js peers left out: {missing}", file=sys.stderr)
+        configs = [c for c in configs if c.loop not in PEERS]
     env = dict(item.split("=", 1) for item in args.env)
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -897,15 +1077,25 @@ def main() -> int:
             before_tree = before_tree or baseline_tree(args.compare, Path(base_dir))
             before_env = {**env, **dict(item.split("=", 1) for item in args.before_env)}
             runs.insert(0, ("before", before_tree, before_env))
+        if args.peers:  # round after round, each configuration once a round: side by side
+            for _ in range(args.repeat):
+                for config in configs:
+                    result = run_config(config, ROOT, deals, env)
+                    results.append(result)
+                    print(json.dumps({k: v for k, v in result.items() if k != "rss_series"}), flush=True)
+            summary = side_by_side([r for r in results if "config" in r])
+            results.append({"summary": summary})
+            print(json.dumps(summary), flush=True)
+            configs = []
         for config in configs:
             by_label: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in runs}
             for _ in range(args.repeat):
-                for label, tree, run_env in runs if config.loop not in CEILINGS else runs[-1:]:
+                for label, tree, run_env in runs if config.loop not in (*CEILINGS, *PEERS) else runs[-1:]:
                     result = run_config(config, tree, deals, run_env, label)
                     results.append(result)
                     by_label[label].append(result)
                     print(json.dumps({k: v for k, v in result.items() if k != "rss_series"}), flush=True)
-            if args.compare and config.loop not in CEILINGS:
+            if args.compare and config.loop not in (*CEILINGS, *PEERS):
                 before, after = summarise(by_label["before"]), summarise(by_label["after"])
                 ratios = {key: round(after[key] / before[key], 3) for key in after if before.get(key)}
                 summary = {"config": config.name, "before": before, "after": after, "after/before": ratios}

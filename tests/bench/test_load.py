@@ -62,3 +62,40 @@ def test_the_room_footprint_measure_plays_races_to_the_end() -> None:
     assert (finished["rooms"], finished["phases"]) == (2, ["finished"])
     assert finished["kib_per_room"] > 0
     assert load.room_footprint(rooms=2, moves=5)["phases"] == ["running"]
+
+
+def test_the_side_by_side_summary_sets_half_moon_against_each_server() -> None:
+    load = _load_module()
+
+    def run(name: str, loop: str, rate: float | None, **figures: Any) -> dict[str, Any]:
+        return {"config": {"name": name, "loop": loop, "rate": rate}, "players": 1000, **figures}
+
+    saturated = load.side_by_side(
+        [
+            run("echo-1k", "echo", None, msgs_per_s_median=20_000, server_cpu_us_per_msg=25.0),
+            run("node-gamelike-1k", "node-gamelike", None, moves_per_s_median=10_000, server_cpu_us_per_move=50.0),
+            run("closed-1k", "closed", None, moves_per_s_median=4_000, server_cpu_us_per_move=100.0),
+            run("closed-1k", "closed", None, moves_per_s_median=6_000, server_cpu_us_per_move=120.0),
+        ]
+    )
+    assert saturated["rounds"] == 2 and saturated["medians"]["closed-1k"]["moves_per_s_median"] == 5_000
+    assert saturated["halfmoon/"] == {
+        "echo-1k": {"moves_per_s": 0.25, "server_cpu_per_move": 4.4},
+        "node-gamelike-1k": {"moves_per_s": 0.5, "server_cpu_per_move": 2.2},
+    }
+    paced = load.side_by_side(
+        [  # due 180 moves/s: the peer kept up on a tenth of its core, Half Moon fell behind on a half
+            run("colyseus-1k-human", "colyseus", 180, moves_per_s_mean=179, server_cpu_share=0.1),
+            run("open-1k-human", "open", 180, moves_per_s_mean=150, server_cpu_share=0.5),
+        ]
+    )
+    assert paced["medians"]["colyseus-1k-human"] == {
+        "players_per_core": 10_000,
+        "kept_up": True,
+        "failed_stores": 0,
+    }
+    assert (paced["medians"]["open-1k-human"]["players_per_core"], paced["medians"]["open-1k-human"]["kept_up"]) == (
+        2_000,
+        False,
+    )
+    assert paced["halfmoon/"] == {"colyseus-1k-human": {"players_per_core": 0.2}}
