@@ -45,7 +45,6 @@ from halfmoon.protocol import (
     commitment_of,
     ranking_key,
 )
-from halfmoon.protocol import GameOver as WireGameOver
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_server.clock import day_start_ms
@@ -427,8 +426,7 @@ class Race:
         over = self.game_over(racer, now)
         if over is None:
             return None
-        fields = (over.outcome, over.score, over.moves, over.time_ms, over.code, over.game, over.ranked, over.salt)
-        return WireGameOver(*fields, seed=over.seed, unranked_reason=over.unranked_reason).to_json()
+        return over.to_json()
 
     # -- membership ---------------------------------------------------------------------------------
 
@@ -790,7 +788,6 @@ class Race:
         code = self.code_for(racer, now)
         shown = code is not None and self.mode is not Mode.SOLO
         return GameOver(
-            racer.id,
             racer.status,
             game.score,
             game.move_count,
@@ -801,6 +798,7 @@ class Race:
             self.salt if shown else None,
             self.seed if shown else None,
             racer.unranked_reason,
+            player=racer.id,
         )
 
     def _race_over(self) -> list[Event]:
