@@ -1,7 +1,8 @@
 """The server's exceptions: one small tree.
 
     ServerError (Exception)
-    ├── Refusal           a command the server refuses; carries the wire error code
+    ├── Refusal           a command the server refuses: a halfmoon.errors.WireError too (the wire
+    │                     error code, message, id to echo, reason), as the engine's BadMessageError
     ├── StorageError      the database failed, did not answer in time, or holds something unexpected
     ├── LogUnavailable    a room's log (the journal, Redis) cannot take or give entries now
     └── SettingsError     a bad setting (flag or environment variable)
@@ -13,20 +14,16 @@ except as the generic ``internal`` error.
 
 from __future__ import annotations
 
+from halfmoon.errors import WireError
+
 
 class ServerError(Exception):
     """Base class of every error the server raises."""
 
 
-class Refusal(ServerError):
-    """A refused command: ``code`` is the wire error code, ``message`` says why; nothing changed."""
-
-    def __init__(self, code: str, message: str, *, msg_id: int | None = None, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.msg_id = msg_id
-        self.reason = reason
+class Refusal(ServerError, WireError):
+    """A refused command: ``code`` is the wire error code, ``message`` says why (with ``msg_id``
+    and ``reason``: :class:`halfmoon.errors.WireError`); nothing changed."""
 
 
 class StorageError(ServerError):

@@ -18,12 +18,11 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from halfmoon.record import UNDO
 from halfmoon_server.clock import Clock
+from halfmoon_server.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 if TYPE_CHECKING:
     from halfmoon_server.rooms.room import Room
@@ -48,82 +47,6 @@ class Outbox(Protocol):
 
     def close(self, code: int, reason: str) -> None:
         """Close after the frames already sent, with a WebSocket close code and reason."""
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedGame:
-    """A game to store (under an id fixed up front: :func:`halfmoon_server.rooms.room.game_id`)."""
-
-    nickname: str
-    code: str
-    mode: str
-    room: str
-    score: int
-    moves: int
-    time_ms: int
-    outcome: str
-    record: dict[str, Any]
-    ranked: bool
-    daily_date: date | None
-    finished_at: datetime
-    #: what opens the commitment the game's deal was published under: a daily attempt's salt, or
-    #: a sealed race's of the previous release (None: an open race, a solo game, a new sealed race)
-    salt: str | None = None
-    #: the hash of the player's key (:func:`halfmoon.protocol.player_key_hash`; None: none given)
-    player: str | None = None
-    #: a sealed race's ``{"seed", "contributions"}``: its code is ``sealed_code(seed,
-    #: contributions)`` and its commitment ``seal_commitment(seed)`` (None: not a sealed race of
-    #: this release)
-    seal: dict[str, Any] | None = None
-    #: why the game is not ranked (a :class:`halfmoon.protocol.Unranked` value; None: ranked)
-    unranked_reason: str | None = None
-
-    @property
-    def undos(self) -> int:
-        """How many undos its record holds (a clean win has none); stored beside it, so a
-        player's history is read without the records."""
-        return sum(1 for step in self.record.get("moves", ()) if step == UNDO)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGame(FinishedGame):
-    """A finished game as stored: the same fields and its id."""
-
-    id: str = field(kw_only=True)
-
-
-@dataclass(frozen=True, slots=True)
-class PlayerGame:
-    """One game of a player's history: a stored game without its record (and with its undo count)."""
-
-    id: str
-    nickname: str
-    code: str
-    mode: str
-    room: str
-    score: int
-    moves: int
-    time_ms: int
-    outcome: str
-    daily_date: date | None
-    finished_at: datetime
-    salt: str | None
-    undos: int
-    seal: dict[str, Any] | None = None
-    ranked: bool = True
-    unranked_reason: str | None = None
-
-    @property
-    def sealed(self) -> bool:
-        """A sealed race's game (of this release or the previous one)."""
-        return self.seal is not None or (self.salt is not None and self.daily_date is None)
-
-
-@dataclass(frozen=True, slots=True)
-class DailyDay:
-    day: date
-    code: str
-    players: int
 
 
 class Storage(Protocol):

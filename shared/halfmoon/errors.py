@@ -12,6 +12,11 @@
     ├── UndoError               undo with nothing to undo (or past the 100-move bound)
     └── BadMessageError         a wire message that breaks the protocol (:mod:`halfmoon.protocol`)
 
+    WireError (Exception)       what the server answers with an ``error`` message: its code,
+    │                           message, the ``id`` to echo and a reason refining the code
+    ├── BadMessageError         (above: a HalfMoonError too)
+    └── halfmoon_server.errors.Refusal   a command the server refuses
+
 Every class carries a stable ``code`` string: the server maps it onto its wire error codes,
 the command line prints the message.
 """
@@ -79,14 +84,14 @@ class UndoError(HalfMoonError):
     code = "nothing_to_undo"
 
 
-class BadMessageError(HalfMoonError):
-    """A client message that breaks the wire protocol (docs/protocol.md).
-
-    Unlike the other errors its ``code`` is per instance: the wire error code (``bad_json``,
-    ``bad_version``, ``unknown_type``, ``bad_message``, ``bad_name``, ``illegal_move``,
-    ``no_such_room``); ``msg_id`` is the message's ``id`` when it had a valid one, ``reason`` the
-    engine's code for a malformed move.
+class WireError(Exception):
+    """An error the server answers with an ``error`` message (docs/protocol.md): ``code`` is the
+    wire error code, ``message`` says why, ``msg_id`` is the refused message's ``id`` to echo
+    (when it had a valid one), ``reason`` refines the code (the engine's code for a refused move).
+    Nothing changed. The engine's :class:`BadMessageError` and the server's ``Refusal`` are its kinds.
     """
+
+    code: str
 
     def __init__(self, code: str, message: str, *, msg_id: int | None = None, reason: str | None = None) -> None:
         super().__init__(message)
@@ -94,3 +99,13 @@ class BadMessageError(HalfMoonError):
         self.message = message
         self.msg_id = msg_id
         self.reason = reason
+
+
+class BadMessageError(WireError, HalfMoonError):
+    """A client message that breaks the wire protocol (docs/protocol.md).
+
+    Unlike the other engine errors its ``code`` is per instance (a :class:`WireError`): the wire
+    error code (``bad_json``, ``bad_version``, ``unknown_type``, ``bad_message``, ``bad_name``,
+    ``illegal_move``, ``no_such_room``); ``msg_id`` is the message's ``id`` when it had a valid
+    one, ``reason`` the engine's code for a malformed move.
+    """

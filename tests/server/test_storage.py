@@ -29,6 +29,7 @@ from halfmoon_server.adapters.storage import (
     open_storage,
 )
 from halfmoon_server.ports import Storage
+from halfmoon_server.records import PlayerGame
 from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
 
@@ -255,6 +256,26 @@ async def test_the_migration_to_0007_makes_the_open_races_stored_under_0006_casu
             ("solo", False, "casual"),
         ]
     await engine.dispose()
+
+
+async def test_a_players_history_lists_a_stored_game_as_stored_without_its_record(any_storage: Storage) -> None:
+    """Every field of a game is defined once (:class:`halfmoon_server.records.FinishedGame`): what
+    a history lists is the stored game with an empty record and its undo count, on every storage."""
+    game = replace(
+        _game("Ada", 300, 7_000, code="HM1-N-CCCCCCC"),
+        record={"code": "HM1-N-CCCCCCC", "moves": [["1", "2"], "undo", ["1", "2"], "undo"]},
+        player="h" * 64,
+        salt="5" * 32,
+        seal={"seed": "ab" * 32, "contributions": ["cd" * 16]},
+        ranked=False,
+        unranked_reason="casual",
+    )
+    await any_storage.save_game(game, "g-history")
+    stored = await any_storage.get_game("g-history")
+    assert stored is not None and stored.undos == 2
+    [listed] = await any_storage.games_of_player("h" * 64, 10)
+    assert listed == PlayerGame.listed(stored)
+    assert (listed.record, listed.undos, listed.sealed) == ({}, 2, True)
 
 
 async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any_storage: Storage) -> None:

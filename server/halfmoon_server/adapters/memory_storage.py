@@ -32,8 +32,7 @@ class MemoryStorage:
 
     async def save_game(self, game: FinishedGame, game_id: str) -> None:
         if game_id not in self.games:
-            fields = {f: getattr(game, f) for f in FinishedGame.__dataclass_fields__}
-            self.games[game_id] = StoredGame(**fields, id=game_id)
+            self.games[game_id] = StoredGame.of(game, game_id)
 
     async def get_game(self, game_id: str) -> StoredGame | None:
         return self.games.get(game_id)
@@ -56,11 +55,7 @@ class MemoryStorage:
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         mine = (g for g in self.games.values() if g.player == player)
         games = sorted(mine, key=lambda g: g.finished_at, reverse=True)
-        return [
-            PlayerGame(g.id, g.nickname, g.code, g.mode, g.room, g.score, g.moves, g.time_ms, g.outcome,
-                       g.daily_date, g.finished_at, g.salt, g.undos, g.seal, g.ranked, g.unranked_reason)
-            for g in games[:limit]
-        ]
+        return [PlayerGame.listed(g) for g in games[:limit]]
 
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0

@@ -74,38 +74,20 @@ class Audience:
             case events.RaceStarted():
                 return self._started(event, seq, watched)
             case events.GameOver():
-                body = wire.GameOver(
-                    event.outcome,
-                    event.score,
-                    event.moves,
-                    event.time_ms,
-                    event.code,
-                    event.game,
-                    event.ranked,
-                    event.salt,
-                    seed=event.seed,
-                    unranked_reason=event.unranked_reason,
-                )
-                return Frames(seq, None, None, event.player, right_sized(wire.encode_event(body, seq)))
+                frame = right_sized(wire.encode_event(event, seq))
+                return Frames(seq, None, None, event.player, frame)
             case events.GameEnded():
                 return None
-            case events.PlayerJoined():
-                return self._to_all(wire.PlayerJoined(event.player, event.host), seq, watched)
-            case events.PlayerLeft():
-                return self._to_all(wire.PlayerLeft(event.player, event.host), seq, watched)
-            case events.PlayerChanged():
-                return self._to_all(wire.Progress(event.player, event.host, event.with_host), seq, watched)
-            case events.SpectatorsChanged():
-                return self._to_all(wire.Spectators(event.count), seq, watched)
-            case events.CountdownStarted():
-                return self._to_all(wire.Countdown(event.starts_at, event.now, event.time_limit_s), seq, watched)
-            case events.RaceOver():
-                over = wire.RaceOver(event.results, event.code, event.salt, event.sealed, event.round, event.series)
-                over.seed, over.contributions = event.seed, event.contributions
-                return self._to_all(over, seq, watched)
-            case events.Rematched():
-                fields = (event.round, event.host, event.players, event.seated, event.code, event.sealed)
-                return self._to_all(wire.RematchProposed(*fields, event.commitment, event.series), seq, watched)
+            case (
+                events.PlayerJoined()
+                | events.PlayerLeft()
+                | events.PlayerChanged()
+                | events.SpectatorsChanged()
+                | events.CountdownStarted()
+                | events.RaceOver()
+                | events.Rematched()
+            ):  # each is its wire message, told to all alike
+                return self._to_all(event, seq, watched)
 
     def _to_all(self, message: wire.RoomEvent, seq: int, watched: bool) -> Frames:
         frame = right_sized(wire.encode_event(message, seq))

@@ -2,57 +2,58 @@
 engine moves and cards), before anyone decides who may see what. :mod:`halfmoon_server.core.race`
 returns them; :mod:`halfmoon_server.core.audience` turns each into the wire message of each audience.
 
+An event that every audience is told as it is *is* its wire message (:mod:`halfmoon.protocol`):
+its class derives from the message's and adds only what the room needs beside it (a player who
+left the lobby loses their seat: ``removed``; a game's end goes to its ``player`` alone), so each
+shape is defined once, in the protocol. :class:`RaceStarted` and :class:`Moved` are the room's own
+(every player's board, the engine's move and cards): the audience makes each audience's message of
+them. :class:`GameEnded` never reaches the wire.
+
 They are values, never changed once made; they are not ``frozen`` only because a frozen
 dataclass pays for ``object.__setattr__`` on every field, and a move makes several of them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from halfmoon import protocol as wire
 from halfmoon.cards import Card
 from halfmoon.game import Move
-from halfmoon.protocol import Json, PlayerStatus, PlayerSummary, Result
+from halfmoon.protocol import PlayerStatus
 from halfmoon.view import BoardView
 
 
-@dataclass(slots=True)
-class PlayerJoined:
-    player: PlayerSummary
-    host: str | None
+class PlayerJoined(wire.PlayerJoined):
+    """A player joined (``player``, and the lobby's ``host``)."""
+
+    __slots__ = ()
 
 
 @dataclass(slots=True)
-class PlayerLeft:
+class PlayerLeft(wire.PlayerLeft):
     """A player left: from the lobby (``removed``: their seat is gone) or from their game."""
 
-    player: PlayerSummary
-    host: str | None
     removed: bool
 
 
-@dataclass(slots=True)
-class PlayerChanged:
+class PlayerChanged(wire.Progress):
     """A player's summary changed (came back, dropped, gave up, timed out). ``with_host``: the
     lobby's host is part of the news (a dropped host hands over)."""
 
-    player: PlayerSummary
-    host: str | None = None
-    with_host: bool = False
+    __slots__ = ()
 
 
-@dataclass(slots=True)
-class SpectatorsChanged:
+class SpectatorsChanged(wire.Spectators):
     """How many watch (the room's shell counts them: watching is not part of the race)."""
 
-    count: int
+    __slots__ = ()
 
 
-@dataclass(slots=True)
-class CountdownStarted:
-    starts_at: int
-    now: int
-    time_limit_s: int
+class CountdownStarted(wire.Countdown):
+    """The host started the countdown: the race starts at ``starts_at``."""
+
+    __slots__ = ()
 
 
 @dataclass(slots=True)
@@ -100,50 +101,26 @@ class GameEnded:
 
 
 @dataclass(slots=True)
-class GameOver:
-    """A player's game is recorded (for that player's eyes only)."""
+class GameOver(wire.GameOver):
+    """A player's game is recorded: its ``game_over``, for that ``player``'s eyes only (``code``
+    None: a daily code before its day's attempts have all ended; ``seed``: a sealed race's, with
+    its code)."""
 
-    player: str
-    outcome: PlayerStatus
-    score: int
-    moves: int
-    time_ms: int
-    code: str | None  # None: a daily code before its day's attempts have all ended
-    game: str | None
-    ranked: bool
-    salt: str | None = None
-    seed: str | None = None  # a sealed race's, with its code
-    unranked_reason: str | None = None
+    player: str = field(kw_only=True)
 
 
-@dataclass(slots=True)
-class RaceOver:
+class RaceOver(wire.RaceOver):
     """The race is over: the results, and the deal code (with what opens its commitment, for a
     sealed race: its seed and contributions, or a previous release's salt)."""
 
-    results: tuple[Result, ...]
-    code: str | None = None
-    salt: str | None = None
-    sealed: bool = False
-    round: int = 1
-    series: Json | None = None  # the series as it stands after this race (its points table)
-    seed: str | None = None
-    contributions: tuple[str, ...] | None = None
+    __slots__ = ()
 
 
-@dataclass(slots=True)
-class Rematched:
+class Rematched(wire.RematchProposed):
     """A rematch: race number ``round`` on a new deal, a lobby again; ``players``: the proposer
     (its host), ``seated``: the room's other players, who may accept."""
 
-    round: int
-    host: str | None
-    players: tuple[PlayerSummary, ...]
-    seated: tuple[PlayerSummary, ...]
-    code: str | None
-    sealed: bool
-    commitment: str | None
-    series: Json | None
+    __slots__ = ()
 
 
 Event = (

@@ -46,7 +46,6 @@ from halfmoon.protocol import (
     commitment_of,
     ranking_key,
 )
-from halfmoon.protocol import GameOver as WireGameOver
 from halfmoon.record import UNDO, GameRecord, Step
 from halfmoon.view import HIDDEN_TOP, BoardView
 from halfmoon_server.core import visibility
@@ -441,8 +440,7 @@ class Race:
         over = self.game_over(racer, now)
         if over is None:
             return None
-        fields = (over.outcome, over.score, over.moves, over.time_ms, over.code, over.game, over.ranked, over.salt)
-        return WireGameOver(*fields, seed=over.seed, unranked_reason=over.unranked_reason).to_json()
+        return over.to_json()
 
     # -- membership ---------------------------------------------------------------------------------
 
@@ -806,7 +804,6 @@ class Race:
         code = self.code_for(racer, now)
         salt, seed = self.opening_for(racer, now)
         return GameOver(
-            racer.id,
             racer.status,
             game.score,
             game.move_count,
@@ -817,6 +814,7 @@ class Race:
             salt,
             seed,
             racer.unranked_reason,
+            player=racer.id,
         )
 
     def _race_over(self, now: int) -> list[Event]:
