@@ -155,7 +155,7 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
     await tasks.settle()
     assert storage.attempts == 1  # the first write failed at once ...
     assert "game_over" in box.kinds(), "... and game_over did not wait for it"
-    assert room.unstored == {player} and room.busy
+    assert room.unstored == {player} and room.state.results.busy
     for wait in (500, 1_000, 2_000):  # tried again after each backoff, and not before
         clock.advance(wait - 1)
         attempts = storage.attempts
