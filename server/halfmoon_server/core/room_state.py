@@ -55,6 +55,9 @@ RECORD: Final = "record"  # store the game (waiting at most a moment) and log ``
 STORE: Final = "store"  # store a recorded game, then log ``stored``
 STORE_PARKED: Final = "store_parked"  # the same for a game of an earlier race (by its game id)
 
+#: the commands the room keeps something of, before and after the race runs them
+_BEFORE = frozenset(("disconnect", "present", "unwatch", "rematch"))
+_AFTER = frozenset(("join", "single", "connect", "watch", "recorded", "stored", "leave"))
 _NO_EVENTS: list[Event] = []  # (never appended to: what settle_due returns when nothing came due)
 
 
@@ -285,18 +288,28 @@ class RoomState:
         kind = entry["k"]
         player: str | None = entry.get("p")
         self.player = player
-        if kind in ("disconnect", "present"):
-            if player is None or self.holders.get(player) != entry.get("h"):
+        if kind in _BEFORE:
+            if kind == "unwatch":
+                held = entry.get("h")
+                if held not in self.watchers:
+                    return None
+                self.watchers.discard(str(held))
+            elif kind == "rematch":
+                race.check_rematch(player)  # refused: nothing parked
+                self._park(race.round, entry["t"])
+            elif player is None or self.holders.get(player) != entry.get("h"):  # disconnect, present
                 return None  # (resumed elsewhere meanwhile)
-        elif kind == "unwatch":
-            held = entry.get("h")
-            if held not in self.watchers:
-                return None
-            self.watchers.discard(str(held))
-        elif kind == "rematch":
-            race.check_rematch(player)  # refused: nothing parked
-            self._park(race.round, entry["t"])
         events = apply_entry(race, entry)
+        if kind in _AFTER:  # (not a move, nor an undo: those leave the room nothing to keep)
+            self._keep(kind, entry, events, player)
+        if race.unrecorded and events:  # (a game ends only into ``unrecorded``: most moves skip this)
+            self._ended(events, entry)
+        return events
+
+    def _keep(self, kind: str, entry: Entry, events: list[Event], player: str | None) -> None:
+        """What the room keeps of an applied command: a seat's token and holder, a watch, the
+        results outbox's bookkeeping, a seat given up."""
+        race = self.race
         if kind in ("join", "single", "connect"):
             if kind != "connect":
                 player = self.player = next(e for e in events if isinstance(e, PlayerJoined)).player.id
@@ -317,9 +330,6 @@ class RoomState:
         elif kind == "leave" and player is not None and player not in race.players:
             self.tokens.pop(player, None)  # left the lobby: the seat is gone
             self.holders.pop(player, None)
-        if events:
-            self._ended(events, entry)
-        return events
 
     def _ended(self, events: list[Event], entry: Entry) -> None:
         for event in events:

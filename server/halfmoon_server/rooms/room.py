@@ -47,7 +47,6 @@ from halfmoon_server.core.commands import Entry, check_entry
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.core.room_state import (
-    APPLY,
     GAP,
     RECORD,
     STORE,
@@ -290,7 +289,7 @@ class Room:
         """The log's entry ``number`` (1, 2, …): apply it if it is the next one; a gap is filled
         from the log first."""
         placed = self.state.place(number)
-        if placed != APPLY:
+        if placed:  # (not APPLY: a duplicate, or past a gap)
             if placed == GAP:
                 self._catch_up()
             return
@@ -452,7 +451,7 @@ class Room:
         """A timer for the race's next deadline (the countdown's end, the time limit)."""
         if self.replaying:
             return
-        deadline = self.state.next_deadline()
+        deadline = self.race.next_deadline()  # (the state's next_deadline, one call less per move)
         if deadline == self._timer_at and (deadline is None or self._timer is not None):
             return
         if self._timer is not None:
