@@ -177,3 +177,36 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
     assert storage.attempts == 4
     await room.services.recorder.close()
     room.close_timer()
+
+
+async def test_a_waiting_write_is_tried_at_once_when_the_database_comes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backoff is for a database that stays down: once the recorder sees it answer again,
+    the next tick tries every waiting game, however far its backoff had grown."""
+    monkeypatch.setattr(results, "PROBE_EVERY_S", 0.01)
+    clock = ManualClock(T0)
+    storage = FlakyStorage(failures=1)
+    storage_up = asyncio.Event()
+
+    async def ping() -> None:  # the database answers its probe only once it is back
+        if not storage_up.is_set():
+            raise StorageError("the database is down")
+
+    monkeypatch.setattr(storage, "ping", ping)
+    room = await _room(MemoryLog(), clock, storage)
+    player, box = await _seated(room)
+    await room.submit({"k": "give_up", "p": player}, box)
+    await room.services.tasks.settle()
+    assert storage.attempts == 1 and room.unstored == {player}
+    await room.tick()  # the clock has not moved: the backoff holds the retry
+    await room.services.tasks.settle()
+    assert storage.attempts == 1
+    storage_up.set()
+    async with asyncio.timeout(2.0):
+        while room.services.recorder.recoveries == 0:
+            await asyncio.sleep(0.01)
+    await room.tick()  # still not a millisecond later
+    await room.services.tasks.settle()
+    assert storage.attempts == 2 and room.unstored == set()
+    assert list(storage.games) == [room.state.game_id(player)]
+    await room.services.recorder.close()
+    room.close_timer()
