@@ -51,7 +51,6 @@ from halfmoon_server.core.room_state import (
     RECORD,
     STORE,
     STORE_PARKED,
-    UNRECORDED_GRACE_MS,
     ResultJob,
     RoomState,
     game_id,
@@ -63,7 +62,6 @@ from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
     "RECORD_WAIT_S",
-    "UNRECORDED_GRACE_MS",
     "BackgroundTasks",
     "Room",
     "RoomServices",
