@@ -9,7 +9,9 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
   :class:`halfmoon_server.adapters.memory_storage.MemoryStorage`; chosen by URL in
   :func:`halfmoon_server.adapters.storage.open_storage`).
 - :class:`RoomLog` — what is live: each room's header and its log of commands, from which any
-  instance rebuilds the room (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
+  instance rebuilds the room; it delivers each room's entries, numbered, to the room's
+  :class:`Follower` on every instance (:class:`halfmoon_server.rooms.room.Room`), by room id and
+  entry number (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
   one process; :class:`halfmoon_server.adapters.journal.MemoryLog`, nothing kept; and
   :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
@@ -19,15 +21,22 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
 from halfmoon_server.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
-if TYPE_CHECKING:
-    from halfmoon_server.rooms.room import Room
-
-__all__ = ["Clock", "DailyDay", "FinishedGame", "Outbox", "PlayerGame", "RoomLog", "Storage", "StoredGame"]
+__all__ = [
+    "Clock",
+    "DailyDay",
+    "FinishedGame",
+    "Follower",
+    "Outbox",
+    "PlayerGame",
+    "RoomLog",
+    "Storage",
+    "StoredGame",
+]
 
 
 class Outbox(Protocol):
@@ -78,10 +87,34 @@ class Storage(Protocol):
     async def close(self) -> None: ...
 
 
+class Follower(Protocol):
+    """What a :class:`RoomLog` delivers a room's entries to, on each instance that holds the room
+    (the room's shell, :class:`halfmoon_server.rooms.room.Room`)."""
+
+    @property
+    def id(self) -> str:
+        """The room's id."""
+        ...
+
+    @property
+    def applied(self) -> int:
+        """How many of the room's entries it has applied (entries 1 to ``applied``)."""
+        ...
+
+    def deliver(self, number: int, entry: dict[str, Any]) -> None:
+        """The room's entry ``number``: applied if it is the next one, ignored if applied already;
+        past a gap, the follower fills the gap itself (:meth:`RoomLog.catch_up`)."""
+
+    def went_back(self) -> None:
+        """The log holds fewer entries than the follower applied (it lost some): what the
+        follower holds is wrong, and the room must be loaded again."""
+
+
 class RoomLog(Protocol):
     """Where live rooms are kept: each room's header and its log of commands, numbered 1, 2, …
-    and delivered in order (:meth:`halfmoon_server.rooms.room.Room.deliver`) to every instance that
-    follows the room. Appending is what makes a command durable. Every method may raise
+    and delivered in order to the room's :class:`Follower` on every instance that follows the
+    room. Appending is what makes a command durable. Rooms are named by id, entries by number:
+    no port knows the room's shell. Every method may raise
     :class:`~halfmoon_server.errors.LogUnavailable`."""
 
     #: this instance's name, unique per process start (no ``:`` in it)
@@ -91,21 +124,26 @@ class RoomLog(Protocol):
         """Claim the header's room id for a new room; False when the id is taken."""
         ...
 
-    async def append(self, room: Room, entry: dict[str, Any]) -> None:
-        """Make ``entry`` the room's next command, durably; it is delivered to every follower,
-        ``room`` included, in log order (``room`` before this returns)."""
+    async def append(self, room_id: str, entry: dict[str, Any]) -> int:
+        """Make ``entry`` the room's next command, durably, and return its number; it is
+        delivered to every follower, this instance's included, in log order (this instance's
+        before this returns). A room not followed here cannot be appended to
+        (:class:`~halfmoon_server.errors.LogUnavailable`, nothing appended)."""
+        ...
 
-    async def catch_up(self, room: Room) -> None:
-        """Deliver to ``room`` the entries after the ones it has applied."""
+    async def catch_up(self, room_id: str) -> None:
+        """Deliver to the room's follower here the entries after the ones it has applied."""
 
     async def load(self, room_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """A room's header and every entry so far; None when there is no such room."""
         ...
 
-    def follow(self, room: Room) -> None:
-        """Deliver this room's new entries to it from now on."""
+    def follow(self, follower: Follower) -> None:
+        """Deliver the room's new entries to ``follower`` from now on (it replaces the room's
+        follower here, if any)."""
 
-    def unfollow(self, room: Room) -> None: ...
+    def unfollow(self, room_id: str) -> None:
+        """Stop delivering the room's entries here."""
 
     async def room_ids(self) -> list[str]:
         """The rooms this log holds (at start-up, the embedded server rebuilds them all)."""

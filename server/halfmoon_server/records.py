@@ -19,7 +19,7 @@ __all__ = ["DailyDay", "FinishedGame", "PlayerGame", "StoredGame"]
 
 @dataclass(frozen=True, slots=True)
 class FinishedGame:
-    """A game to store (under an id fixed up front: :func:`halfmoon_server.rooms.room.game_id`)."""
+    """A game to store (under an id fixed up front: :func:`halfmoon_server.core.room_state.game_id`)."""
 
     nickname: str
     code: str

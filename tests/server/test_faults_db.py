@@ -34,7 +34,7 @@ from halfmoon.game import Move
 from halfmoon_server.adapters.journal import PROBE_EVERY_S
 from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.rooms import room as room_module
+from halfmoon_server.core import room_state
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys, rest
 from halfmoon_server.web.app import create_app
@@ -57,8 +57,8 @@ SETTLE_S = 15.0
 @pytest.fixture(autouse=True)
 def fast_outbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retry a failed write of a finished game every 0.1-0.5 s (0.5-30 s in production)."""
-    monkeypatch.setattr(room_module, "STORE_RETRY_FIRST_S", 0.1)
-    monkeypatch.setattr(room_module, "STORE_RETRY_MAX_S", 0.5)
+    monkeypatch.setattr(room_state, "STORE_RETRY_FIRST_S", 0.1)
+    monkeypatch.setattr(room_state, "STORE_RETRY_MAX_S", 0.5)
 
 
 @pytest.fixture

@@ -17,14 +17,23 @@ from halfmoon_server.errors import LogUnavailable
 
 
 class _Room:
-    """What the journal needs of a room: its id, and where committed entries are delivered."""
+    """A follower of a room's log (:class:`halfmoon_server.ports.Follower`): its id, and where
+    committed entries are delivered."""
 
     def __init__(self, room_id: str) -> None:
         self.id = room_id
         self.delivered: list[tuple[int, dict[str, Any]]] = []
+        self.back = False
+
+    @property
+    def applied(self) -> int:
+        return len(self.delivered)
 
     def deliver(self, number: int, entry: dict[str, Any]) -> None:
         self.delivered.append((number, entry))
+
+    def went_back(self) -> None:
+        self.back = True
 
 
 async def test_the_worker_runs_jobs_in_order_hands_back_errors_and_skips_a_job_given_up_on() -> None:
@@ -55,8 +64,9 @@ async def test_committed_entries_survive_a_reopen_in_order(tmp_path: Path) -> No
     try:
         room = _Room("R1")
         assert await journal.create({"room": room.id, "v": 1})
-        await asyncio.gather(*(journal.append(room, {"k": "move", "n": n}) for n in range(300)))
-        assert [number for number, _ in room.delivered] == list(range(1, 301))
+        journal.follow(room)
+        numbers = await asyncio.gather(*(journal.append(room.id, {"k": "move", "n": n}) for n in range(300)))
+        assert [number for number, _ in room.delivered] == list(range(1, 301)) == numbers
     finally:
         await journal.close()
     reopened = JournalLog(path)
@@ -79,7 +89,8 @@ async def test_the_journal_is_readable_by_the_servers_user_alone(tmp_path: Path)
         await journal.open()
         try:
             assert await journal.create({"room": "R1", "v": 1, "seed": "5e" * 32})
-            await journal.append(_Room("R1"), {"k": "join", "n": "Ada"})
+            journal.follow(_Room("R1"))
+            await journal.append("R1", {"k": "join", "n": "Ada"})
             files = sorted(p for p in path.parent.iterdir() if p.name.startswith("journal.db"))
             assert {p.name for p in files} >= {"journal.db", "journal.db-wal"}
             for file in files:

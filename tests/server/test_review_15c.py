@@ -63,6 +63,7 @@ async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad
     players: list[Any] = [_Room(f"R{i:03d}") for i in range(rooms)]  # (Room, as the journal sees it)
     for room in players:
         assert await journal.create({"room": room.id, "v": 1})
+        journal.follow(room)
     stop = asyncio.Event()
     filler = "x" * pad
 
@@ -70,7 +71,7 @@ async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad
         n = 0
         while not stop.is_set():
             n += 1
-            await journal.append(room, {"k": "move", "n": n, "pad": filler})
+            await journal.append(room.id, {"k": "move", "n": n, "pad": filler})
 
     tasks = [asyncio.create_task(play(room)) for room in players]
     await asyncio.sleep(seconds)
@@ -118,7 +119,10 @@ async def test_the_write_ahead_log_stays_bounded_under_a_bursty_load(tmp_path: P
         for round_ in range(80):  # commits with pauses between them: a light, bursty load
             room: Any = _Room(f"B{round_:03d}")
             assert await journal.create({"room": room.id, "v": 1})
-            await asyncio.gather(*(journal.append(room, {"k": "move", "n": n, "pad": "y" * 3000}) for n in range(60)))
+            journal.follow(room)
+            await asyncio.gather(
+                *(journal.append(room.id, {"k": "move", "n": n, "pad": "y" * 3000}) for n in range(60))
+            )
             written += 60 * 3000
             await asyncio.sleep(0.02)
         wal = _wal_size(path)
@@ -142,12 +146,13 @@ async def test_a_move_appended_to_a_closed_journal_is_refused_not_left_waiting(t
     await journal.open()
     room: Any = _Room("R1")
     assert await journal.create({"room": room.id, "v": 1})
-    await journal.append(room, {"k": "move", "n": 1})
+    journal.follow(room)
+    await journal.append(room.id, {"k": "move", "n": 1})
     await journal.close()
     outcome: BaseException | None = None
     try:
         async with asyncio.timeout(2):
-            await journal.append(room, {"k": "move", "n": 2})
+            await journal.append(room.id, {"k": "move", "n": 2})
     except BaseException as exc:  # what it raised, for the assertion
         outcome = exc
     assert isinstance(outcome, LogUnavailable), f"append after close: {outcome!r} (TimeoutError: it hung)"

@@ -29,6 +29,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal
+from halfmoon_server.ports import Follower
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.results import Recorder
@@ -55,7 +56,7 @@ class SharedStore:
         self.views: list[FakeLog] = []
         self.dead: set[str] = set()
 
-    def followers(self, room_id: str) -> list[Room]:
+    def followers(self, room_id: str) -> list[Follower]:
         return [view.rooms[room_id] for view in self.views if room_id in view.rooms]
 
 
@@ -66,7 +67,7 @@ class FakeLog:
     def __init__(self, store: SharedStore) -> None:
         self.store = store
         self.instance = new_instance_name()
-        self.rooms: dict[str, Room] = {}
+        self.rooms: dict[str, Follower] = {}
         store.views.append(self)
 
     async def create(self, header: dict[str, Any]) -> bool:
@@ -76,26 +77,28 @@ class FakeLog:
         self.store.entries[header["room"]] = []
         return True
 
-    async def append(self, room: Room, entry: dict[str, Any]) -> None:
-        entries = self.store.entries[room.id]
+    async def append(self, room_id: str, entry: dict[str, Any]) -> int:
+        entries = self.store.entries[room_id]
         entries.append(json.loads(json.dumps(entry)))
         number = len(entries)
-        for follower in self.store.followers(room.id):
+        for follower in self.store.followers(room_id):
             follower.deliver(number, json.loads(json.dumps(entry)))
+        return number
 
-    async def catch_up(self, room: Room) -> None:
-        for number, entry in enumerate(self.store.entries[room.id][room.applied :], room.applied + 1):
+    async def catch_up(self, room_id: str) -> None:
+        room = self.rooms[room_id]
+        for number, entry in enumerate(self.store.entries[room_id][room.applied :], room.applied + 1):
             room.deliver(number, entry)
 
     async def load(self, room_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         header = self.store.headers.get(room_id)
         return None if header is None else (header, [dict(e) for e in self.store.entries[room_id]])
 
-    def follow(self, room: Room) -> None:
+    def follow(self, room: Follower) -> None:
         self.rooms[room.id] = room
 
-    def unfollow(self, room: Room) -> None:
-        self.rooms.pop(room.id, None)
+    def unfollow(self, room_id: str) -> None:
+        self.rooms.pop(room_id, None)
 
     async def room_ids(self) -> list[str]:
         return list(self.store.headers)
@@ -165,14 +168,14 @@ class LostReplyLog(FakeLog):
 
     lose_next = False
 
-    async def append(self, room: Room, entry: dict[str, Any]) -> None:
+    async def append(self, room_id: str, entry: dict[str, Any]) -> int:
         if not self.lose_next:
-            return await super().append(room, entry)
+            return await super().append(room_id, entry)
         self.lose_next = False
-        self.store.entries[room.id].append(json.loads(json.dumps(entry)))
-        number = len(self.store.entries[room.id])
+        self.store.entries[room_id].append(json.loads(json.dumps(entry)))
+        number = len(self.store.entries[room_id])
         loop = asyncio.get_running_loop()
-        for follower in self.store.followers(room.id):  # the channel, a moment later
+        for follower in self.store.followers(room_id):  # the channel, a moment later
             loop.call_soon(follower.deliver, number, json.loads(json.dumps(entry)))
         raise LogUnavailable("Redis: Timeout reading from socket", certain=False)  # as RedisLog says
 
@@ -216,8 +219,9 @@ class SlowCatchUpLog(FakeLog):
         super().__init__(store)
         self.gate = asyncio.Event()
 
-    async def catch_up(self, room: Room) -> None:
-        answered = list(self.store.entries[room.id][room.applied :])
+    async def catch_up(self, room_id: str) -> None:
+        room = self.rooms[room_id]
+        answered = list(self.store.entries[room_id][room.applied :])
         first = room.applied + 1
         await self.gate.wait()
         for number, entry in enumerate(answered, first):
@@ -240,7 +244,7 @@ async def test_an_entry_delivered_during_a_catch_up_is_not_lost(tmp_path: Path, 
     room_b = await lobby_b.find(room_a.id)
     assert room_b is not None and room_b.applied == room_a.applied
     # B's subscription hiccups: entry n+1 reaches the list but not B
-    log_b.unfollow(room_b)
+    log_b.unfollow(room_b.id)
     await room_a.submit(move_entry(ada, 0))
     log_b.follow(room_b)
     await room_a.submit(move_entry(ada, 1))  # n+2 reaches B: a gap, B starts catching up (LRANGE now)
@@ -333,7 +337,7 @@ async def test_a_dropped_lobby_cannot_be_joined_into_a_log_that_expires(
     try:
         await room.append_quietly({"k": "abandon"})  # what the ticker logs, then it drops the room
         room.close_timer()
-        log.unfollow(room)
+        log.unfollow(room.id)
         await log.forget(room.id)
         loaded = await log2.load(room.id)  # a player opens the link (Lobby.find → _load)
         if loaded is None:
@@ -630,7 +634,7 @@ async def test_a_dropped_rooms_keys_all_expire(
         await room_a.submit({"k": "join", "n": "Ada", "tok": "t1"}, Box())
         await log_b.close()  # B dies (a SIGKILL says nothing to Redis either)
         room_b.close_timer()
-        log_a.unfollow(room_a)
+        log_a.unfollow(room_a.id)
         await log_a.forget(room_a.id)
         await asyncio.sleep(1.5)
         left = sorted(str(k) for k in await log_a.redis.keys(f"hm:{{{room_a.id}}}:*"))

@@ -106,9 +106,9 @@ async def test_a_recording_that_fails_still_ends_the_race_and_the_result_is_stor
     result's outbox: a failing write does not hold up game_over or race_over (the game's id is
     fixed up front); the write is retried with backoff, lands exactly once when the database is
     back, and only then may the room go."""
-    from halfmoon_server.rooms import room as room_module
+    from halfmoon_server.core import room_state
 
-    monkeypatch.setattr(room_module, "STORE_RETRY_FIRST_S", 0.05)
+    monkeypatch.setattr(room_state, "STORE_RETRY_FIRST_S", 0.05)
     server = await start_server(finished_ttl_s=60)
     storage = server.app[keys.STORAGE]
     save = storage.save_game

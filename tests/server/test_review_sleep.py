@@ -151,7 +151,7 @@ async def test_a_room_dropped_and_held_again_at_once_stays_followed_in_redis(
             return await srem(*args)
 
         log.redis.srem = srem_late  # type: ignore[method-assign]
-        log.unfollow(room)
+        log.unfollow(room.id)
         log.follow(room)
         await asyncio.gather(*list(log._following))
         assert log.instance.encode() in await log.redis.smembers(_followers_key(room.id))

@@ -2,8 +2,9 @@
 embedded default: kill the server, start it again, and every room is rebuilt from it), and
 :class:`MemoryLog`, which keeps nothing past the process (``--db memory://``, benchmarks).
 
-Both are :class:`halfmoon_server.ports.RoomLog` for a single instance: the rooms they deliver to
-are this process's own, and no other instance is alive.
+Both are :class:`halfmoon_server.ports.RoomLog` for a single instance: the followers they deliver
+to (:class:`halfmoon_server.ports.Follower`, by room id) are this process's own, and no other
+instance is alive.
 
 The journal writes with *group commit*: every entry appended while a write is under way goes in
 the next transaction, so under load one commit carries many moves. SQLite runs in WAL mode with
@@ -28,15 +29,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from halfmoon_server.adapters.private_files import private_sqlite_file
 from halfmoon_server.errors import LogUnavailable
-
-if TYPE_CHECKING:
-    from halfmoon_server.rooms.room import Room
+from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.journal")
 
@@ -62,18 +61,24 @@ class _LocalLog:
 
     def __init__(self) -> None:
         self.instance = new_instance_name()
-        self.rooms: dict[str, Room] = {}
+        self.rooms: dict[str, Follower] = {}  # the rooms followed here, by id
         self.counts: dict[str, int] = {}  # entries committed per room
         #: rooms in the log that are not held in memory (a finished room nobody is in): when
         #: each next needs a look (its ``finished_ttl``), and those times in a heap
         self.sleeping: dict[str, int] = {}
         self._wakes: list[tuple[int, str]] = []
 
-    def follow(self, room: Room) -> None:
-        self.rooms[room.id] = room
+    def follow(self, follower: Follower) -> None:
+        self.rooms[follower.id] = follower
 
-    def unfollow(self, room: Room) -> None:
-        self.rooms.pop(room.id, None)
+    def unfollow(self, room_id: str) -> None:
+        self.rooms.pop(room_id, None)
+
+    def _follower(self, room_id: str) -> Follower:
+        follower = self.rooms.get(room_id)
+        if follower is None:
+            raise LogUnavailable(f"room {room_id} is not followed here")
+        return follower
 
     def alive(self, instance: str) -> bool:
         return instance == self.instance
@@ -98,11 +103,13 @@ class _LocalLog:
             self.sleeping[room_id] = at
             heapq.heappush(self._wakes, (at, room_id))
 
-    async def catch_up(self, room: Room) -> None:
-        loaded = await self.load(room.id)
-        if loaded is not None:
-            for number, entry in enumerate(loaded[1][room.applied :], room.applied + 1):
-                room.deliver(number, entry)
+    async def catch_up(self, room_id: str) -> None:
+        loaded = await self.load(room_id)
+        follower = self.rooms.get(room_id)
+        if loaded is not None and follower is not None:
+            applied = follower.applied
+            for number, entry in enumerate(loaded[1][applied:], applied + 1):
+                follower.deliver(number, entry)
 
     async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
         raise NotImplementedError
@@ -123,10 +130,13 @@ class MemoryLog(_LocalLog):
         self.entries[header["room"]] = []
         return True
 
-    async def append(self, room: Room, entry: Entry) -> None:
-        entries = self.entries[room.id]
+    async def append(self, room_id: str, entry: Entry) -> int:
+        follower = self._follower(room_id)
+        entries = self.entries[room_id]
         entries.append(entry)
-        room.deliver(len(entries), entry)
+        number = len(entries)
+        follower.deliver(number, entry)
+        return number
 
     async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
         header = self.headers.get(room_id)
@@ -149,9 +159,9 @@ class MemoryLog(_LocalLog):
 
 @dataclass(slots=True)
 class _Pending:
-    room: Room
+    room: str
     entry: Entry
-    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    done: asyncio.Future[int] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -281,12 +291,13 @@ class JournalLog(_LocalLog):
             self.counts[header["room"]] = 0
         return created
 
-    async def append(self, room: Room, entry: Entry) -> None:
-        pending = _Pending(room, entry)
+    async def append(self, room_id: str, entry: Entry) -> int:
+        self._follower(room_id)  # (checked before anything is written)
+        pending = _Pending(room_id, entry)
         self._queue.append(pending)
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write())
-        await pending.done
+        return await pending.done
 
     async def _write(self) -> None:
         """Commit everything queued, one transaction per round, then deliver it in order."""
@@ -306,7 +317,7 @@ class JournalLog(_LocalLog):
             numbered: list[tuple[str, int, str]] = []
             counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
             for item in batch:
-                room_id = item.room.id
+                room_id = item.room
                 number = counts.get(room_id) or self.counts.get(room_id, 0)
                 number += 1
                 counts[room_id] = number
@@ -318,10 +329,13 @@ class JournalLog(_LocalLog):
                 self._fail(batch, exc)
                 continue
             self.counts.update(counts)
-            for item, (_, number, _) in zip(batch, numbered, strict=True):
-                item.room.deliver(number, item.entry)
+            rooms = self.rooms
+            for item, (room_id, number, _) in zip(batch, numbered, strict=True):
+                follower = rooms.get(room_id)
+                if follower is not None:  # (unfollowed meanwhile: its appender hears it was not applied)
+                    follower.deliver(number, item.entry)
                 if not item.done.done():
-                    item.done.set_result(None)
+                    item.done.set_result(number)
 
     @staticmethod
     def _fail(batch: list[_Pending], exc: LogUnavailable) -> None:

@@ -42,7 +42,7 @@ from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
 
 if TYPE_CHECKING:
-    from halfmoon_server.rooms.room import Room
+    from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.redis_log")
 
@@ -97,10 +97,10 @@ def _followers_key(room_id: str) -> str:
 
 @dataclass(slots=True)
 class _Append:
-    room: Room
+    room: Follower
     entry: bytes
     applied: int
-    done: asyncio.Future[None]
+    done: asyncio.Future[int]
 
 
 class RedisLog:
@@ -119,7 +119,7 @@ class RedisLog:
             socket_connect_timeout=timeout_s,
         )
         self.redis = aioredis.Redis(connection_pool=pool)
-        self.rooms: dict[str, Room] = {}
+        self.rooms: dict[str, Follower] = {}  # the rooms followed here, by id
         self._append = self.redis.register_script(_APPEND)
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -152,12 +152,15 @@ class RedisLog:
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
 
-    async def append(self, room: Room, entry: Entry) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    async def append(self, room_id: str, entry: Entry) -> int:
+        room = self.rooms.get(room_id)
+        if room is None:
+            raise LogUnavailable(f"room {room_id} is not followed here")
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write())
-        await done
+        return await done
 
     async def _write(self) -> None:
         """Send everything queued in one pipeline per round trip, then deliver the answers."""
@@ -179,18 +182,23 @@ class RedisLog:
                 if isinstance(answer, BaseException):  # it may have run before the answer was lost
                     item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
                 elif answer is None:  # the list is shorter than what this copy applied: it went back
-                    item.room.lost = True
+                    item.room.went_back()
                     item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
                 else:
-                    for number, line in enumerate(answer, item.applied + 1):
+                    number = item.applied
+                    for line in answer:
+                        number += 1
                         if number > item.room.applied:
                             item.room.deliver(number, _entry(line))
-                    item.done.set_result(None)
+                    item.done.set_result(number)
 
-    async def catch_up(self, room: Room) -> None:
+    async def catch_up(self, room_id: str) -> None:
+        room = self.rooms.get(room_id)
+        if room is None:
+            return  # (unfollowed meanwhile)
         applied = room.applied
         try:
-            lines = await self.redis.lrange(_log_key(room.id), applied, -1)
+            lines = await self.redis.lrange(_log_key(room_id), applied, -1)
         except (RedisError, OSError) as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
         for number, line in enumerate(lines, applied + 1):
@@ -251,13 +259,13 @@ class RedisLog:
 
     # -- following ------------------------------------------------------------------------------------
 
-    def follow(self, room: Room) -> None:
-        self.rooms[room.id] = room
-        self._follow(room.id, follow=True)
+    def follow(self, follower: Follower) -> None:
+        self.rooms[follower.id] = follower
+        self._follow(follower.id, follow=True)
 
-    def unfollow(self, room: Room) -> None:
-        if self.rooms.pop(room.id, None) is not None:
-            self._follow(room.id, follow=False)
+    def unfollow(self, room_id: str) -> None:
+        if self.rooms.pop(room_id, None) is not None:
+            self._follow(room_id, follow=False)
 
     def _follow(self, room_id: str, *, follow: bool) -> None:
         # one room's changes go to Redis in the order they were made: a room dropped and loaded
@@ -271,9 +279,8 @@ class RedisLog:
             try:
                 if follow:
                     await self.redis.sadd(_followers_key(room_id), self.instance)
-                    room = self.rooms.get(room_id)
-                    if room is not None:
-                        await self.catch_up(room)  # what was appended before this instance followed
+                    if room_id in self.rooms:
+                        await self.catch_up(room_id)  # what was appended before this instance followed
                 else:
                     await self.redis.srem(_followers_key(room_id), self.instance)
             except (RedisError, OSError, LogUnavailable) as exc:
@@ -301,8 +308,8 @@ class RedisLog:
                 await pubsub.subscribe(channel)
                 for room_id in list(self.rooms):  # Redis may have restarted without its sets
                     await self.redis.sadd(_followers_key(room_id), self.instance)
-                for room in list(self.rooms.values()):
-                    await self.catch_up(room)
+                for room_id in list(self.rooms):
+                    await self.catch_up(room_id)
                 delay = 0.1
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)

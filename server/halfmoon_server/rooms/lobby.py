@@ -106,7 +106,7 @@ class Lobby:
         if self.rooms.get(room.id) is room:  # (not a copy that was replaced meanwhile)
             del self.rooms[room.id]
             self._held_since.pop(room.id, None)
-            self.log.unfollow(room)
+            self.log.unfollow(room.id)
 
     def seal_seed(self, room_id: str, round_: int) -> str:
         """A new secret seed for a sealed race (the room's race number ``round_``): 256 bits from

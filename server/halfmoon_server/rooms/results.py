@@ -1,7 +1,8 @@
 """Recording finished games: store the result.
 
 :class:`Recorder` is what a room's shell hands a finished game to. A failure is the room's to
-retry: the room's log is the result's outbox (``halfmoon_server.rooms.room.Room.store``). No analysis
+retry: the room's log is the result's outbox, and when each game is tried again is the room's
+state machine's (:class:`halfmoon_server.core.room_state.ResultOutbox`). No analysis
 follows a game: the app never says whether a deal could be won (the seed's rules), so the solver
 only chooses the daily deals.
 
@@ -40,36 +41,32 @@ PROBE_EVERY_S = 1.0
 class Recorder:
     """Stores finished games, batched by one writer.
 
-    While the database fails, the recorder probes it every :data:`PROBE_EVERY_S`; rooms waiting
-    to retry a game (:meth:`wait_to_retry`) are woken the moment it answers again, so a result
-    reaches the leaderboards within about a second of the database's return, whatever the
-    room's backoff had grown to."""
+    While the database fails, the recorder probes it every :data:`PROBE_EVERY_S` and counts each
+    return (:attr:`recoveries`): a room that sees the count move tries its waiting games at once
+    (``RoomState.results``' backoff is for a database that stays down), so a result reaches the
+    leaderboards within about a second of the database's return, whatever the backoff had grown to."""
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._queue: list[tuple[FinishedGame, str, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
-        self._back = asyncio.Event()
+        self._down = False
+        #: how many times the database came back after failing
+        self.recoveries = 0
         self._probe: asyncio.Task[None] | None = None
 
-    async def wait_to_retry(self, delay: float) -> None:
-        """Sleep ``delay`` seconds, or less if the database has come back meanwhile."""
-        back = self._back
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await back.wait()
-
     def _failed(self) -> None:
-        if self._back.is_set():
-            self._back = asyncio.Event()
+        self._down = True
         if self._probe is None or self._probe.done():
             self._probe = asyncio.get_running_loop().create_task(self._probe_until_back())
 
     def _succeeded(self) -> None:
-        self._back.set()
+        if self._down:
+            self._down = False
+            self.recoveries += 1
 
     async def _probe_until_back(self) -> None:
-        while not self._back.is_set():
+        while self._down:
             await asyncio.sleep(PROBE_EVERY_S)
             try:
                 await self.storage.ping()

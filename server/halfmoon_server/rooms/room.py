@@ -1,62 +1,87 @@
 """The room shell: one :class:`~halfmoon_server.core.race.Race` and the I/O around it.
 
-Every command a client sends is first appended to the room's log
-(:class:`~halfmoon_server.ports.RoomLog`: a local journal, or Redis for a cluster) and only then
-applied: the log delivers each entry, in order, to every instance that holds the room
-(:meth:`Room.deliver`), which runs it on its copy of the race (:func:`commands.apply_entry`),
-numbers and logs the events, has :class:`~halfmoon_server.core.audience.Audience` encode them for
-each audience, and hands the frames to its own members' :class:`~halfmoon_server.ports.Outbox`
-es. So a ``moved`` is sent only once the move is durable, every instance agrees on everything,
-and a room is rebuilt anywhere by replaying its log (:meth:`Room.rebuild`).
+What the room decides lives in its state machine (:class:`~halfmoon_server.core.room_state.RoomState`:
+sequencing, entry application, deadlines and the results' outbox as data, no I/O). This shell
+owns what waits or talks: the log (:class:`~halfmoon_server.ports.RoomLog`), the members'
+connections (:class:`~halfmoon_server.ports.Outbox`), the timer for the race's next deadline, and
+the database writes of finished games.
+
+Every command a client sends is first appended to the room's log (a local journal, or Redis for
+a cluster) and only then applied: the log delivers each entry, in order, to every instance that
+follows the room (:meth:`Room.deliver`: a :class:`~halfmoon_server.ports.Follower`), which runs
+it on its copy of the race, numbers the events, has
+:class:`~halfmoon_server.core.audience.Audience` encode them for each audience, and hands the
+frames to its own members' outboxes. So a ``moved`` is sent only once the move is durable,
+every instance agrees on everything, and a room is rebuilt anywhere by replaying its log
+(:meth:`Room.rebuild`).
 
 A move's walk: ws → ``Room.submit`` → ``RoomLog.append`` (durable) → ``Room.deliver`` →
-``Race.move`` (engine) → events → ``Audience.frames`` → event log + outboxes.
+``RoomState.apply`` → ``Race.move`` (engine) → events → ``Audience.frames`` → event log + outboxes.
 
-A :class:`~halfmoon_server.core.events.GameEnded` starts the game's recording (on the instance whose
-command ended it; any instance picks up a game left unrecorded); the race's next deadline gets a
-timer, and whichever instance's timer fires appends a ``tick`` (settling it twice does nothing).
+Finished games: the state's results outbox says which jobs are due (record a game this instance
+ended at once; take up another instance's after a grace; retry a failed write after a backoff);
+:meth:`Room.tick` (the lobby's ticker, twice a second) and every applied entry that changes the
+outbox run them (:meth:`Room._drive_results`), and each job reports back to the state: one retry
+path. The race's next deadline gets a timer, and whichever instance's timer fires appends a
+``tick`` (settling it twice does nothing).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import hmac
 import itertools
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from halfmoon import protocol as wire
 from halfmoon.codes import DealCode
 from halfmoon.game import Move
 from halfmoon.protocol import Mode
-from halfmoon_server.clock import Clock, utc_datetime
+from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import Entry, apply_entry, check_entry
-from halfmoon_server.core.events import Event, GameEnded, GameOver, PlayerJoined, RaceOver
+from halfmoon_server.core.commands import Entry, check_entry
+from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.race import Race, RaceConfig
+from halfmoon_server.core.room_state import (
+    GAP,
+    RECORD,
+    STORE,
+    STORE_PARKED,
+    ResultJob,
+    RoomState,
+    game_id,
+    token_hash,
+)
 from halfmoon_server.errors import LogUnavailable, Refusal
 from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
+
+__all__ = [
+    "RECORD_WAIT_S",
+    "BackgroundTasks",
+    "Room",
+    "RoomServices",
+    "game_id",
+    "race_of",
+    "token_hash",
+]
 
 log = logging.getLogger("halfmoon_server.room")
 
 #: How long a timer may wait before the race is asked again (deadlines further off are re-armed).
 _MAX_TIMER_S = 3600.0
-#: A game whose end was logged this long ago and is still unrecorded is recorded by any instance.
-UNRECORDED_GRACE_MS = 10_000
-#: A failed write of a finished game is tried again after this, doubling up to the maximum.
-STORE_RETRY_FIRST_S = 0.5
-STORE_RETRY_MAX_S = 30.0
 #: How long a finished game's first write may take before game_over goes out without it.
 RECORD_WAIT_S = 2.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
 _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
+_PRECHECKED = frozenset(("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"))
+_SEATING = frozenset(("join", "single", "connect"))
 
 
 class BackgroundTasks:
@@ -116,27 +141,9 @@ class _Waiting:
     token: str | None = None
 
 
-def token_hash(token: str) -> str:
-    """What the room log (Redis, the journal) and the room keep of a player's token: its SHA-256,
-    in hex. A token is 24 random bytes, so the hash needs no salt; whoever reads the log cannot
-    take the seat with it."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def game_id(nonce: str, player_id: str, round_: int = 1) -> str:
-    """The id of a player's game in a room's race number ``round_``: fixed up front (12 url-safe
-    characters), so every instance and every retry stores the same game once, and each race of
-    a room (a rematch) stores a game of its own. (The first race's ids are those of old logs.)"""
-    key = f"{nonce}:{player_id}" if round_ == 1 else f"{nonce}:{round_}:{player_id}"
-    digest = hashlib.sha256(key.encode()).digest()
-    return base64.urlsafe_b64encode(digest[:9]).decode("ascii")
-
-
 def race_of(header: Entry) -> Race:
     """A new race from a room's header (:func:`halfmoon_server.core.commands.room_header`)."""
     day = header.get("day")
-    from datetime import date
-
     return Race(
         header["room"],
         Mode(header["mode"]),
@@ -150,48 +157,70 @@ def race_of(header: Entry) -> Race:
 
 
 class Room:
-    """One live room on this instance: its race, its members' outboxes, its versioned events."""
+    """One live room on this instance: its state machine, its members' outboxes, its versioned
+    events, its timer. A :class:`~halfmoon_server.ports.Follower` of the room's log."""
 
     def __init__(self, header: Entry, services: RoomServices) -> None:
         self.header = header
         self.race = race_of(header)
         self.id = self.race.id
+        self.state = RoomState(header, self.race, services.instance)
         self.services = services
         self.clock = services.clock
         self.audience = Audience(self.race)
         self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
         self.spectators: set[Outbox] = set()  # this instance's spectators
-        self.tokens: dict[str, str] = {}  # player id → their token's hash (token_hash)
-        #: player id → the hash of their player key (``pk`` of their join), kept with their game
-        self.player_keys: dict[str, str] = {}
-        #: who holds each player's seat: the origin of their last join or resume
-        self.holders: dict[str, str] = {}
         self.departing: dict[str, Outbox] = {}  # players who left, until their game_over
         self.seq = 0
         #: the last ``event_log`` events' frames, for resumes (a list: a deque's block is 624 bytes)
         self.log: list[Frames] = []
-        self.applied = 0  # log entries applied
-        self.replaying = False
-        self.recording: set[str] = set()  # games being recorded by this instance
-        self.storing: set[str] = set()  # games being stored by this instance
-        #: games recorded (their ids logged) and not yet in the database: the results' outbox
-        self.unstored: set[str] = set()
-        #: the same for the games of the room's earlier races (a rematch came before the database
-        #: took them): each as it was recorded, by its game id, until a ``stored`` with ``g``
-        self.parked: dict[str, FinishedGame] = {}
-        self.recorded_at: dict[str, int] = {}
-        self.ended_at: dict[str, int] = {}  # when each unrecorded game ended (log time)
         self._waiting: dict[str, _Waiting] = {}
         self._catching_up = False
-        self._highest_seen = 0  # the highest entry number announced (a gap is filled up to it)
-        self.last_time = 0  # the log's time never goes back: each entry's is at least the last one's
         #: the log went back (Redis lost entries): this copy is wrong and must be loaded again
         self.lost = False
-        #: the spectators of every instance: the origin of each one's watch
-        self.watchers: set[str] = set()
         self.watch_origins: dict[Outbox, str] = {}  # this instance's spectators' watches
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
+        self._recoveries = services.recorder.recoveries  # the database's returns seen so far
+
+    # -- what the state machine holds, by its old names ------------------------------------------
+
+    @property
+    def applied(self) -> int:
+        """Log entries applied."""
+        return self.state.applied
+
+    @property
+    def replaying(self) -> bool:
+        return self.state.replaying
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        return self.state.tokens
+
+    @property
+    def player_keys(self) -> dict[str, str]:
+        return self.state.player_keys
+
+    @property
+    def holders(self) -> dict[str, str]:
+        return self.state.holders
+
+    @property
+    def watchers(self) -> set[str]:
+        return self.state.watchers
+
+    @property
+    def last_time(self) -> int:
+        return self.state.last_time
+
+    @property
+    def unstored(self) -> set[str]:
+        return self.state.results.unstored
+
+    @property
+    def parked(self) -> dict[str, FinishedGame]:
+        return self.state.results.parked
 
     # -- commands in --------------------------------------------------------------------------------
 
@@ -201,7 +230,7 @@ class Room:
         Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
         refused command is never logged), and ``unavailable`` when the log cannot take it or
         cannot confirm it in time (the client may try again)."""
-        if entry["k"] in ("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"):
+        if entry["k"] in _PRECHECKED:
             check_entry(self.race, entry)
         # the token in clear goes to its player's welcome, never to the log: a join logs its hash
         token = entry.pop("tok", None)
@@ -217,7 +246,7 @@ class Room:
         try:
             # every log answers within its own time-out (Redis's socket time-out, the journal's
             # commit time-out) and has delivered the entry when it returns: no timer per command
-            await self.services.log.append(self, entry)
+            await self.services.log.append(self.id, entry)
             if not done.done():  # taken, yet not applied here: the log must have gone back
                 waiting.orphaned_at = self.clock.now_ms()
                 raise Refusal("unavailable", f"the game state was not confirmed saved: {_UNSURE}")
@@ -252,20 +281,18 @@ class Room:
         """Refuse a move the race would refuse, before it is logged. Raises :class:`Refusal`."""
         self.race.check_move(player_id, move, self.clock.now_ms())
 
-    # -- entries in, in log order -----------------------------------------------------------------------
+    # -- entries in, in log order (the Follower) ----------------------------------------------------------
 
     def deliver(self, number: int, entry: Entry) -> None:
         """The log's entry ``number`` (1, 2, …): apply it if it is the next one; a gap is filled
         from the log first."""
-        if number <= self.applied:
-            return  # applied already (delivered twice)
-        if number > self.applied + 1:
-            self._highest_seen = max(self._highest_seen, number)
-            self._catch_up()
+        placed = self.state.place(number)
+        if placed:  # (not APPLY: a duplicate, or past a gap)
+            if placed == GAP:
+                self._catch_up()
             return
-        self.applied = number
         origin = str(entry.get("o", ""))
-        waiting = self._waiting.pop(origin, None) if origin.startswith(self.services.instance + ":") else None
+        waiting = self._waiting.pop(origin, None) if origin.startswith(self.state.mine) else None
         try:
             events = self._apply(entry, waiting)
         except Refusal as refusal:
@@ -281,6 +308,11 @@ class Room:
         if waiting is not None and not waiting.done.done():
             waiting.done.set_result(events)
 
+    def went_back(self) -> None:
+        """The log holds fewer entries than this copy applied (Redis lost some): this copy is
+        wrong; the lobby loads the room again."""
+        self.lost = True
+
     def _catch_up(self) -> None:
         """Fill a gap from the log, again while entries past it keep arriving meanwhile."""
         if self._catching_up or self.replaying:
@@ -291,8 +323,8 @@ class Room:
             try:
                 for _ in range(20):
                     before = self.applied
-                    await self.services.log.catch_up(self)
-                    if self._highest_seen <= self.applied:
+                    await self.services.log.catch_up(self.id)
+                    if not self.state.behind:
                         return
                     if self.applied == before:  # the log holds less than was announced: it went back
                         self.lost = True
@@ -306,87 +338,49 @@ class Room:
         self.services.tasks.spawn(fetch())
 
     def _apply(self, entry: Entry, waiting: _Waiting | None) -> list[Event]:
-        race = self.race
+        """Run the state machine on an entry, and do what it means for this instance's members."""
+        state = self.state
         kind = entry["k"]
-        now = entry["t"] = max(int(entry["t"]), self.last_time)  # on every instance alike
-        self.last_time = now
-        player: str | None = entry.get("p")
         outbox = waiting.outbox if waiting is not None else None
         if outbox is not None and outbox.closed and kind in ("join", "single", "connect", "watch"):
             outbox = None  # its connection closed while the command was unconfirmed
-            if waiting is not None and kind in ("join", "single", "connect"):
+            if waiting is not None and kind in _SEATING:
                 self._mark_away_later(entry)
         msg_id: int | None = entry.get("id")
         # whatever came due before this command is settled first, on every instance alike
-        if kind != "tick":
-            deadline = race.next_deadline()
-            if deadline is not None and now >= deadline:
-                self.publish(race.tick(now), ended_by=entry)
-        origin = str(entry.get("o", ""))
-        held = entry.get("h")
-        if kind in ("disconnect", "present") and (player is None or self.holders.get(player) != held):
-            return []  # about a connection that no longer holds the seat (resumed elsewhere)
-        if kind == "unwatch":
-            if held not in self.watchers:
-                return []  # that spectator was counted out already
-            self.watchers.discard(str(held))
-        if kind == "connect" and player is not None:
-            old = self.outboxes.pop(player, None)
+        due = state.settle_due(entry)
+        if due:
+            self.publish(due)
+        if kind == "connect":
+            player = entry.get("p")
+            old = self.outboxes.pop(player, None) if player is not None else None
             if old is not None and old is not outbox:
                 old.close(4001, "resumed on another connection")
-        if kind == "rematch":
-            race.check_rematch(player)  # refused: nothing parked
-            self._park(race.round)
-        events = apply_entry(race, entry)
-        if kind in ("join", "single"):
-            joined = next(e for e in events if isinstance(e, PlayerJoined))
-            player = joined.player.id
-            # (a log written before tokens were hashed holds them in clear: hashed here)
-            self.tokens[player] = str(entry["th"]) if "th" in entry else token_hash(str(entry["tok"]))
-            if entry.get("pk"):
-                self.player_keys[player] = str(entry["pk"])
-        if kind in ("join", "single", "connect") and player is not None:
-            self.holders[player] = origin
-        if kind == "watch":
-            self.watchers.add(origin)
-            if outbox is not None and not self.spectators:
+        events = state.apply(entry)
+        if events is None:
+            return []
+        player = state.player
+        if outbox is not None:
+            if kind == "watch" and not self.spectators:
                 self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
-        if kind == "recorded" and player is not None and entry.get("g") is not None and not entry.get("s"):
-            self.unstored.add(player)  # stored once the database has it ("stored")
-            self.recorded_at[player] = now
-        if kind == "stored" and player is not None and entry.get("g") in (None, self._game_id(player)):
-            self.unstored.discard(player)  # (a late one of an earlier race's game is for ``parked``)
-        if kind == "stored":
-            self.parked.pop(str(entry.get("g")), None)
-        if kind == "leave" and player is not None:
-            if outbox is not None:
+            elif kind == "leave" and player is not None:
                 self.departing[player] = outbox
-            if player not in race.players:  # left the lobby: the seat is gone
-                self.tokens.pop(player, None)
-                self.holders.pop(player, None)
-        self.publish(events, msg_id=msg_id, ended_by=entry)
-        if outbox is not None and kind in ("join", "single", "connect"):
-            assert player is not None
-            self.outboxes[player] = outbox
-            outbox.room, outbox.player_id = self.id, player
-            self.welcome(outbox, player, since=entry.get("since"), token=waiting.token if waiting else None)
-        elif outbox is not None and kind == "watch":
-            self.spectators.add(outbox)
-            self.watch_origins[outbox] = origin
-            outbox.room, outbox.player_id = self.id, None
-            self.welcome(outbox, None)
+        self.publish(events, msg_id=msg_id)
+        if outbox is not None:
+            if kind in _SEATING:
+                assert player is not None
+                self.outboxes[player] = outbox
+                outbox.room, outbox.player_id = self.id, player
+                self.welcome(outbox, player, since=entry.get("since"), token=waiting.token if waiting else None)
+            elif kind == "watch":
+                self.spectators.add(outbox)
+                self.watch_origins[outbox] = str(entry.get("o", ""))
+                outbox.room, outbox.player_id = self.id, None
+                self.welcome(outbox, None)
         self._arm_timer()
+        if state.results.changed:
+            self._drive_results()
         return events
-
-    def _park(self, round_: int) -> None:
-        """Before a rematch replaces the race's games: keep the recorded games the database has
-        not taken yet, as they are, to store them still (the results' outbox holds across races)."""
-        for player_id in sorted(self.unstored):
-            self.parked[game_id(self.header["nonce"], player_id, round_)] = self._finished(player_id)
-        self.unstored.clear()
-        if not self.replaying:
-            for stored_as in list(self.parked):
-                self.store_parked(stored_as)
 
     def _mark_away_later(self, entry: Entry) -> None:
         """A seat taken by a connection that closed before it was confirmed: mark it away once
@@ -402,15 +396,12 @@ class Room:
 
     # -- publishing ---------------------------------------------------------------------------------
 
-    def publish(
-        self, events: list[Event], *, msg_id: int | None = None, ended_by: Entry | None = None
-    ) -> list[Frames]:
-        """Number, encode, log and send each event to this instance's members; start recording
-        the games that ended (``ended_by``: the entry that ended them). Returns the frames."""
+    def publish(self, events: list[Event], *, msg_id: int | None = None) -> list[Frames]:
+        """Number, encode, log and send each event to this instance's members (a game's end is
+        the state machine's: its results outbox). Returns the frames."""
         sent: list[Frames] = []
         for event in events:
             if isinstance(event, GameEnded):
-                self._game_ended(event.player, ended_by)
                 continue
             self.seq += 1
             frames = self.audience.frames(event, self.seq, watched=bool(self.spectators), msg_id=msg_id)
@@ -452,19 +443,13 @@ class Room:
                 self.log.clear()
         return sent
 
-    def _game_ended(self, player_id: str, ended_by: Entry | None) -> None:
-        self.ended_at[player_id] = ended_by["t"] if ended_by is not None else self.clock.now_ms()
-        origin = str(ended_by.get("o", "")) if ended_by is not None else ""
-        if not self.replaying and origin.startswith(self.services.instance + ":"):
-            self.record(player_id)
-
     # -- deadlines ------------------------------------------------------------------------------------
 
     def _arm_timer(self) -> None:
         """A timer for the race's next deadline (the countdown's end, the time limit)."""
         if self.replaying:
             return
-        deadline = self.race.next_deadline()
+        deadline = self.race.next_deadline()  # (the state's next_deadline, one call less per move)
         if deadline == self._timer_at and (deadline is None or self._timer is not None):
             return
         if self._timer is not None:
@@ -476,7 +461,7 @@ class Room:
 
     def _on_timer(self) -> None:
         self._timer = None  # _timer_at stays: the deadline it was armed for
-        deadline = self.race.next_deadline()
+        deadline = self.state.next_deadline()
         if deadline is not None and self.clock.now_ms() >= deadline:
             self.services.tasks.spawn(self.append_quietly({"k": "tick"}))
         else:
@@ -543,141 +528,76 @@ class Room:
         del self.outboxes[player_id]
         return self.holders.get(player_id)
 
-    # -- recording ------------------------------------------------------------------------------------
+    # -- recording: the results outbox's jobs ----------------------------------------------------------
 
-    def record(self, player_id: str) -> None:
+    def _drive_results(self) -> None:
+        """Start the results' jobs due now (the one way a finished game is recorded, stored, or
+        tried again): the state machine says which; each reports back when it is over."""
+        self.state.results.changed = False
+        if self.replaying or not self.state.results_pending:
+            return
+        now = self.clock.now_ms()
+        recoveries = self.services.recorder.recoveries
+        if recoveries != self._recoveries:  # the database is back: no retry waits out its backoff
+            self._recoveries = recoveries
+            self.state.results.hurry(now)
+        for job in self.state.results_due(now):
+            self.services.tasks.spawn(self._run(job))
+
+    async def _run(self, job: ResultJob) -> None:
+        failed = True
+        try:
+            if job.kind == RECORD:
+                failed = await self._record(job.key)
+            else:
+                failed = await self._store(job)
+        finally:
+            self.state.settle(job, self.clock.now_ms(), failed=failed)
+
+    async def _record(self, player_id: str) -> bool:
         """Record a finished game: log its id (fixed up front) at once — the player's
-        ``game_over`` and the race's results do not wait for the database — then store it."""
-        if player_id in self.recording or player_id not in self.race.unrecorded:
-            return
-        self.recording.add(player_id)
-        self.services.tasks.spawn(self._record(player_id))
-
-    def record_overdue(self, now: int) -> None:
-        """Pick up what another instance (that may have died) should have done: games whose end
-        was logged a while ago and not recorded, and recorded games not stored."""
-        # (the ticker asks every room this twice a second: most have nothing pending)
-        if self.race.unrecorded:
-            for player_id in list(self.race.unrecorded):
-                if now - self.ended_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
-                    self.record(player_id)
-        if self.unstored:
-            for player_id in list(self.unstored):
-                if now - self.recorded_at.get(player_id, 0) >= UNRECORDED_GRACE_MS:
-                    self.store(player_id)
-        if self.parked:
-            for stored_as in list(self.parked):
-                self.store_parked(stored_as)
-
-    async def _record(self, player_id: str) -> None:
-        stored_as = self._game_id(player_id)
+        ``game_over`` and the race's results do not wait for the database long — storing it
+        first when the database takes it within :data:`RECORD_WAIT_S`. True: it was not stored."""
+        stored_as = self.state.game_id(player_id)
         recorded: Entry = {"k": "recorded", "p": player_id, "g": stored_as}
+        try:  # the usual case: the database takes it at once, before game_over goes out
+            async with asyncio.timeout(RECORD_WAIT_S):
+                await self.services.recorder.store(self.state.finished(player_id, self.clock.now_ms()), stored_as)
+            recorded["s"] = True
+        except Exception as exc:  # down or slow: game_over goes out now, the write is tried again
+            why = str(exc) or f"no answer within {RECORD_WAIT_S:g} s"  # a TimeoutError says nothing
+            log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, why)
+        await self.append_quietly(recorded)
+        return not recorded.get("s")
+
+    async def _store(self, job: ResultJob) -> bool:
+        """Store a recorded game (the room's log is the result's outbox: it survives the database
+        being down, and the process dying), then log ``stored``. The write is idempotent on the
+        id. True: the database did not take it."""
+        if job.kind == STORE:
+            game, stored_as = self.state.finished(job.key, self.clock.now_ms()), self.state.game_id(job.key)
+            stored: Entry = {"k": "stored", "p": job.key, "g": stored_as}
+        else:
+            assert job.kind == STORE_PARKED
+            game, stored_as = self.state.results.parked[job.key], job.key
+            stored = {"k": "stored", "g": stored_as}
         try:
-            try:  # the usual case: the database takes it at once, before game_over goes out
-                async with asyncio.timeout(RECORD_WAIT_S):
-                    await self.services.recorder.store(self._finished(player_id), stored_as)
-                recorded["s"] = True
-            except Exception as exc:  # down or slow: game_over goes out now, the write is retried
-                why = str(exc) or f"no answer within {RECORD_WAIT_S:g} s"  # a TimeoutError says nothing
-                log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, why)
-            await self.append_quietly(recorded)
-        finally:
-            self.recording.discard(player_id)
-        self.store(player_id)
-
-    def store(self, player_id: str) -> None:
-        """Store a recorded game in the database, retrying with backoff until it takes it: the
-        room's log is the result's outbox (it survives the database being down, and the process
-        dying: any instance holding the room picks it up). The write is idempotent on the id."""
-        if player_id in self.storing or player_id not in self.unstored:
-            return
-        self.storing.add(player_id)
-        self.services.tasks.spawn(self._store(player_id))
-
-    async def _store(self, player_id: str) -> None:
-        delay = STORE_RETRY_FIRST_S
-        try:
-            while player_id in self.unstored:
-                try:
-                    finished = self._finished(player_id)
-                    stored_as = self._game_id(player_id)
-                    await self.services.recorder.store(finished, stored_as)
-                except Exception as exc:  # the database is down (or worse): keep the result, try again
-                    log.warning("room %s: storing a game failed (%s); trying again in %.1f s", self.id, exc, delay)
-                else:
-                    await self.append_quietly({"k": "stored", "p": player_id, "g": stored_as})
-                    if player_id not in self.unstored:
-                        return
-                await self.services.recorder.wait_to_retry(delay)
-                delay = min(STORE_RETRY_MAX_S, delay * 2)
-        finally:
-            self.storing.discard(player_id)
-
-    def _game_id(self, player_id: str) -> str:
-        """The id of ``player_id``'s game in the room's current race."""
-        return game_id(self.header["nonce"], player_id, self.race.round)
-
-    def store_parked(self, stored_as: str) -> None:
-        """Store a game of an earlier race of the room (see :attr:`parked`), retrying like :meth:`store`."""
-        if stored_as in self.storing or stored_as not in self.parked:
-            return
-        self.storing.add(stored_as)
-        self.services.tasks.spawn(self._store_parked(stored_as))
-
-    async def _store_parked(self, stored_as: str) -> None:
-        delay = STORE_RETRY_FIRST_S
-        try:
-            while stored_as in self.parked:
-                try:
-                    await self.services.recorder.store(self.parked[stored_as], stored_as)
-                except Exception as exc:
-                    log.warning("room %s: storing a game failed (%s); trying again in %.1f s", self.id, exc, delay)
-                else:
-                    await self.append_quietly({"k": "stored", "g": stored_as})
-                    if stored_as not in self.parked:
-                        return
-                await self.services.recorder.wait_to_retry(delay)
-                delay = min(STORE_RETRY_MAX_S, delay * 2)
-        finally:
-            self.storing.discard(stored_as)
-
-    def _finished(self, player_id: str) -> FinishedGame:
-        race = self.race
-        racer = race.players[player_id]
-        game = racer.game
-        assert game is not None
-        assert race.code is not None  # (a game over was dealt)
-        seal = None
-        if race.seed is not None:  # what opens a sealed race's commitment (halfmoon verify)
-            seal = {"seed": race.seed, "contributions": list(race.contributions or ())}
-        return FinishedGame(
-            nickname=racer.name,
-            code=str(race.code),
-            mode=str(race.mode),
-            room=self.id,
-            score=game.score,
-            moves=game.move_count,
-            time_ms=racer.time_ms or 0,
-            outcome=str(racer.status),
-            record=racer.record(race.code).to_json(),
-            ranked=racer.ranked,
-            unranked_reason=None if racer.unranked_reason is None else str(racer.unranked_reason),
-            daily_date=race.daily_day,
-            finished_at=utc_datetime(racer.finished_at or self.clock.now_ms()),
-            salt=race.salt,
-            player=self.player_keys.get(player_id),
-            seal=seal,
-        )
+            await self.services.recorder.store(game, stored_as)
+        except Exception as exc:  # the database is down (or worse): keep the result, try again
+            log.warning("room %s: storing a game failed (%s); it is tried again", self.id, exc)
+            return True
+        await self.append_quietly(stored)
+        return False
 
     # -- housekeeping --------------------------------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Settle what is due now: a deadline passed (logged as a ``tick``), games left unrecorded."""
+        """Settle what is due now: a deadline passed (logged as a ``tick``), the results' jobs due."""
         now = self.clock.now_ms()
-        deadline = self.race.next_deadline()
+        deadline = self.state.next_deadline()
         if deadline is not None and now >= deadline:
             await self.append_quietly({"k": "tick"})
-        self.record_overdue(now)
+        self._drive_results()
         self._arm_timer()
 
     def is_stale(self, now: int) -> bool:
@@ -691,7 +611,7 @@ class Room:
     @property
     def busy(self) -> bool:
         """Games are being recorded, or are not stored yet: the room (their outbox) must stay."""
-        return bool(self.recording or self.storing or self.unstored or self.parked)
+        return self.state.results.busy
 
     # -- rebuilding -----------------------------------------------------------------------------------------
 
@@ -699,12 +619,12 @@ class Room:
         """Replay the log's entries (from the first) on this fresh room: the race, the tokens,
         the event log for resumes — no frame sent, no game recorded. ``live``: the room is held
         here from now on (its deadline gets a timer); else it is a copy to read and drop."""
-        self.replaying = True
+        self.state.replaying = True
         try:
             for number, entry in enumerate(entries, self.applied + 1):
                 self.deliver(number, entry)
         finally:
-            self.replaying = False
+            self.state.replaying = False
         if live:
             self._arm_timer()
 

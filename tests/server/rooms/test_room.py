@@ -1,0 +1,212 @@
+"""The room shell (:mod:`halfmoon_server.rooms.room`) against doubles of its ports: what it
+promises about the log and the database, deterministically (no PostgreSQL, no Redis, no signal)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from typing import Any
+
+import orjson
+import pytest
+
+from halfmoon.game import Game
+from halfmoon.protocol import Mode
+from halfmoon_server.adapters.journal import MemoryLog
+from halfmoon_server.adapters.memory_storage import MemoryStorage
+from halfmoon_server.clock import ManualClock
+from halfmoon_server.core.commands import room_header
+from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.errors import Refusal, StorageError
+from halfmoon_server.ports import FinishedGame
+from halfmoon_server.rooms import results
+from halfmoon_server.rooms.results import Recorder
+from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
+from tests.server.support import T0, illegal_move, won_record
+
+CODE = str(won_record().code)
+
+
+class Box:
+    """An outbox that keeps the frames it is sent."""
+
+    def __init__(self) -> None:
+        self.room: str | None = None
+        self.player_id: str | None = None
+        self.frames: list[dict[str, Any]] = []
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    def send(self, frame: bytes) -> None:
+        self.frames.append(orjson.loads(frame))
+
+    def close(self, code: int, reason: str) -> None:
+        raise AssertionError(f"closed: {code} {reason}")
+
+    def kinds(self) -> list[str]:
+        return [frame["type"] for frame in self.frames]
+
+
+class HeldLog(MemoryLog):
+    """A log whose appends wait, before committing anything, until :attr:`gate` is opened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.waiting = 0
+
+    async def append(self, room_id: str, entry: dict[str, Any]) -> int:
+        self.waiting += 1
+        await self.gate.wait()
+        self.waiting -= 1
+        return await super().append(room_id, entry)
+
+
+class FlakyStorage(MemoryStorage):
+    """A database that fails its first ``failures`` writes, then works."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.attempts = 0
+
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise StorageError("the database is down")
+        await super().save_game(game, game_id)
+
+
+async def _room(log: MemoryLog, clock: ManualClock, storage: MemoryStorage | None = None) -> Room:
+    header = room_header("K7WQ2M", Mode.SOLO, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
+    header["config"] = asdict(RaceConfig())
+    services = RoomServices(clock, log, Recorder(storage or MemoryStorage()), BackgroundTasks())
+    assert await log.create(header)
+    room = Room(header, services)
+    log.follow(room)
+    return room
+
+
+async def _seated(room: Room) -> tuple[str, Box]:
+    box = Box()
+    await room.submit({"k": "single", "n": "Ada", "tok": "t0ken", "r": True}, box)
+    assert box.player_id is not None and box.kinds() == ["welcome"]
+    return box.player_id, box
+
+
+async def test_moved_is_never_sent_before_the_log_has_committed_the_move() -> None:
+    clock = ManualClock(T0)
+    log = HeldLog()
+    log.gate.set()
+    room = await _room(log, clock)
+    player, box = await _seated(room)
+    sent = len(box.frames)
+    log.gate.clear()  # the log holds its next commit
+    names = next(Game.from_code(CODE).legal_moves()).names()
+    move = asyncio.create_task(room.submit({"k": "move", "p": player, "m": names}, box, msg_id=7))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert log.waiting == 1 and not move.done()
+    assert box.frames[sent:] == [], "a frame went out before the log committed the move"
+    assert log.entries[room.id][-1]["k"] != "move" and room.applied == len(log.entries[room.id])
+    log.gate.set()
+    await move
+    assert [f["type"] for f in box.frames[sent:]] == ["moved"] and box.frames[-1]["id"] == 7
+    assert log.entries[room.id][-1]["k"] == "move"
+    room.close_timer()
+
+
+async def test_a_refused_command_is_never_written_to_the_log() -> None:
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    room = await _room(log, clock)
+    player, box = await _seated(room)
+    before = list(log.entries[room.id])
+    bad = illegal_move(Game.from_code(CODE)).names()
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"k": "move", "p": player, "m": bad}, "illegal_move"),
+        ({"k": "move", "p": "p9", "m": bad}, "not_in_room"),
+        ({"k": "undo", "p": player}, "nothing_to_undo"),
+        ({"k": "start", "p": player}, "race_started"),
+        ({"k": "join", "n": "Bob", "tok": "t1"}, "race_started"),
+    ]
+    codes = []
+    for entry, _ in refused:
+        with pytest.raises(Refusal) as refusal:
+            await room.submit(entry, box)
+        codes.append(refusal.value.code)
+    assert codes == [code for _, code in refused]
+    assert log.entries[room.id] == before, "a refused command reached the log"
+    assert room.applied == len(before)
+    room.close_timer()
+
+
+async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(results, "PROBE_EVERY_S", 3600.0)  # (no early wake-up: the backoff alone)
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    storage = FlakyStorage(failures=3)
+    room = await _room(log, clock, storage)
+    player, box = await _seated(room)
+    tasks = room.services.tasks
+    await room.submit({"k": "give_up", "p": player}, box)
+    await tasks.settle()
+    assert storage.attempts == 1  # the first write failed at once ...
+    assert "game_over" in box.kinds(), "... and game_over did not wait for it"
+    assert room.unstored == {player} and room.state.results.busy
+    for wait in (500, 1_000, 2_000):  # tried again after each backoff, and not before
+        clock.advance(wait - 1)
+        attempts = storage.attempts
+        await room.tick()
+        await tasks.settle()
+        assert storage.attempts == attempts, f"tried again before its {wait} ms"
+        clock.advance(1)
+        await room.tick()
+        await tasks.settle()
+        assert storage.attempts == attempts + 1, f"not tried again after {wait} ms"
+    assert room.unstored == set() and not room.busy
+    assert list(storage.games) == [room.state.game_id(player)]
+    logged = [e["k"] for e in log.entries[room.id]]
+    assert logged.count("recorded") == 1 and logged.count("stored") == 1
+    for _ in range(3):  # nothing is tried again once it has landed
+        clock.advance(60_000)
+        await room.tick()
+        await tasks.settle()
+    assert storage.attempts == 4
+    await room.services.recorder.close()
+    room.close_timer()
+
+
+async def test_a_waiting_write_is_tried_at_once_when_the_database_comes_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backoff is for a database that stays down: once the recorder sees it answer again,
+    the next tick tries every waiting game, however far its backoff had grown."""
+    monkeypatch.setattr(results, "PROBE_EVERY_S", 0.01)
+    clock = ManualClock(T0)
+    storage = FlakyStorage(failures=1)
+    storage_up = asyncio.Event()
+
+    async def ping() -> None:  # the database answers its probe only once it is back
+        if not storage_up.is_set():
+            raise StorageError("the database is down")
+
+    monkeypatch.setattr(storage, "ping", ping)
+    room = await _room(MemoryLog(), clock, storage)
+    player, box = await _seated(room)
+    await room.submit({"k": "give_up", "p": player}, box)
+    await room.services.tasks.settle()
+    assert storage.attempts == 1 and room.unstored == {player}
+    await room.tick()  # the clock has not moved: the backoff holds the retry
+    await room.services.tasks.settle()
+    assert storage.attempts == 1
+    storage_up.set()
+    async with asyncio.timeout(2.0):
+        while room.services.recorder.recoveries == 0:
+            await asyncio.sleep(0.01)
+    await room.tick()  # still not a millisecond later
+    await room.services.tasks.settle()
+    assert storage.attempts == 2 and room.unstored == set()
+    assert list(storage.games) == [room.state.game_id(player)]
+    await room.services.recorder.close()
+    room.close_timer()
