@@ -24,7 +24,7 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
-from halfmoon_server.records import DailyDay, FinishedGame, PlayerGame, StoredGame
+from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [
     "Clock",

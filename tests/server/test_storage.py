@@ -28,8 +28,8 @@ from halfmoon_server.adapters.storage import (
     migrate,
     open_storage,
 )
+from halfmoon_server.core.records import PlayerGame
 from halfmoon_server.ports import Storage
-from halfmoon_server.records import PlayerGame
 from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
 
@@ -259,7 +259,7 @@ async def test_the_migration_to_0007_makes_the_open_races_stored_under_0006_casu
 
 
 async def test_a_players_history_lists_a_stored_game_as_stored_without_its_record(any_storage: Storage) -> None:
-    """Every field of a game is defined once (:class:`halfmoon_server.records.FinishedGame`): what
+    """Every field of a game is defined once (:class:`halfmoon_server.core.records.FinishedGame`): what
     a history lists is the stored game with an empty record and its undo count, on every storage."""
     game = replace(
         _game("Ada", 300, 7_000, code="HM1-N-CCCCCCC"),

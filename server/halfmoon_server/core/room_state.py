@@ -36,7 +36,7 @@ from halfmoon_server.clock import utc_datetime
 from halfmoon_server.core.commands import Entry, apply_entry
 from halfmoon_server.core.events import Event, GameEnded, PlayerJoined
 from halfmoon_server.core.race import Race
-from halfmoon_server.ports import FinishedGame
+from halfmoon_server.core.records import FinishedGame
 
 #: A game whose end (or recording) was logged this long ago and is still pending is taken up by
 #: any instance that holds the room (the one that should have may have died).
