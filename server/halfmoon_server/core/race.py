@@ -63,6 +63,7 @@ from halfmoon_server.core.events import (
     Rematched,
     SpectatorsChanged,
 )
+from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
 from halfmoon_server.errors import Refusal
@@ -177,6 +178,8 @@ class Race:
     ) -> None:
         self.id = room_id
         self.mode = mode
+        #: what this mode does differently (:mod:`halfmoon_server.core.modes`)
+        self.rules = rules_for(mode)
         self.config = config
         self.daily_day = daily_day
         #: a sealed race (the server chose the deal): nobody sees the code before the race is
@@ -189,7 +192,7 @@ class Race:
         self.deal = None if code is None else Deal.from_code(code)
         self.salt = salt
         self.seed = seed
-        self.sealed = mode is Mode.RACE and (salt is not None or seed is not None)
+        self.sealed = self.rules.may_seal and (salt is not None or seed is not None)
         #: each racer's contribution to a sealed deal (player id → hex), while in the lobby
         self.entropy: dict[str, str] = {}
         #: the contributions the deal was derived from (sorted), from the start on
@@ -246,7 +249,7 @@ class Race:
             return racer.time_ms
         if self.started_at is None or racer.status is PlayerStatus.WAITING:
             return 0
-        if self.mode is Mode.SOLO:
+        if self.rules.own_clock:
             since = racer.running_since
             return racer.clock_ms + (0 if since is None else max(0, now - since))
         return max(0, now - self.started_at)
@@ -296,10 +299,10 @@ class Race:
         race is over (its last racer's ``game_over``, then ``race_over``). A daily attempt, to anyone — its own
         player too, so a throwaway attempt learns no code — once every attempt of the day has
         ended (:meth:`reveal_at`). A race on a code the host chose is open: everybody knows it."""
-        if self.mode is Mode.SOLO or (self.mode is Mode.RACE and not self.sealed):
-            return self.code_text
-        if self.mode is Mode.DAILY:  # not even to its own player before then: a scout learns nothing
+        if self.rules.daily:  # not even to its own player before then: a scout learns nothing
             return self.code_text if now >= self.reveal_at() else None
+        if not self.sealed:
+            return self.code_text
         # a sealed race: once nobody plays it any more. Not at one racer's own end: a second seat
         # of the same person (another tab) that gives up at once would hand them the deal.
         return self.code_text if self.phase is Phase.FINISHED else None
@@ -415,7 +418,7 @@ class Race:
             self.sealed,
             self.commitment,
             None if racer is None else self._game_over_json(racer, now),
-            self.salt if code is not None and self.mode is not Mode.SOLO else None,
+            self.salt if code is not None and self.rules.committed else None,
             self.round,
             self.series_json(),
             tuple(self.summary(r, now) for r in self.seated.values()),
@@ -527,7 +530,7 @@ class Race:
     def check_watch(self) -> None:
         """Raises :class:`Refusal` ``private_room`` for a daily attempt, ``room_full`` once
         :data:`MAX_WATCHES` spectators have come in (a bound on what one room's log holds)."""
-        if self.mode is Mode.DAILY:
+        if not self.rules.watchable:
             raise Refusal("private_room", f"room {self.id} is a daily-challenge attempt and cannot be watched")
         if self.watches >= MAX_WATCHES:
             raise Refusal("room_full", f"room {self.id} has had as many spectators come and go as it takes")
@@ -603,7 +606,7 @@ class Race:
             racer.lowest = [racer.game.count_at(pile) for pile in PILES]
             racer.public, racer.public_steps = None, 0  # built when a spectator first needs it
             boards[racer.id] = BoardView.of(racer.game)
-        code = None if self.mode is Mode.DAILY or self.sealed else self.code_text
+        code = None if self.rules.daily or self.sealed else self.code_text
         events: list[Event] = [RaceStarted(now, code, boards, self.commitment, self.contributions)]
         return events + self._check_race_end(now)
 
@@ -676,7 +679,7 @@ class Race:
                 racer.lowest[position] = min(racer.lowest[position], game.count_at(position))
         status = game.status
         racer.status = _GAME_STATUS[status]
-        if self.mode is Mode.SOLO:
+        if self.rules.own_clock:
             self._run_solo_clock(racer, now)
         won = status is _WON
         if won:
@@ -788,7 +791,7 @@ class Race:
         if game is None or racer.time_ms is None or not racer.finished or racer.id in self.unrecorded:
             return None
         code = self.code_for(racer, now)
-        shown = code is not None and self.mode is not Mode.SOLO
+        shown = code is not None and self.rules.committed
         return GameOver(
             racer.id,
             racer.status,
@@ -819,7 +822,7 @@ class Race:
         finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
         lines.sort(key=lambda line: ranking_key(line.score, line.time_ms, finished_at[line.player or ""]))
         self.results = tuple(replace(line, rank=rank) for rank, line in enumerate(lines, 1))
-        if self.mode is not Mode.RACE:
+        if not self.rules.rematch:  # no round, series or deal to tell
             return [RaceOver(self.results)]
         if self.series is not None:  # points by placing: of n racers the first gets n - 1, the last 0
             for line in self.results:
@@ -849,7 +852,7 @@ class Race:
     def check_rematch(self, player_id: str | None) -> None:
         """Raises :class:`Refusal` (``no_rematch`` before a race's results are out or in a room
         that is not a race, ``not_in_room`` for a spectator)."""
-        if self.mode is not Mode.RACE or self.phase is not Phase.FINISHED or self.results is None:
+        if not self.rules.rematch or self.phase is not Phase.FINISHED or self.results is None:
             raise Refusal("no_rematch", "a rematch can be proposed once the race is over and its results are out")
         if player_id is None or (player_id not in self.players and player_id not in self.seated):
             raise Refusal("not_in_room", "only a player of the room can propose a rematch")
