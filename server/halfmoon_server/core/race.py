@@ -63,6 +63,7 @@ from halfmoon_server.core.events import (
     Rematched,
     SpectatorsChanged,
 )
+from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
 from halfmoon_server.core.visibility import Boards, RoomFacts, Viewer
@@ -182,6 +183,8 @@ class Race:
     ) -> None:
         self.id = room_id
         self.mode = mode
+        #: what this mode does differently (:mod:`halfmoon_server.core.modes`)
+        self.rules = rules_for(mode)
         self.config = config
         self.daily_day = daily_day
         #: a sealed race (the server chose the deal): nobody sees the code before the race is
@@ -194,7 +197,7 @@ class Race:
         self.deal = None if code is None else Deal.from_code(code)
         self.salt = salt
         self.seed = seed
-        self.sealed = mode is Mode.RACE and (salt is not None or seed is not None)
+        self.sealed = self.rules.may_seal and (salt is not None or seed is not None)
         #: each racer's contribution to a sealed deal (player id → hex), while in the lobby
         self.entropy: dict[str, str] = {}
         #: the contributions the deal was derived from (sorted), from the start on
@@ -251,7 +254,7 @@ class Race:
             return racer.time_ms
         if self.started_at is None or racer.status is PlayerStatus.WAITING:
             return 0
-        if self.mode is Mode.SOLO:
+        if self.rules.own_clock:
             since = racer.running_since
             return racer.clock_ms + (0 if since is None else max(0, now - since))
         return max(0, now - self.started_at)
@@ -690,7 +693,7 @@ class Race:
                 racer.lowest[position] = min(racer.lowest[position], game.count_at(position))
         status = game.status
         racer.status = _GAME_STATUS[status]
-        if self.mode is Mode.SOLO:
+        if self.rules.own_clock:
             self._run_solo_clock(racer, now)
         won = status is _WON
         if won:
@@ -833,7 +836,7 @@ class Race:
         finished_at = {r.id: r.finished_at or 0 for r in self.players.values()}
         lines.sort(key=lambda line: ranking_key(line.score, line.time_ms, finished_at[line.player or ""]))
         self.results = tuple(replace(line, rank=rank) for rank, line in enumerate(lines, 1))
-        if self.mode is not Mode.RACE:
+        if not self.rules.rematch:  # no round, series or deal to tell
             return [RaceOver(self.results)]
         if self.series is not None:  # points by placing: of n racers the first gets n - 1, the last 0
             for line in self.results:
@@ -866,7 +869,7 @@ class Race:
     def check_rematch(self, player_id: str | None) -> None:
         """Raises :class:`Refusal` (``no_rematch`` before a race's results are out or in a room
         that is not a race, ``not_in_room`` for a spectator)."""
-        if self.mode is not Mode.RACE or self.phase is not Phase.FINISHED or self.results is None:
+        if not self.rules.rematch or self.phase is not Phase.FINISHED or self.results is None:
             raise Refusal("no_rematch", "a rematch can be proposed once the race is over and its results are out")
         if player_id is None or (player_id not in self.players and player_id not in self.seated):
             raise Refusal("not_in_room", "only a player of the room can propose a rematch")

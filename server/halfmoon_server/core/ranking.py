@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from halfmoon.game import Move
 from halfmoon.protocol import Mode, Unranked
 from halfmoon.record import Step
+from halfmoon_server.core.modes import Ranked, rules_for
 
 #: The default floor per tap (ms): no person selects cards faster. docs/security.md gives the
 #: published figures it comes from (an aimed touch at 1 bit of difficulty takes 1/6.95 s ≈ 144 ms;
@@ -54,6 +55,8 @@ def unranked_reason(
 ) -> Unranked | None:
     """Why a player's result is not ranked, or None when it is ranked.
 
+    ``mode``: its rules (:attr:`halfmoon_server.core.modes.ModeRules.ranked`) say when its
+    results may be ranked at all;
     ``sealed``: a race on a deal the server drew; ``daily_first``: a daily attempt that is the
     name's ranked one (:meth:`halfmoon_server.ports.Storage.claim_daily_attempt`); ``bot``: the
     player said it is one; ``taps`` (:func:`taps_of`) and ``time_ms``: the game as it ended (None:
@@ -61,9 +64,10 @@ def unranked_reason(
     The first reason that applies is given: bot, casual, daily retry, too fast."""
     if bot:
         return Unranked.BOT
-    if mode is Mode.SOLO or (mode is Mode.RACE and not sealed):
+    ranked = rules_for(mode).ranked  # when the mode's results may be ranked at all
+    if ranked is Ranked.NEVER or (ranked is Ranked.IF_SEALED and not sealed):
         return Unranked.CASUAL
-    if mode is Mode.DAILY and not daily_first:
+    if ranked is Ranked.FIRST_OF_DAY and not daily_first:
         return Unranked.DAILY_RETRY
     if time_ms is not None and time_ms < taps * tap_floor_ms:
         return Unranked.TOO_FAST

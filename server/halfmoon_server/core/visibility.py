@@ -35,6 +35,7 @@ from typing import Any
 from halfmoon.positions import PILE_COUNT, PILES, POSITIONS
 from halfmoon.protocol import TIME_LIMIT_MAX, Mode
 from halfmoon_server.clock import day_start_ms
+from halfmoon_server.core.modes import rules_for
 
 DAY_MS = 86_400_000
 
@@ -111,9 +112,9 @@ def code_visible(room: RoomFacts, viewer: Viewer, now: int) -> bool:
       before (a throwaway attempt learns nothing).
     """
     del viewer  # the rule is the same for all: no party learns a code earlier than another
-    if room.mode is Mode.DAILY:
+    if rules_for(room.mode).daily:
         return room.opens_at is not None and now >= room.opens_at
-    if room.mode is Mode.RACE and room.sealed:
+    if room.sealed:  # (only a mode whose rules ``may_seal``)
         return room.over
     return True
 
@@ -122,14 +123,14 @@ def opening_visible(room: RoomFacts, viewer: Viewer, now: int) -> bool:
     """Whether ``viewer`` may see what opens the deal's commitment (a sealed race's seed and
     contributions' code, a daily's salt; a previous release's sealed salt): with the code, for a
     deal that was committed to (a sealed race, a daily). A solo game or an open race has none."""
-    committed = room.sealed or room.mode is Mode.DAILY
+    committed = room.sealed or rules_for(room.mode).daily
     return committed and code_visible(room, viewer, now)
 
 
 def may_watch(room: RoomFacts) -> bool:
     """Whether the room can be watched: not a daily attempt (its spectators would see the day's
     cards before the day is over)."""
-    return room.mode is not Mode.DAILY
+    return rules_for(room.mode).watchable
 
 
 # -- the cards --------------------------------------------------------------------------------------

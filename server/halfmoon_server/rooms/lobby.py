@@ -24,6 +24,7 @@ from halfmoon_server.clock import utc_datetime
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.events import PlayerJoined
 from halfmoon_server.core.limits import CreatorLimits
+from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
@@ -118,8 +119,14 @@ class Lobby:
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
-        out from now on, see ``Race``). ``salt``: a daily attempt's, which opens the day's
-        commitment."""
+        out from now on, see ``Race``), in a mode that may seal its deal. ``daily_day`` and
+        ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
+        daily mode (its rules object's ``daily``)."""
+        rules = rules_for(mode)
+        if code is None and not rules.may_seal:
+            raise ValueError(f"a {mode} room is dealt from a code: it cannot be sealed")
+        if rules.daily != (daily_day is not None):
+            raise ValueError(f"a {mode} room {'needs' if rules.daily else 'has no'} daily day")
         for _ in range(50):
             room_id = "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_ID_LENGTH))
             header = room_header(
@@ -261,10 +268,13 @@ class Lobby:
         name: str,
         *,
         ranked: bool,
-        time_limit_s: int | None = None,
+        day: date | None = None,
         player: str | None = None,
         bot: bool = False,
     ) -> str:
+        """Start a room of a mode with no lobby with its one player (the time limit as the
+        mode's rules say; ``day``: a daily attempt's); returns the player's id."""
+        time_limit_s = self._single_time_limit(room.race.rules, day)
         entry: dict[str, object] = {"k": "single", "n": name, "tok": new_token(), "r": ranked}
         if bot:
             entry["bot"] = True  # shown as a bot, never ranked
@@ -301,13 +311,23 @@ class Lobby:
             raise Refusal("internal", "the daily challenge is unavailable right now") from None
         finally:
             self._claiming -= 1
-        # an attempt that starts after midnight (the day was taken before the awaits) must still
-        # end by the time the day's code is published
-        left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
-        limit_s = max(1, min(self.daily_limit_s, left_s))
-        return room, await self._start_single(
-            room, outbox, name, ranked=ranked, time_limit_s=limit_s, player=player, bot=bot
-        )
+        return room, await self._start_single(room, outbox, name, ranked=ranked, day=day, player=player, bot=bot)
+
+    def _single_time_limit(self, rules: ModeRules, day: date | None) -> int | None:
+        """The time limit (s) of a game started at once, as its mode's rules say: none, or the
+        daily's. Raises :class:`ValueError` for a mode whose host chooses it (a race starts from
+        its lobby)."""
+        match rules.time_limit:
+            case TimeLimit.NONE:
+                return None
+            case TimeLimit.DAILY:
+                assert day is not None
+                # an attempt that starts after midnight (the day was taken before the awaits)
+                # must still end by the time the day's code is published
+                left_s = (self.daily_service.reveal_at(day) - self.clock.now_ms()) // 1000
+                return max(1, min(self.daily_limit_s, left_s))
+            case TimeLimit.HOST:
+                raise ValueError(f"a {rules.mode} room starts from its lobby, at its host's time limit")
 
     # -- housekeeping ----------------------------------------------------------------------------------
 

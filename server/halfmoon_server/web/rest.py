@@ -34,6 +34,7 @@ from halfmoon_server.adapters.storage import MEMORY_URL
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
 from halfmoon_server.core.audience import right_sized
+from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.visibility import Hidden, StoredFacts
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.ports import PlayerGame, StoredGame
@@ -157,10 +158,11 @@ def entries(games: list[StoredGame]) -> dict[str, Any]:
 def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
     """A leaderboard: one entry per player (their name in any letter case) — their best game,
     ranked, with their other games, best first, in ``others`` — at most ``limit`` entries. A
-    solo game its player left is not a result. ``games`` come ranked best first."""
+    game its player left for a new one (a solo game: its mode's rules' ``new_game``) is not a
+    result. ``games`` come ranked best first."""
     best: dict[str, dict[str, Any]] = {}
     for g in games:
-        if g.mode == "solo" and g.outcome == PlayerStatus.LEFT:
+        if g.outcome == PlayerStatus.LEFT and rules_for(g.mode).new_game:
             continue
         line = _result(0, g).to_json()
         held = best.get(g.nickname.casefold())

@@ -27,7 +27,6 @@ from halfmoon.protocol import (
     GiveUp,
     Join,
     Leave,
-    Mode,
     MoveMessage,
     Phase,
     Ping,
@@ -356,7 +355,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
         case Join(room=room_id, name=name, player_key=key, entropy=entropy, bot=bot):
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
-            if room.race.phase is Phase.LOBBY and room.race.mode is Mode.RACE:
+            if room.race.phase is Phase.LOBBY and room.race.rules.lobby:  # (no lobby: a game to watch)
                 entry: dict[str, object] = _with_entropy({"k": "join", "n": name, "tok": new_token()}, entropy)
                 if key is not None:
                     entry["pk"] = player_key_hash(key)  # only the hash is logged and stored

@@ -8,6 +8,7 @@ import { copyText, formatTime, h, localDate, replaceIfChanged } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
+import { modeRules } from "./modes.js";
 import { Connection } from "./net.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
@@ -152,7 +153,7 @@ export function openLive(app, intent) {
       const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(check.text));
       const opens = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("") === check.commitment;
       // a daily attempt: its commitment must be the one this browser kept for the day (seen a day ahead, if it was)
-      const day = s.mode === "daily" && s.startedAt ? utcDay(s.startedAt) : null;
+      const day = modeRules(s.mode).daily && s.startedAt ? utcDay(s.startedAt) : null;
       return opens && (!day || session.dailyAsPublished(read(localStorage, DAILY_COMMITMENTS_KEY), day, check.commitment));
     }
     if (!(await checkSeal(check)) || !session.fromRacers(check)) return false;
@@ -244,8 +245,9 @@ export function openLive(app, intent) {
 
   function confirmDialog() {
     const w = words();
-    const solo = s.mode === "solo";
-    const question = solo ? w.confirmNewGame : s.mode === "daily" ? (s.ranked === false ? w.confirmGiveUpUnranked : w.confirmGiveUpDaily) : w.confirmGiveUpRace;
+    const rules = modeRules(s.mode);
+    const solo = rules.newGame; // (a new game in place of a give-up)
+    const question = solo ? w.confirmNewGame : rules.daily ? (s.ranked === false ? w.confirmGiveUpUnranked : w.confirmGiveUpDaily) : w.confirmGiveUpRace;
     const dialog = h("dialog", { class: "confirm", "aria-label": solo ? w.newGame : w.giveUp },
       h("form", { method: "dialog" },
         h("p", {}, question),
@@ -428,7 +430,7 @@ export function openLive(app, intent) {
   /** The bar's code: the code (✓/✗ once a sealed race's is checked), «sigillato», or a daily's «a fine giornata». */
   function codeText(st, w) {
     if (st.code) return `${st.code}${st.verified ? " ✓" : st.verified === false ? " ✗" : ""}`;
-    if (st.mode === "daily") return w.dailyCodeHidden; // (committed to a day ahead: its reveal is checked too)
+    if (modeRules(st.mode).daily) return w.dailyCodeHidden; // (committed to a day ahead: its reveal is checked too)
     return st.commitment ? w.sealed : "—";
   }
 
@@ -439,24 +441,25 @@ export function openLive(app, intent) {
 
   function buildGame() {
     const w = words();
+    const rules = modeRules(s.mode);
     const [timeBox, time] = statBox("time", w.time);
     const [scoreBox, score] = statBox("score", w.score);
     const [movesBox, moves] = statBox("moves", w.moves);
     // the daily challenge says so where its (hidden) code will appear
-    const [codeBox, code] = statBox("code", s.mode === "daily" ? w.daily : w.code);
+    const [codeBox, code] = statBox("code", rules.daily ? w.daily : w.code);
     const copyButton = h("button", { type: "button", class: "copy", "aria-label": `${w.copy} ${w.code}`, onclick: () => s.code && copyText(s.code).then(() => app.toast(`${w.copied}: ${s.code}`)) }, w.copy);
     const inline = h("span", { class: "inline" });
     code.replaceWith(inline);
     inline.append(code, copyButton);
     const undoButton = h("button", { type: "button", onclick: undo, "aria-keyshortcuts": "U" }, "↶ ", w.undo);
-    const race = s.mode === "race";
-    const endButton = race || s.mode === "daily"
+    const race = rules.lobby;
+    const endButton = !rules.newGame
       ? h("button", { type: "button", onclick: confirmGiveUp, "aria-haspopup": "dialog" }, w.giveUp)
       : h("button", { type: "button", onclick: newGame }, w.newGame);
     const confirm = confirmDialog();
     const bar = h("div", { class: "bar" }, timeBox, scoreBox, movesBox, codeBox, h("div", { class: "actions" }, undoButton, endButton));
     // the daily: its date, the next deal's countdown, whether this attempt is ranked (welcome says)
-    const dailyLine = s.mode === "daily" ? h("p", { class: "daily-line", dataset: { ranked: s.ranked !== false } }) : null;
+    const dailyLine = rules.daily ? h("p", { class: "daily-line", dataset: { ranked: s.ranked !== false } }) : null;
     const boardWrap = h("div", { class: "board-wrap" });
     const board = createBoard(boardWrap, { onTap });
     const banner = h("div", { class: "endbox", role: "status" });
@@ -465,7 +468,7 @@ export function openLive(app, intent) {
     const side = h("aside", { class: "opponents", "aria-label": w.track, tabindex: "0" });
     const sided = race || Boolean(intent.ghost);
     // the page's heading, for a screen reader: the bar and the board say the rest
-    const heading = h("h1", { class: "sr-only" }, race ? `${w.race} ${s.room}` : s.mode === "daily" ? w.daily : intent.ghost ? w.ghostTrack : w.yourGame);
+    const heading = h("h1", { class: "sr-only" }, race ? `${w.race} ${s.room}` : rules.daily ? w.daily : intent.ghost ? w.ghostTrack : w.yourGame);
     app.main.append(h("section", { class: sided ? "game race" : "game" }, heading, bar, dailyLine, boardWrap, sitOut, banner, sided ? side : null, confirm));
     Object.assign(ui, { time, confirm, board, nextDaily: [] });
     ui.keys = (event) => {
@@ -496,7 +499,7 @@ export function openLive(app, intent) {
       sitOut.textContent = sitting ? (s.results ? w.satOut : w.sittingOut) : "";
       banner.closest("section").classList.toggle("sitting", sitting);
       undoButton.disabled = !session.mayUndo(s);
-      endButton.disabled = race || s.mode === "daily" ? !playing : false;
+      endButton.disabled = !rules.newGame ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
       // the move (or the give-up) that ends the game disables the cards (the button): the focus on
@@ -530,9 +533,10 @@ export function openLive(app, intent) {
 
   function endContent(stats) {
     const w = words();
+    const rules = modeRules(s.mode);
     const out = [];
     if (stats.status === "stalled" && !s.gameOver) {
-      const race = s.mode !== "solo";
+      const race = !rules.newGame; // (stalled: give up, or a new game)
       out.push(h("p", { class: "stall" }, h("strong", {}, w.stalled), " ", race ? w.stalledRaceHint : w.stalledHint),
         h("div", { class: "actions" },
           h("button", { type: "button", onclick: undo, class: "primary" }, "↶ ", w.undo),
@@ -542,7 +546,7 @@ export function openLive(app, intent) {
       const g = s.gameOver;
       const won = g.outcome === "won";
       const place = session.placing(s);
-      const daily = s.mode === "daily";
+      const daily = rules.daily;
       const day = utcDay(Date.now() + s.offset);
       const next = h("span", { class: "nowrap" });
       if (daily) ui.nextDaily.push(next);
@@ -564,10 +568,10 @@ export function openLive(app, intent) {
           g.code ? h("button", { type: "button", class: "race-this", onclick: () => app.createRace(g.code) }, w.raceThisDeal) : null,
           daily ? h("a", { href: `/leaderboard/daily/${day}`, "data-link": true }, w.dailyBoard) : null,
           g.game != null && !(daily && !g.code) ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.seeReplay) : null,
-          s.mode === "race" && s.results && s.role === "player" ? rematchButton() : null,
-          s.mode === "race"
+          rules.rematch && s.results && s.role === "player" ? rematchButton() : null,
+          rules.lobby
             ? homeLink()
-            : daily ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
+            : !rules.newGame ? null : h("button", { type: "button", onclick: newGame, class: "primary" }, w.newGame))));
     }
     return out;
   }
@@ -576,9 +580,10 @@ export function openLive(app, intent) {
   function share(g) {
     const w = words();
     const place = session.placing(s);
-    const what = s.mode === "daily" ? `${w.daily} ${utcDay(Date.now() + s.offset)}` : `Half Moon ${g.code || ""}`;
+    const daily = modeRules(s.mode).daily;
+    const what = daily ? `${w.daily} ${utcDay(Date.now() + s.offset)}` : `Half Moon ${g.code || ""}`;
     const text = `☾ ${what}: ${w.outcomes[g.outcome] || g.outcome} ${g.score} ${w.points}, ${g.moves} ${w.moves.toLowerCase()}, ${formatTime(g.time_ms)}${place ? `, ${place[0]} ${w.of} ${place[1]}` : ""}`;
-    const url = `${location.origin}${s.mode === "daily" ? "/daily" : `/play/${g.code}`}`;
+    const url = `${location.origin}${daily ? "/daily" : `/play/${g.code}`}`;
     if (navigator.share) navigator.share({ title: "Half Moon", text, url }).catch(() => {});
     else copyText(`${text} ${url}`).then(() => app.toast(w.copied));
   }

@@ -4,6 +4,7 @@
 // token}). Pure: a state is never changed. Tested on recorded sessions (tests/vectors/sessions.json).
 
 import { HIDDEN, POSITION_NAMES, positionName } from "./cards.js";
+import { modeRules } from "./modes.js";
 import { REMOVED, applyOptimistic, matchingPositions, tap } from "./taps.js";
 
 const FINISHED = new Set(["won", "gave_up", "left", "timed_out"]);
@@ -334,7 +335,7 @@ export function canPlay(state) {
 }
 
 /** A player of the room not in this race (a rematch they did not accept in time): from the start to the results they follow the track. */
-export const sittingOut = (state) => state.role === "player" && state.mode === "race" && Boolean(state.you)
+export const sittingOut = (state) => state.role === "player" && Boolean(modeRules(state.mode)?.rematch) && Boolean(state.you)
   && state.phase !== "lobby" && state.phase !== "countdown" && !(state.players && state.players[state.you]);
 
 export const mayUndo = (state) => canPlay(state) && state.canUndo && state.pending.length === 0;
@@ -352,7 +353,7 @@ export function dimmed(state) {
 export function clockMs(state, localNowMs) {
   const mine = me(state);
   if (mine && (FINISHED.has(mine.status) || state.gameOver)) return state.gameOver ? state.gameOver.time_ms : mine.elapsed_ms;
-  if (state.mode === "solo") {
+  if (modeRules(state.mode)?.ownClock) {
     if (!mine || !mine.moves || mine.status === "stalled") return mine ? mine.elapsed_ms || 0 : 0;
     return (mine.elapsed_ms || 0) + Math.max(0, localNowMs - state.clockAt);
   }
@@ -379,7 +380,7 @@ export const SPLITS = [12, 24, 36, 48];
 
 /** [my place, players] in a race: from the results (each names its `player`), else the winners so far ranked by time. */
 export function placing(state) {
-  if (state.mode !== "race" || !state.you) return null;
+  if (!modeRules(state.mode)?.lobby || !state.you) return null;
   const mine = me(state);
   const line = state.results && state.results.find((r) => r.player === state.you);
   if (line) return [line.rank, state.results.length];
