@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 
 from halfmoon_server.web import keys
-from tests.server.test_slow_clients import serve
+from tests.server.web.test_slow_clients import serve
 
 
 async def _raw_ws(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

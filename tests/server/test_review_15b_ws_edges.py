@@ -17,7 +17,7 @@ import pytest
 
 from halfmoon_server.web import ws as ws_module
 from halfmoon_server.web.ws import CLOSE_NO_ROOM
-from tests.server.test_slow_clients import serve
+from tests.server.web.test_slow_clients import serve
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "OPTIONS"])

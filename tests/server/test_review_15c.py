@@ -34,8 +34,8 @@ from halfmoon_server.errors import LogUnavailable, SettingsError
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from halfmoon_server.web.app import _freeze_gc, create_app
+from tests.server.adapters.test_journal import _Room
 from tests.server.support import make_settings
-from tests.server.test_journal import _Room
 
 PAGE = 4096
 #: SQLite's own automatic checkpoint (what the writer did before): at 1,000 pages of log

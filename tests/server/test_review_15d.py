@@ -2,7 +2,7 @@
 
 365c9e8 stopped collecting the young generations before each freeze (every ``--gc-freeze``, 2 s),
 so that a reference cycle dropped between two freezes waited, frozen, for the full collection
-(``--gc-collect``, 15 minutes). ``tests/server/test_gc_cycles.py`` held the server to making
+(``--gc-collect``, 15 minutes). ``tests/server/system/test_gc_cycles.py`` held the server to making
 none, but only on paths where every client closes politely. Other everyday paths did make
 cycles, each holding a whole connection (its transport, socket, request, handler, WebSocket,
 buffers). After this review the young collection before each freeze is back, the cycles made in
@@ -49,7 +49,7 @@ from aiohttp import WSMsgType
 
 from tests.conftest import ROOT
 from tests.server.instances import Instance
-from tests.server.test_gc_cycles import COLLECT_S, after_full_collections
+from tests.server.system.test_gc_cycles import COLLECT_S, after_full_collections
 
 
 def handshake(extra: str = "") -> bytes:

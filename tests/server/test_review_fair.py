@@ -270,7 +270,7 @@ async def test_a_throwaway_daily_attempt_gets_no_solver_verdict_before_the_code_
     oracle: play a line under a throwaway name, give up, read which move lost the win; try again
     from there (unranked attempts cost only room credits). A few dozen attempts walk a winning
     line for the ranked one. Hold a daily attempt's analysis until the day is revealed (or send
-    it only with the ranked attempt). NB: tests/server/test_daily.py asserts the analysis is sent."""
+    it only with the ranked attempt). NB: tests/server/rooms/test_daily.py asserts the analysis is sent."""
     server = await start_server(solver_workers=1, solver_node_budget=100_000)
     code = str(daily_code(DAY, b"test-secret", long=True))
     assert await _daily_ranked(server, "Scout") is True

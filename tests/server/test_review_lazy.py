@@ -15,7 +15,7 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.test_finished_rooms_sleep import assert_a_new_game_is_welcome
+from tests.server.rooms.test_finished_rooms_sleep import assert_a_new_game_is_welcome
 from tests.server.test_review_sleep import _asleep
 
 

@@ -14,8 +14,8 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.rooms.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
 from tests.server.support import WsClient
-from tests.server.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
 from tests.server.test_review_cluster import _redis_room, redis_server  # noqa: F401 (a fixture)
 
 

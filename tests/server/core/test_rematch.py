@@ -492,7 +492,7 @@ def normalise_sealed(text: str) -> str:
 
 async def rematch_example() -> list[str]:
     """Play the worked example of docs/protocol.md, "A rematch and a series, worked through"
-    (``python -m tests.server.test_rematch`` prints it)."""
+    (``python -m tests.server.core.test_rematch`` prints it)."""
     lines: list[str] = []
     clock = ManualClock(START_MS)
 

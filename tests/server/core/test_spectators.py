@@ -25,8 +25,8 @@ from halfmoon.positions import PILE_COUNT, POSITION_NAMES, POSITIONS
 from halfmoon.record import UNDO, Step
 from halfmoon_server.core import audience, race
 from tests.server.conftest import StartServer
+from tests.server.rooms.test_rooms import _room
 from tests.server.support import ViewTracker, WsClient, check_hidden_information, won_record
-from tests.server.test_rooms import _room
 
 HIDDEN = "??"
 FACES = frozenset({JACK, QUEEN, KING})

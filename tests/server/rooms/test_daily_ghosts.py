@@ -20,7 +20,7 @@ from halfmoon.protocol import player_key_hash
 from halfmoon_server.clock import ManualClock
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
-from tests.server.test_history import DAY, stored
+from tests.server.web.test_history import DAY, stored
 
 CODE = str(daily_code(DAY, b"test-secret", long=True))
 

@@ -15,7 +15,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, won_record
-from tests.server.test_fair_play import DAY, play_moves
+from tests.server.system.test_fair_play import DAY, play_moves
 
 
 async def _reload(server: Any, room: str, token: str) -> dict[str, Any]:

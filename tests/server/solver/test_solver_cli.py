@@ -15,7 +15,7 @@ from halfmoon import GameRecord, Status, replay
 from halfmoon.codes import DealCode
 from halfmoon.game import WINNING_MOVES
 from halfmoon_server.solver.cli import register_solve
-from tests.server.test_solver import EASY_CODES, HARD_CODE, winning_line
+from tests.server.solver.test_solver import EASY_CODES, HARD_CODE, winning_line
 
 
 def main(argv: Sequence[str]) -> int:

@@ -21,8 +21,8 @@ from halfmoon.game import Move
 from tests.conftest import require_service
 from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
 from tests.server.support import WsClient, check_hidden_information, won_record
-from tests.server.test_deploy import nginx_config
-from tests.server.test_durability import play, resume
+from tests.server.system.test_deploy import nginx_config
+from tests.server.system.test_durability import play, resume
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 

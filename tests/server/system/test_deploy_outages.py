@@ -28,7 +28,7 @@ from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
 from tests.server.support import WsClient, won_record
-from tests.server.test_deploy import nginx_config
+from tests.server.system.test_deploy import nginx_config
 
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy

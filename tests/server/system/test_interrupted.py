@@ -24,7 +24,7 @@ from halfmoon_server.clock import ManualClock
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance
 from tests.server.support import WsClient
-from tests.server.test_durability import CODE, LINE, play, resume
+from tests.server.system.test_durability import CODE, LINE, play, resume
 
 NAMES = ("Ada", "Bob", "Cy")
 

@@ -59,7 +59,7 @@ async def closed_transports_left(connections: int) -> int:
 async def test_python_311s_closed_transports_are_cyclic_garbage_without_the_backport() -> None:
     """The cycle is asyncio's (what the backport is for); shown in a fresh interpreter, where
     nothing has applied :func:`release_transport_cycles` yet."""
-    script = "import asyncio, tests.server.test_cycles as t\nprint(asyncio.run(t.closed_transports_left(6)))\n"
+    script = "import asyncio, tests.server.web.test_cycles as t\nprint(asyncio.run(t.closed_transports_left(6)))\n"
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT
     )

@@ -11,7 +11,7 @@ right now) are placeholders (:class:`Live`) filled in as each frame is sent.
 Each example is a short sequence of frames sent from a fresh socket that first resumes the
 fuzzer's seat in the race; a refused move echoing a marked id (:func:`end_marker`) after every
 frame marks the end of that frame's answers.
-Invariants (those of tests/server/test_fuzz.py, whose helpers this file imports): every answer
+Invariants (those of tests/server/web/test_fuzz.py, whose helpers this file imports): every answer
 is a documented message type, every error a documented code, no traceback text on the wire, no
 card the recipient may not see, a frame over the size limit closes the socket with 1009 and
 nothing else does; and, at the end of each race (a new race starts whenever the fuzzer's own game
@@ -47,7 +47,7 @@ from halfmoon.positions import POSITION_NAMES
 from halfmoon.protocol import FINISHED, NAME_MAX, TIME_LIMIT_MAX, TIME_LIMIT_MIN
 from tests.server.conftest import StartServer
 from tests.server.support import check_hidden_information, illegal_move, won_record
-from tests.server.test_fuzz import (
+from tests.server.web.test_fuzz import (
     CLIENT_TYPES,
     HUGE,
     ODD_TYPES,

@@ -164,7 +164,7 @@ class _Node:
 
 async def test_the_objects_a_collection_frees_are_counted(start_server: StartServer) -> None:
     """``halfmoon_gc_collected_objects_total``: what the collections found unreachable (reference
-    cycles; the server's own paths make none, tests/server/test_gc_cycles.py)."""
+    cycles; the server's own paths make none, tests/server/system/test_gc_cycles.py)."""
     import gc
 
     server = await start_server()
