@@ -16,7 +16,7 @@ from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.rooms.test_finished_rooms_sleep import assert_a_new_game_is_welcome
-from tests.server.test_review_sleep import _asleep
+from tests.server.rooms.test_finished_rooms_wake import _asleep
 
 
 async def test_reading_sleeping_rooms_over_rest_does_not_crowd_out_new_games_for_the_whole_hold(

@@ -1,5 +1,7 @@
-"""Review of fe82be7 (finished rooms leave memory after --finished-hold): bugs found, each shown by
-a test that fails on that commit."""
+"""A finished room asleep (out of memory after ``--finished-hold``) wakes safely: a restart holds
+no more rooms than ``max_rooms``, a resume waiting on a load is not handed a dropped copy, a failed
+wake-up load is still forgotten, a room dropped and held again at once stays followed in Redis.
+(Each test failed on fe82be7, the commit that put finished rooms to sleep.)"""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.rooms.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
+from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room, redis_server  # noqa: F401 (a fixture)
 from tests.server.support import WsClient
-from tests.server.test_review_cluster import _redis_room, redis_server  # noqa: F401 (a fixture)
 
 
 async def _asleep(lobby: Lobby, clock: ManualClock, server: Any, hold_ms: int) -> tuple[str, str]:

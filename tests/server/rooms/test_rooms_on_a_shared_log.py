@@ -1,7 +1,6 @@
-"""Adversarial review of "past one process" (58536ee..a72b79c): the room log (journal, Redis), the
-room shell's deliver/submit, the lobby's ticker across instances. Each test shows one problem; a
-failing test names it, and the report that came with this file says where it lives and how to
-fix it.
+"""Rooms and lobbies of several instances on one shared room log (journal, Redis): the room
+shell's deliver/submit, the lobby's ticker across instances. Each test names the behaviour it
+holds (they were written by a review of "past one process", 58536ee..a72b79c, each failing then).
 
 Most tests run rooms and lobbies in this process on a *fake cluster log* (``SharedStore`` +
 ``FakeLog``: one store, one view per instance, entries delivered in order to every instance

@@ -1,8 +1,6 @@
-"""An adversarial review of "faults lose nothing" (issue 14), with real ``halfmoon serve``
-processes on 127.0.0.1: a database cut through a TCP proxy across a restart of the server,
-hostile clients holding sockets, and the shutdown of a server whose solver worker runs.
-
-Each test is one attack that found something, or one whose promise had no test yet.
+"""Finished games lose nothing across a restart of a real ``halfmoon serve`` on 127.0.0.1: games
+that end while PostgreSQL is cut (through a TCP proxy) or the SQLite file is read-only, or as the
+server is stopped, are all stored, once, after it starts again.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ connection until then (``halfmoon_server.web.cycles``). A real ``halfmoon serve`
 its whole heap every half second, plays whole races of bots with a spectator, a player who drops
 and resumes, refused moves, bad frames, a solo game and a daily attempt, and REST reads; its
 collections (``halfmoon_gc_collected_objects_total``) find nothing more after them than before.
-``test_review_15d.py`` holds more paths to it (peers gone mid-frame, heartbeat drops, joins
+``test_gc_cycles_dropped_and_refused.py`` holds more paths to it (peers gone mid-frame, heartbeat drops, joins
 refused as applied) and names those aiohttp still leaves cycles on.
 """
 

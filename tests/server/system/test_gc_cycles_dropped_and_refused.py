@@ -1,4 +1,5 @@
-"""Review 15d: 365c9e8's "the server makes no cyclic garbage at all".
+"""No cyclic garbage from clients that go without a goodbye or are refused (first written by a
+review of 365c9e8's "the server makes no cyclic garbage at all").
 
 365c9e8 stopped collecting the young generations before each freeze (every ``--gc-freeze``, 2 s),
 so that a reference cycle dropped between two freezes waited, frozen, for the full collection
