@@ -6,6 +6,7 @@ past days browsable."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import date
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
 from halfmoon.protocol import commitment_of
-from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
 from halfmoon_server.rooms import daily as daily_module
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
@@ -246,3 +247,46 @@ async def test_a_program_playing_the_daily_can_say_it_is_a_bot_and_is_never_rank
     async with aiohttp.ClientSession() as http:
         board = await (await http.get(server.make_url(f"/api/daily/{DAY1.isoformat()}/leaderboard"))).json()
     assert board["entries"] == []
+
+
+async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(finished_ttl_s=1.0)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("daily", name="Ada")
+    room = (await ada.next("welcome"))["room"]["room"]
+
+    async def rest_texts(game: str | None) -> list[str]:
+        paths = [f"/api/rooms/{room}", "/api/daily", f"/api/daily/{_today(clock)}/leaderboard"]
+        if game is not None:
+            paths.append(f"/api/games/{game}")
+        async with aiohttp.ClientSession() as http:
+            return [await (await http.get(server.make_url(path))).text() for path in paths]
+
+    during = await rest_texts(None)
+    await ada.send("give_up")
+    over = await ada.next("game_over")
+    assert over["code"] is None, "not even its own player learns the daily code before the day's reveal"
+    code = str(daily_code(utc_day(clock.now_ms()), b"test-secret", long=True))
+    assert all(code not in text for text in during)
+    after = await rest_texts(over["game"])  # the attempt is over, the day is not
+    assert all(code not in text for text in after), after
+    assert json.loads(after[0])["code"] is None
+    await ada.close()
+    clock.advance(5_000)  # the finished room expires: its answer is rebuilt from the stored games
+    for _ in range(100):
+        if json.loads((await rest_texts(None))[0]).get("players") == []:
+            break
+        await asyncio.sleep(0.02)
+    expired = await rest_texts(over["game"])
+    assert json.loads(expired[0])["players"] == [] and all(code not in text for text in expired), expired
+    clock.advance(86_400_000 + 1_800_000)  # the day is over and so is every attempt: the code is public
+    async with aiohttp.ClientSession() as http:
+        past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
+        assert past["code"] == code
+        assert (await http.get(server.make_url(f"/api/games/{over['game']}"))).status == 200
+
+
+def _today(clock: ManualClock) -> str:
+    return utc_day(clock.now_ms()).isoformat()

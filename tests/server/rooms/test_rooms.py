@@ -159,3 +159,18 @@ async def test_a_full_server_refuses_new_rooms(start_server: StartServer) -> Non
         await other.next("pong")  # refused, not disconnected
         await client.close()
         await other.close()
+
+
+async def test_a_leave_after_the_time_limit_is_a_time_out(start_server: StartServer, clock: ManualClock) -> None:
+    server = await start_server(tick_s=3600.0)  # the ticker never runs: only the leave sees the deadline
+    room = await _room(server)
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await ada.send("start", time_limit_s=30)
+    await ada.next("started")
+    clock.advance(45_000)
+    await ada.send("leave")
+    over = await ada.next("game_over")
+    assert over["outcome"] == "timed_out" and over["time_ms"] == 30_000
+    await ada.close()

@@ -241,3 +241,67 @@ async def test_a_client_that_stops_reading_is_dropped_without_stalling_the_room(
     await player.send("move", positions=first, id=1)
     assert (await player.next("moved"))["id"] == 1
     await player.close()
+
+
+async def test_a_version_that_only_looks_like_1_is_refused(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    for v in ("1.0", '"1"', "true", "null"):
+        await client.ws.send_str('{"type": "ping", "v": ' + v + "}")
+        error = await client.next("error", "pong")
+        assert error["type"] == "error" and error["code"] == "bad_version", (v, error)
+    await client.send("ping")
+    assert (await client.next("pong"))["now"] > 0
+    await client.close()
+
+
+async def test_binary_frames_count_against_the_rate_limit_and_the_size_limit(start_server: StartServer) -> None:
+    server = await start_server(rate_burst=5, rate_per_s=0.001, rate_max_refused=10)
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        for _ in range(40):
+            if ws.closed:
+                break
+            await ws.send_bytes(b"x")
+        codes: list[str] = []
+        while True:
+            msg = await ws.receive(timeout=5)
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                break
+            codes.append(json.loads(msg.data)["code"])
+        assert codes == ["bad_json"] * 5 + ["rate_limited"] * 9
+        assert msg.type is aiohttp.WSMsgType.CLOSE and msg.data == 1008 and msg.extra == "rate limit"
+    async with aiohttp.ClientSession() as session, session.ws_connect(server.make_url("/ws")) as ws:
+        await ws.send_bytes(b"x" * 5000)
+        msg = await ws.receive(timeout=5)
+        assert msg.type is aiohttp.WSMsgType.CLOSE and msg.data == 1009 and msg.extra == "frame too big"
+
+
+async def test_an_unparsable_host_header_is_refused_not_a_server_error(start_server: StartServer) -> None:
+    server = await start_server()
+    for host in ("x:99999", "[::1"):
+        reader, writer = await asyncio.open_connection(server.host, server.port)
+        writer.write(
+            (
+                f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                f"Origin: http://{server.host}:{server.port}\r\n\r\n"
+            ).encode()
+        )
+        await writer.drain()
+        head = await asyncio.wait_for(reader.read(200), 5)
+        writer.close()
+        assert head.startswith(b"HTTP/1.1 403"), (host, head)
+    async with aiohttp.ClientSession() as http:
+        assert (await http.get(server.make_url("/healthz"))).status == 200
+
+
+async def test_names_drawn_as_nothing_are_refused(start_server: StartServer) -> None:
+    server = await start_server()
+    client = await WsClient.connect(server, "c")
+    for name in ("\u3164", "\u115f\u1160", "A\uffa0"):
+        await client.send("solo", name=name)
+        error = await client.next("error", "welcome")
+        assert error["type"] == "error" and error["code"] == "bad_name", (name, error)
+    await client.send("solo", name="Ådæ 名前")
+    assert (await client.next("welcome"))["room"]["players"][0]["name"] == "Ådæ 名前"
+    await client.close()

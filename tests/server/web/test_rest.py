@@ -3,7 +3,9 @@ answers), its errors, and the static browser client with its single-page routes.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -310,3 +312,48 @@ async def test_casual_and_ranked_rows_through_rest_and_a_daily_board_of_ranked_r
     assert day["ranked"] is True
     assert [(e["name"], e["ranked"]) for e in day["entries"]] == [("Eve", True)]  # not the retry
     assert day_code not in json.dumps(day)
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+async def test_daily_leaderboard_dates_are_yyyy_mm_dd_only(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        for text in ("20261128", "2026-W48-6", "2026-11-28T00:00", " 2026-11-28", "2026-13-01"):
+            response = await http.get(server.make_url(f"/api/daily/{text}/leaderboard"))
+            assert response.status == 400, text
+            assert (await response.json())["error"]["code"] == "bad_date"
+        response = await http.get(server.make_url("/api/daily/2026-11-28/leaderboard"))
+        assert response.status == 200 and (await response.json()) == {"ranked": True, "entries": []}
+
+
+async def test_a_room_body_sent_in_pieces_is_read_whole(start_server: StartServer) -> None:
+    server = await start_server()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b'{"code": '
+        await asyncio.sleep(0.1)
+        yield b'"HM1-N-AAAAAAB"}'
+
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(server.make_url("/api/rooms"), data=pieces(), headers=JSON)
+        assert response.status == 201
+        assert (await response.json())["code"] == "HM1-N-AAAAAAB"
+
+        async def too_much() -> AsyncIterator[bytes]:
+            for _ in range(5):
+                yield b" " * 1000
+                await asyncio.sleep(0.01)
+
+        response = await http.post(server.make_url("/api/rooms"), data=too_much(), headers=JSON)
+        assert response.status == 413 and (await response.json())["error"]["code"] == "too_large"
+
+
+async def test_a_static_path_too_long_for_the_file_system_is_a_404(start_server: StartServer) -> None:
+    server = await start_server()
+    async with aiohttp.ClientSession() as http:
+        for path in ("/static/" + "a" * 4000, "/static/" + "a/" * 2000 + "x.js", "/static/../../etc/passwd"):
+            response = await http.get(server.make_url(path))
+            assert response.status == 404, path
+        assert (await http.get(server.make_url("/healthz"))).status == 200
