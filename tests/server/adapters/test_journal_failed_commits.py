@@ -1,16 +1,19 @@
-"""Review of issue 15's changes: the journal's numbering after a commit that failed.
+"""The embedded journal after a commit that failed: its numbering, its transaction, and a
+journal already closed.
 
 A commit round that times out (a stalled disk) may still land: SQLite goes on in the journal's
 thread. The journal must then say so (``certain=False``: "could not be confirmed saved", not
 "nothing changed: try again"), and must not number the room's next entries from a count that
 missed the landed ones — or every later commit carrying that room fails on UNIQUE(room, n),
-and with it every other room's entries in the same group commit, until a restart."""
+and with it every other room's entries in the same group commit, until a restart. A COMMIT that
+fails leaves no transaction open; a move appended to a closed journal is refused."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +21,9 @@ import pytest
 from halfmoon.record import GameRecord
 from halfmoon_server.adapters import journal
 from halfmoon_server.adapters.journal import JournalLog
+from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.web import keys
+from tests.server.adapters.test_journal import _Room
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 
@@ -107,3 +112,27 @@ async def test_a_refused_commit_leaves_no_transaction_open(start_server: StartSe
     finally:
         room_log._db = real
     await ada.close()
+
+
+async def test_a_move_appended_to_a_closed_journal_is_refused_not_left_waiting(tmp_path: Path) -> None:
+    """After ``close()`` the journal's thread has stopped: ``_Worker.submit`` raises RuntimeError,
+    which ``_run`` does not turn into LogUnavailable. In ``append`` it ends the writer task
+    ("Task exception was never retrieved") and the mover's future is never settled: the move
+    hangs for ever instead of being refused ``unavailable`` (a room's background task that
+    outlived shutdown's 10 s, a late message). Every other call got the RuntimeError. (Fixed:
+    ``submit`` on a closed journal raises LogUnavailable.)"""
+    journal = JournalLog(tmp_path / "journal.db")
+    await journal.open()
+    room: Any = _Room("R1")
+    assert await journal.create({"room": room.id, "v": 1})
+    await journal.append(room, {"k": "move", "n": 1})
+    await journal.close()
+    outcome: BaseException | None = None
+    try:
+        async with asyncio.timeout(2):
+            await journal.append(room, {"k": "move", "n": 2})
+    except BaseException as exc:  # what it raised, for the assertion
+        outcome = exc
+    assert isinstance(outcome, LogUnavailable), f"append after close: {outcome!r} (TimeoutError: it hung)"
+    with pytest.raises(LogUnavailable):
+        await journal.ping()
