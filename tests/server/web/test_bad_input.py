@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import struct
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -19,6 +20,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.rooms.room import Room
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient, illegal_move, won_record
+from tests.server.web.test_slow_clients import serve
 
 
 async def _error(client: WsClient, frame: str) -> dict[str, Any]:
@@ -305,3 +307,18 @@ async def test_names_drawn_as_nothing_are_refused(start_server: StartServer) -> 
     await client.send("solo", name="Ådæ 名前")
     assert (await client.next("welcome"))["room"]["players"][0]["name"] == "Ådæ 名前"
     await client.close()
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "OPTIONS"])
+async def test_a_non_get_request_to_ws_still_carries_the_security_headers(tmp_path: Path, method: str) -> None:
+    """A non-GET request to /ws is refused by aiohttp's router (405) before any handler runs; the
+    middlewares hand /ws "straight on", and that answer still gets the security headers every
+    other answer (errors included) carries."""
+    async with serve(tmp_path) as served, aiohttp.ClientSession() as http:
+        async with http.request(method, served.base + "/ws") as response:
+            assert response.status == 405
+            assert response.headers.get("X-Frame-Options") == "DENY", dict(response.headers)
+        # the same refusal on any other path has them (the invariant the middleware promises)
+        async with http.request(method, served.base + "/metrics") as response:
+            assert response.status == 405
+            assert response.headers.get("X-Frame-Options") == "DENY"

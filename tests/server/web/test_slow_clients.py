@@ -15,8 +15,10 @@ test server runs it (on: the client going away cancels the handler).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +31,7 @@ from aiohttp import web
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
+from halfmoon_server.web import ws as ws_module
 from halfmoon_server.web.ws import CLOSE_NO_ROOM, CLOSE_TRY_LATER
 from tests.server.support import make_settings
 
@@ -343,3 +346,92 @@ async def test_a_silent_websocket_is_pinged_and_one_that_never_answers_is_droppe
         assert len(served.app[keys.CONNECTIONS]) == 1
         await answering.close()
         await reader
+
+
+async def _raw_ws(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+async def test_a_client_trickling_a_large_frame_is_heard_and_one_that_stops_mid_frame_is_dropped(
+    tmp_path: Path,
+) -> None:
+    async with serve(tmp_path, ping_after_s=0.4, join_timeout_s=60) as served:
+        _reader, writer = await _raw_ws(served.port)
+        size = 3000  # a 16-bit length frame, sent a few bytes at a time
+        writer.write(bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big") + b"\x00\x00\x00\x00")
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 1.6  # four ping periods: never silent for 0.4 s
+        while loop.time() < until:
+            writer.write(b" ")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+        assert len(served.app[keys.CONNECTIONS]) == 1, "a client whose bytes keep arriving is heard"
+        # it stops mid-frame: it cannot answer the ping (a pong cannot cut a frame) and goes
+        async with asyncio.timeout(5):
+            while served.app[keys.CONNECTIONS]:
+                await asyncio.sleep(0.05)
+        writer.close()
+
+
+async def test_a_silent_spectator_that_answers_pings_stays(tmp_path: Path) -> None:
+    async with serve(tmp_path, ping_after_s=0.3, join_timeout_s=60) as served, aiohttp.ClientSession() as http:
+        async with http.post(served.base + "/api/rooms", json={}) as response:
+            room = (await response.json())["room"]
+        player = await http.ws_connect(served.ws)
+        await player.send_json({"type": "join", "v": 1, "room": room, "name": "Ada"})
+        assert (await player.receive_json(timeout=5))["type"] == "welcome"
+        watcher = await http.ws_connect(served.ws)  # aiohttp's client answers pings while it reads
+        await watcher.send_json({"type": "watch", "v": 1, "room": room})
+        assert (await watcher.receive_json(timeout=5))["type"] == "welcome"
+        seen: list[str] = []
+
+        async def read(ws: aiohttp.ClientWebSocketResponse) -> None:
+            async for message in ws:
+                if message.type is aiohttp.WSMsgType.TEXT:
+                    seen.append(message.json()["type"])
+
+        readers = [asyncio.create_task(read(ws)) for ws in (player, watcher)]
+        await asyncio.sleep(1.5)  # five pings' worth of silence from both
+        assert not watcher.closed and not player.closed
+        assert len(served.app[keys.CONNECTIONS]) == 2
+        await player.close()
+        await watcher.close()
+        await asyncio.gather(*readers)
+
+
+async def test_one_failing_look_does_not_stop_the_roomless_closes_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug hit once while looking at one connection (here: ``in_room`` raising once) must not
+    end every later look: a roomless socket opened afterwards is still closed with 4002."""
+    real = ws_module.in_room
+    failures = [RuntimeError("a bug hit once in a look")]
+
+    def flaky_in_room(app: object, conn: object) -> bool:
+        if failures:
+            raise failures.pop()
+        return real(app, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ws_module, "in_room", flaky_in_room)
+    async with serve(tmp_path, join_timeout_s=0.2) as served, aiohttp.ClientSession() as http:
+        first = await http.ws_connect(served.ws)
+        async with asyncio.timeout(5):
+            while failures:  # the first look met the bug
+                await asyncio.sleep(0.01)
+        second = await http.ws_connect(served.ws)  # joins nothing
+        try:
+            message = await second.receive(timeout=3)
+            assert message.type is aiohttp.WSMsgType.CLOSE and message.data == CLOSE_NO_ROOM
+        finally:
+            await first.close()
+            await second.close()
