@@ -7,15 +7,21 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 from sqlalchemy import text
 
 from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.adapters.storage import SqlStorage, open_storage
+from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import FinishedGame
 from halfmoon_server.rooms.results import BatchStorage, Recorder
+from halfmoon_server.web import keys
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
@@ -170,3 +176,51 @@ async def test_the_games_database_syncs_as_the_journal_setting_says(tmp_path: Pa
             assert (await conn.execute(text("PRAGMA synchronous"))).scalar_one() == pragma
     finally:
         await storage.close()
+
+
+async def test_a_recording_that_fails_still_ends_the_race_and_the_result_is_stored_once_the_database_is_back(
+    start_server: StartServer, clock: ManualClock, monkeypatch: Any
+) -> None:
+    """(Reviewed at 36fc040: a write that blew up jammed the room.) Now the room's log is the
+    result's outbox: a failing write does not hold up game_over or race_over (the game's id is
+    fixed up front); the write is retried with backoff, lands exactly once when the database is
+    back, and only then may the room go."""
+    from halfmoon_server.rooms import room as room_module
+
+    monkeypatch.setattr(room_module, "STORE_RETRY_FIRST_S", 0.05)
+    server = await start_server(finished_ttl_s=60)
+    storage = server.app[keys.STORAGE]
+    save = storage.save_game
+    broken_until_fixed = {"broken": True, "calls": 0}
+
+    async def flaky(game: Any, game_id: str) -> None:
+        broken_until_fixed["calls"] += 1
+        if broken_until_fixed["broken"]:
+            raise RuntimeError("the database is down")
+        await save(game, game_id)
+
+    monkeypatch.setattr(storage, "save_game", flaky)  # the Recorder holds this same object
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada")
+    room = (await ada.next("welcome"))["room"]["room"]
+    await ada.send("give_up")
+    over = await ada.next("game_over", timeout=5.0)
+    assert over["game"] is not None, "the id is fixed up front: game_over does not wait for the database"
+    results = await ada.next("race_over", timeout=2.0)
+    assert [(r["outcome"], r["game"]) for r in results["results"]] == [("gave_up", over["game"])]
+    await ada.close()
+    live = server.app[keys.LOBBY].rooms
+    clock.advance(61_000)
+    await asyncio.sleep(0.3)
+    assert live.get(room) is not None, "the room is the result's outbox: it stays until the game is stored"
+    assert broken_until_fixed["calls"] >= 2, "the write is tried again"
+    broken_until_fixed["broken"] = False  # the database is back
+    for _ in range(200):
+        if live.get(room) is None:
+            break
+        clock.advance(1_000)
+        await asyncio.sleep(0.05)
+    assert live.get(room) is None, "stored: the room may go"
+    async with aiohttp.ClientSession() as http:
+        board = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
+    assert [(e["name"], e["game"]) for e in board["results"]] == [("Ada", over["game"])], "stored exactly once"

@@ -5,6 +5,7 @@ sockets closed at shutdown."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import aiohttp
 
@@ -174,3 +175,60 @@ async def test_a_leave_after_the_time_limit_is_a_time_out(start_server: StartSer
     over = await ada.next("game_over")
     assert over["outcome"] == "timed_out" and over["time_ms"] == 30_000
     await ada.close()
+
+
+async def _race_of_two(server: Any) -> tuple[str, WsClient, WsClient]:
+    """Ada (host) and Bob in a running race on the won record's deal."""
+    room = await _room(server, str(won_record().code))
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("join", room=room, name="Ada")
+    await ada.next("welcome")
+    await bob.send("join", room=room, name="Bob")
+    await bob.next("welcome")
+    await ada.send("start")
+    await asyncio.sleep(0.05)
+    await _settle(server, room)  # as the deadline timer does (it settled nothing at b46f17c: finding 1)
+    await ada.next("started")
+    await bob.next("started")
+    return room, ada, bob
+
+
+async def _settle(server: Any, room_id: str) -> None:
+    """Settle what is due in a room as its timer should (a logged tick)."""
+    room = server.app[keys.LOBBY].rooms.get(room_id)
+    await room.tick()
+
+
+async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_connection(
+    start_server: StartServer, monkeypatch: Any
+) -> None:
+    """`Room.leave` hands the leaving connection to the recorder as `departing`; `_record` sends it
+    the `game_over` whenever the store finishes — even if that connection has meanwhile started a
+    solo game (or joined any other room). The frame carries the old room's `seq` and an outcome
+    `left`: a client that is now in its solo game sees its game end (and its `seq` jumps).
+    (Pre-existing: old rooms.py did the same with `notify=conn`.)"""
+    server = await start_server()
+    storage = server.app[keys.STORAGE]
+    release = asyncio.Event()
+    save = storage.save_game
+
+    async def slow(game: Any) -> str:
+        if game.outcome == "left":
+            await release.wait()  # a slow database (or a slow post-game analysis)
+        return await save(game)
+
+    monkeypatch.setattr(storage, "save_game", slow)
+    _room_id, ada, bob = await _race_of_two(server)
+    await ada.send("leave")
+    await bob.next("player_left")
+    await ada.send("solo", name="Ada")
+    welcome = await ada.next("welcome")
+    assert welcome["room"]["mode"] == "solo" and welcome["room"]["phase"] == "running"
+    release.set()
+    await asyncio.sleep(0.2)
+    after = ada.history[ada.history.index(welcome) + 1 :]
+    stray = [m for m in after if m["type"] == "game_over"]
+    assert stray == [], f"the solo game's connection got the race's game_over: {stray}"
+    for client in (ada, bob):
+        await client.close()

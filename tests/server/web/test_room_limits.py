@@ -3,7 +3,9 @@ rate-limited per address, behind a proxy by the address the proxy saw."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 import aiohttp
 
@@ -75,3 +77,34 @@ async def test_without_a_trusted_proxy_a_forged_header_does_not_buy_credits(star
     async with aiohttp.ClientSession() as session:
         assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.7"}))[0] == 201
         assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.8"}))[0] == 429
+
+
+async def test_daily_attempts_in_flight_cannot_take_the_server_past_max_rooms(
+    start_server: StartServer, monkeypatch: Any
+) -> None:
+    """A `daily` whose claim is in flight holds a place: concurrent clients cannot take the
+    server past `max_rooms` (the bound on rooms in memory), and the claimed attempt is not
+    refused after it was spent."""
+    server = await start_server(max_rooms=1)
+    storage = server.app[keys.STORAGE]
+    release = asyncio.Event()
+    claim = storage.claim_daily_attempt
+
+    async def slow(*args: Any, **options: Any) -> bool:
+        await release.wait()
+        return await claim(*args, **options)
+
+    monkeypatch.setattr(storage, "claim_daily_attempt", slow)
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("daily", name="Ada")
+    await asyncio.sleep(0.1)  # Ada's claim is waiting on the database
+    await bob.send("solo", name="Bob")
+    assert (await bob.next("welcome", "error"))["code"] == "server_full"  # Ada's claim holds the place
+    release.set()
+    answer = await ada.next("welcome", "error")
+    live = server.app[keys.LOBBY].rooms
+    assert answer["type"] == "welcome" and answer["room"]["mode"] == "daily"
+    assert len(live) <= 1, f"max_rooms is 1 but {len(live)} rooms are live"
+    for client in (ada, bob):
+        await client.close()
