@@ -20,7 +20,7 @@ from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
 from halfmoon_server.rooms import daily as daily_module
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient, check_hidden_information
+from tests.server.support import WsClient, check_hidden_information, daily_ranked
 
 DAY1 = date(2026, 11, 28)
 DAY2 = date(2026, 11, 29)
@@ -290,3 +290,126 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
 
 def _today(clock: ManualClock) -> str:
     return utc_day(clock.now_ms()).isoformat()
+
+
+DAY = date(2026, 11, 28)  # the day of support.T0
+
+
+async def test_a_name_in_another_case_gets_no_second_ranked_daily_attempt(start_server: StartServer) -> None:
+    server = await start_server()
+    ranked = []
+    for name in ("Otto", "otto"):
+        client = await WsClient.connect(server, name)
+        await client.send("daily", name=name)
+        await client.next("welcome")
+        await client.send("give_up")
+        ranked.append((await client.next("game_over"))["ranked"])
+        await client.close()
+    assert ranked == [True, False], ranked
+
+
+async def test_an_ipv6_64_is_one_address_for_the_daily_limit(start_server: StartServer) -> None:
+    """Every IPv6 host holds a /64 (privacy addresses rotate within it): counted per full address,
+    one home line gets 2^64 sets of ranked attempts. Count an IPv6 client by its /64."""
+    server = await start_server(trust_forwarded=True, daily_ranked_per_address=2)
+    ranked = [
+        await daily_ranked(server, f"Player{k}", {"X-Forwarded-For": f"2001:db8:1:2::{k + 1:x}"}) for k in range(4)
+    ]
+    assert ranked == [True, True, False, False], ranked
+
+
+@pytest.mark.postgres
+async def test_simultaneous_daily_requests_from_one_address_stay_within_the_ranked_limit(
+    start_server: StartServer, pg_database: str
+) -> None:
+    """claim_daily_attempt counts the address's ranked attempts, then inserts, in one READ COMMITTED
+    transaction: requests sent at once all count below the limit and all are ranked."""
+    server = await start_server(db_url=pg_database, daily_ranked_per_address=2, room_burst=50)
+
+    async def attempt(k: int) -> bool:
+        client = await WsClient.connect(server, f"n{k}")
+        await client.send("daily", name=f"Rush{k}")
+        welcome = await client.next("welcome", "error", timeout=20)
+        assert welcome["type"] == "welcome", welcome
+        await client.send("give_up")
+        ranked = bool((await client.next("game_over", timeout=20))["ranked"])
+        await client.close()
+        return ranked
+
+    ranked = await asyncio.gather(*(attempt(k) for k in range(12)))
+    assert sum(ranked) <= 2, f"{sum(ranked)} ranked attempts from one address with a limit of 2"
+
+
+async def test_a_throwaway_daily_attempt_gets_no_solver_verdict_before_the_code_is_public(
+    start_server: StartServer,
+) -> None:
+    """game_over.analysis (winnable, last_winnable_move) of an unranked daily attempt is a solver
+    oracle: play a line under a throwaway name, give up, read which move lost the win; try again
+    from there (unranked attempts cost only room credits). A few dozen attempts walk a winning
+    line for the ranked one. Hold a daily attempt's analysis until the day is revealed (or send
+    it only with the ranked attempt). NB: tests/server/rooms/test_daily.py asserts the analysis is sent."""
+    server = await start_server(solver_workers=1, solver_node_budget=100_000)
+    code = str(daily_code(DAY, b"test-secret", long=True))
+    assert await daily_ranked(server, "Scout") is True
+    client = await WsClient.connect(server, "scout")
+    await client.send("daily", name="Scout")  # the same name again: unranked, a throwaway
+    await client.next("welcome", timeout=60)
+    game = Game.from_code(code)
+    for _ in range(3):
+        move = next(game.legal_moves())
+        game.push(move)
+        await client.send("move", positions=move.names())
+        await client.next("moved")
+    await client.send("give_up")
+    over = await client.next("game_over", timeout=60)
+    await client.close()
+    assert over["ranked"] is False
+    # (mended for good: game_over has no analysis at all any more — the seed forbids it)
+    assert "analysis" not in over, f"an unranked daily attempt was told {over['analysis']} before the reveal"
+
+
+async def test_a_daily_attempt_begun_after_midnight_has_ended_when_its_days_code_is_published(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """lobby.daily takes the day (today()) before its awaits (the code, the room log, the attempt's
+    row) and the attempt starts at the time of its 'single' entry, after them. Asked for at
+    23:59:59.9 with a slow database, the attempt of day D starts after midnight and runs past
+    reveal_at = end of D + the limit: /api/daily then publishes the code while it still plays.
+    (Simulated: the attempt's row takes 2 s to write.) Cap the attempt's deadline at reveal_at
+    (or take the day from the start time)."""
+    server = await start_server()
+    storage = server.app[keys.STORAGE]
+    real_claim = storage.claim_daily_attempt
+
+    async def slow_claim(*args: Any, **kwargs: Any) -> bool:
+        clock.advance(2_000)  # the database took two seconds
+        return await real_claim(*args, **kwargs)
+
+    storage.claim_daily_attempt = slow_claim  # type: ignore[method-assign]
+    next_day = day_start_ms(date(2026, 11, 29))
+    clock.set(next_day - 100)
+    client = await WsClient.connect(server, "late")
+    await client.send("daily", name="Late")
+    welcome = await client.next("welcome")
+    room = server.app[keys.LOBBY].rooms[welcome["room"]["room"]]
+    reveal = server.app[keys.DAILY].reveal_at(DAY)
+    deadline = room.race.next_deadline()
+    await client.close()
+    assert deadline is not None
+    assert deadline <= reveal, f"the attempt ends {deadline - reveal} ms after the reveal"
+
+
+async def test_look_alike_names_share_one_ranked_daily_attempt_and_an_address_gets_a_few(
+    start_server: StartServer,
+) -> None:
+    server = await start_server(daily_ranked_per_address=2)
+    ranked = []
+    for name in ("Ada", "\u0410da", "\uff21\uff44\uff41", "Bob", "Cy"):  # Ada, Cyrillic Аda, fullwidth Ａｄａ
+        client = await WsClient.connect(server, name)
+        await client.send("daily", name=name)
+        await client.next("welcome")
+        await client.send("give_up")
+        ranked.append((name, (await client.next("game_over"))["ranked"]))
+        await client.close()
+    # Ada ranked; her look-alikes are Ada again; Bob is the address's second; Cy is over the limit
+    assert ranked == [("Ada", True), ("\u0410da", False), ("\uff21\uff44\uff41", False), ("Bob", True), ("Cy", False)]

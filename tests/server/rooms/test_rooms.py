@@ -12,7 +12,7 @@ import aiohttp
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient, won_record
+from tests.server.support import WsClient, make_sealed_room, won_record
 
 
 async def _room(server: object, code: str | None = None) -> str:
@@ -232,3 +232,17 @@ async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_con
     assert stray == [], f"the solo game's connection got the race's game_over: {stray}"
     for client in (ada, bob):
         await client.close()
+
+
+async def test_a_name_and_its_lower_case_cannot_both_sit_in_a_room(start_server: StartServer) -> None:
+    server = await start_server()
+    room_id, _ = await make_sealed_room(server)
+    first = await WsClient.connect(server, "first")
+    second = await WsClient.connect(server, "second")
+    await first.send("join", room=room_id, name="Ian")
+    await first.next("welcome")
+    await second.send("join", room=room_id, name="ian")
+    answer = await second.next("welcome", "error")
+    for client in (first, second):
+        await client.close()
+    assert answer["type"] == "error" and answer["code"] == "name_taken", answer

@@ -322,3 +322,16 @@ async def test_a_non_get_request_to_ws_still_carries_the_security_headers(tmp_pa
         async with http.request(method, served.base + "/metrics") as response:
             assert response.status == 405
             assert response.headers.get("X-Frame-Options") == "DENY"
+
+
+async def test_an_origin_whose_host_cannot_be_decoded_is_refused_not_a_server_error(start_server: StartServer) -> None:
+    """ws.origin_allowed guards only URL(origin) with its try: yarl decodes the host lazily, so
+    ``url.host`` raises UnicodeError (a ValueError) outside it for 'https://xn--halfmoon.example.org'
+    — the upgrade answers 500 and logs a traceback (anyone can fill the log with them). Read
+    ``url.host`` inside the try."""
+    server = await start_server(public_url="https://halfmoon.example.org")
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            async with http.ws_connect(server.make_url("/ws"), headers={"Origin": "https://xn--halfmoon.example.org"}):
+                pass
+    assert refused.value.status == 403

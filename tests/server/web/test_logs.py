@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -13,10 +14,11 @@ import pytest
 from aiohttp import WSMessage, WSMsgType, web
 from sqlalchemy.engine import make_url
 
-from halfmoon_server.web import logs
+from halfmoon_server.web import keys, logs
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, RedisServer
+from tests.server.support import WsClient, make_sealed_room
 
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
@@ -247,3 +249,41 @@ async def test_a_postgresql_outage_under_polling_writes_a_few_lines_not_one_per_
     assert answers >= 8
     assert "Traceback" not in "\n".join(lines)
     assert len(lines) <= MAX_LINES, f"{len(lines)} lines for {answers} answers:\n" + "\n".join(lines)
+
+
+async def test_no_log_line_carries_a_sealed_code_or_salt_when_recording_a_game_fails(
+    start_server: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """docs/security.md: "no log line carries a deal code, a salt or a token". When storing a game
+    fails, SqlStorage.save_game wraps SQLAlchemy's error text — which lists the statement's
+    parameters (code, salt, the record) — in a StorageError that Recorder logs with log.exception,
+    while the other racers still play. Create the engine with hide_parameters=True (and keep
+    exception text out of StorageError)."""
+    server = await start_server()
+    room_id, _ = await make_sealed_room(server)
+    salt = server.app[keys.LOBBY].rooms[room_id].race.seed  # what opens the seal (a salt in the previous release)
+    assert salt is not None
+    db = server.app[keys.SETTINGS].data_dir / "halfmoon.db"
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("join", room=room_id, name="Ada")
+    await ada.next("welcome")
+    await bob.send("join", room=room_id, name="Bob")
+    await bob.next("welcome")
+    await ada.send("start")
+    await ada.next("started")
+    code = str(server.app[keys.LOBBY].rooms[room_id].race.code)
+    with sqlite3.connect(db) as conn:  # the database fails: the games table is gone
+        conn.execute("ALTER TABLE games RENAME TO games_away")
+    caplog.set_level(logging.INFO)
+    await ada.send("give_up")
+    await ada.next("game_over")
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE games_away RENAME TO games")
+    text = "\n".join(
+        record.getMessage() + (logging.Formatter().formatException(record.exc_info) if record.exc_info else "")
+        for record in caplog.records
+    )
+    for client in (ada, bob):
+        await client.close()
+    assert code not in text and salt not in text, [line for line in text.splitlines() if code in line or salt in line]

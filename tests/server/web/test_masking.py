@@ -5,11 +5,13 @@ unmasked frame."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
 
 from halfmoon_server.web.masking import FrameWatcher
+from tests.server.conftest import StartServer
 
 
 def frame(payload_size: int, *, masked: bool = True) -> bytes:
@@ -115,3 +117,31 @@ def test_a_read_as_long_as_a_short_frame_but_cut_from_a_longer_one_is_not_taken_
         payload_rest = long[marker + 6 :]
         assert watcher.feed(payload_rest), "the rest of the payload is payload, not a header"
         assert not watcher.feed(frame(3, masked=False)), "and the next frame is still followed"
+
+
+async def test_an_unmasked_frame_sent_with_the_handshake_never_reaches_the_game(start_server: StartServer) -> None:
+    """masking.py feeds the handshake's tail to its watcher only after aiohttp's set_parser has
+    already parsed it (inside super()._post_start): an unmasked frame written in the same TCP
+    segment as the upgrade request is still dispatched — the server sends its close 1002 and then
+    answers the frame (here a ping: a pong follows the close frame). Check the tail before
+    super()._post_start (or clear ``_message_tail`` and feed it through the watched parser)."""
+    server = await start_server()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    ping = b'{"type": "ping", "v": 1}'
+    writer.write(
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        + bytes((0x81, len(ping)))
+        + ping  # unmasked, in the same write as the handshake
+    )
+    data = b""
+    try:
+        async with asyncio.timeout(3):
+            while chunk := await reader.read(4096):
+                data += chunk
+    except TimeoutError:
+        pass
+    writer.close()
+    head, _, frames = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101"), head
+    assert frames == b"\x88\x02\x03\xea", f"the unmasked frame reached the game: {frames!r}"

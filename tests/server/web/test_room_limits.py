@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+from multidict import CIMultiDict
 
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient
+from tests.server.support import WsClient, daily_ranked
 
 
 async def _post_room(session: aiohttp.ClientSession, url: str, **headers: str) -> tuple[int, dict[str, object]]:
@@ -108,3 +109,19 @@ async def test_daily_attempts_in_flight_cannot_take_the_server_past_max_rooms(
     assert len(live) <= 1, f"max_rooms is 1 but {len(live)} rooms are live"
     for client in (ada, bob):
         await client.close()
+
+
+async def test_a_client_forged_forwarded_for_header_is_not_taken_for_the_proxys(start_server: StartServer) -> None:
+    """A proxy that appends its own X-Forwarded-For *field* (HAProxy's option forwardfor) after the
+    client's: client_address reads only the first field (headers.get), the client's forgery, so each
+    forged address gets its own ranked attempts and room credits. RFC 9110 §5.3: several fields are
+    one comma-joined list — the last entry of all of them is the proxy's (low severity: the shipped
+    nginx sends one field)."""
+    server = await start_server(trust_forwarded=True, daily_ranked_per_address=1)
+    ranked = []
+    for k in range(2):
+        headers: CIMultiDict[str] = CIMultiDict()
+        headers.add("X-Forwarded-For", f"10.0.0.{k + 1}")  # the client's claim
+        headers.add("X-Forwarded-For", "198.51.100.7")  # what the proxy saw
+        ranked.append(await daily_ranked(server, f"Forger{k}", headers))
+    assert ranked == [True, False], ranked
