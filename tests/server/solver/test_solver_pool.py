@@ -11,7 +11,9 @@ import asyncio
 import logging
 import os
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future
@@ -31,6 +33,7 @@ from halfmoon_server.solver.pool import SolverPool, warm_up
 from halfmoon_server.solver.search import first_winnable_daily
 from halfmoon_server.web import keys
 from tests.conftest import ROOT
+from tests.server import instances
 from tests.server.conftest import StartServer
 from tests.server.instances import free_port
 from tests.server.support import WsClient, alive
@@ -439,3 +442,109 @@ async def test_a_killed_server_leaves_no_solver_worker_nor_resource_tracker_behi
         for pid in started:
             if alive(pid):  # (the test failed: clean up what it found)
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_cancelled_job_of_a_pool_whose_worker_dies_leaves_no_traceback_and_no_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job cancelled while queued (the daily's wait timing out, ``/readyz``'s check, the app
+    shutting down) then the worker dies: Python 3.11's ProcessPoolExecutor sets the error on every
+    queued job, the cancelled one too, and its management thread dies of ``InvalidStateError``
+    (a traceback in the log) before it stops the pool's other workers."""
+    failures: list[str] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(repr(args.exc_value)))
+    pool = SolverPool(2)
+    try:
+        loop = asyncio.get_running_loop()
+        jobs = [loop.run_in_executor(pool, time.sleep, 1.0) for _ in range(6)]
+        async with asyncio.timeout(10):
+            while len(pool.worker_pids()) < 2:
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)  # the first two run; the rest wait
+        for job in jobs[4:]:
+            job.cancel()
+        await asyncio.sleep(0.1)
+        first, second = pool.worker_pids()
+        os.kill(first, signal.SIGKILL)
+        async with asyncio.timeout(10):
+            while alive(second):  # the broken pool's other worker is stopped
+                await asyncio.sleep(0.02)
+        assert failures == []
+        await asyncio.gather(*jobs[:4])  # the jobs the dead worker lost are run again
+        assert await pool.check() is None, "the pool works again"
+    finally:
+        await pool.close(timeout_s=1.0)
+    assert failures == []
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def _is_solver_worker(pid: int) -> bool:
+    try:
+        return "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+async def test_a_stop_signal_to_the_group_while_the_solver_worker_starts_leaves_no_traceback(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C (SIGINT to the terminal's group) or systemd's SIGTERM to the whole service while
+    the solver worker is still starting — before its initializer makes it ignore them — killed the
+    worker: SIGINT with a ``KeyboardInterrupt`` traceback ("Fatal Python error: init_import_site")
+    in the server's log. The server alone must hear them, and stop cleanly, leaving no process."""
+    port = instances.free_port()
+    command = [sys.executable, "-m", "halfmoon", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--data-dir", str(tmp_path / "data"), "--secret", "review-secret-32-bytes-long-xxxxxxx"]
+    command += ["--solver-workers", "1"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("shared", "server", "client", ""))}
+    log = tmp_path / "server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        async with asyncio.timeout(30):
+            while not any(_is_solver_worker(child) for child in _children(server.pid)):
+                assert server.poll() is None, log.read_text()
+                await asyncio.sleep(0.005)
+        group = list(_children(server.pid))
+        os.killpg(server.pid, sig)
+        assert await asyncio.to_thread(server.wait, 30) == 0, log.read_text()[-3000:]
+        async with asyncio.timeout(10):
+            while any(alive(pid) for pid in group):
+                await asyncio.sleep(0.05)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text and "Fatal Python error" not in text, text[-3000:]
+
+
+async def test_polling_readiness_while_the_solver_worker_hangs_piles_no_jobs_up() -> None:
+    """``/readyz`` polled while the worker hangs (SIGSTOP): every check says so within its time,
+    and they share one trivial job — none is cancelled (see the test above), so each check
+    submitting its own would grow the executor's queue for as long as the worker hangs."""
+    pool = SolverPool(1)
+    try:
+        assert await pool.check() is None
+        (worker,) = pool.worker_pids()
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            answers = list(await asyncio.gather(*(pool.check() for _ in range(5))))
+            answers += [await pool.check(), await pool.check()]
+            assert answers == ["the solver worker does not answer"] * 7
+            # the executor's queue (no public API counts it): one job at most
+            assert len(pool._executor._pending_work_items) <= 1  # type: ignore[attr-defined]
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        async with asyncio.timeout(10):
+            while await pool.check() is not None:
+                await asyncio.sleep(0.05)
+    finally:
+        await pool.close(timeout_s=1.0)

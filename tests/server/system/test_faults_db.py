@@ -40,7 +40,7 @@ from halfmoon_server.web import keys, rest
 from halfmoon_server.web.app import create_app
 from tests.conftest import ROOT, require_service
 from tests.server.conftest import StartServer
-from tests.server.instances import RedisServer
+from tests.server.instances import Instance, RedisServer, tracebacks
 from tests.server.support import WsClient, make_settings, solo_to_the_end, won_record
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -369,3 +369,48 @@ async def test_a_full_disk_under_the_journal_is_not_ready_and_says_so(
         await client.send("move", positions=line[1].names())
         assert (await client.next("moved", "error"))["type"] == "moved"
     await client.close()
+
+
+async def _burst(http: aiohttp.ClientSession, base: str, count: int) -> list[int]:
+    """``count`` reads that each need the database, at once; their statuses. (Not ``/api/daily``:
+    its counts are cached for seconds, so it may answer from before an outage.)"""
+    paths = [f"/api/leaderboard/{CODE}", "/api/daily/2026-11-30/leaderboard", "/api/games/abcdefabcdef"]
+    paths += ["/api/rooms/ZZZZZZ", "/readyz"]  # (not /healthz: liveness asks no database)
+
+    async def one(path: str) -> int:
+        async with http.get(base + path) as response:
+            await response.read()
+            return response.status
+
+    return list(await asyncio.gather(*(one(paths[k % len(paths)]) for k in range(count))))
+
+
+@pytest.mark.postgres
+async def test_a_postgresql_outage_logs_no_error_from_the_driver(
+    tmp_path: Path, pg_proxy: tuple[TcpProxy, str]
+) -> None:
+    """Reads abandoned at their timeout while PostgreSQL is cut make asyncpg open a side connection
+    to cancel the statement; when that one is lost too, asyncpg fails a future nobody awaits
+    (MagicStack/asyncpg#1310) and asyncio logged ``ERROR asyncio: Future exception was never
+    retrieved ... ConnectionError: unexpected connection_lost() call`` — an ERROR line for an
+    outage the server already reports, each time, as one warning."""
+    proxy, db_url = pg_proxy
+    inst = await Instance(tmp_path / "data", db=db_url).start()
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+            assert set(await _burst(http, inst.base, 20)) <= {200, 404}
+            for mode in ("blackhole", "reset"):
+                proxy.cut(mode)  # type: ignore[arg-type]
+                for _ in range(3):
+                    statuses = await _burst(http, inst.base, 70)
+                    assert set(statuses) == {503}, statuses
+                proxy.restore()
+                async with asyncio.timeout(10):
+                    while not set(await _burst(http, inst.base, 10)) <= {200, 404}:
+                        await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)  # the futures are reported when collected
+    finally:
+        inst.stop()
+    errors = [line for line in inst.log.read_text().splitlines() if " ERROR " in line]
+    assert errors == [], errors
+    assert tracebacks(inst) == []

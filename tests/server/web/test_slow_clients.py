@@ -33,6 +33,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from halfmoon_server.web import ws as ws_module
 from halfmoon_server.web.ws import CLOSE_NO_ROOM, CLOSE_TRY_LATER
+from tests.server.instances import Instance
 from tests.server.support import make_settings
 
 HEAD = b"POST /api/rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -435,3 +436,49 @@ async def test_one_failing_look_does_not_stop_the_roomless_closes_for_good(
         finally:
             await first.close()
             await second.close()
+
+
+async def _closed_by_server(reader: asyncio.StreamReader, within_s: float) -> bool:
+    """Whether the server closes this connection (EOF or reset) within ``within_s``."""
+    try:
+        async with asyncio.timeout(within_s):
+            return await reader.read(1024) == b""
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+
+
+async def test_one_address_cannot_hold_more_idle_connections_than_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before HTTP (halfmoon_server.web.admission): one address holds at most 2 × cap + 16 TCP
+    connections, the rest closed at once; and a connection that sends no whole request head
+    (nothing, or a header line now and then: slowloris) is closed after --head-timeout, so
+    silent sockets cannot hold the server's descriptors. The server answers throughout."""
+    cap = 2  # WebSockets per address: TCP connections per address 2 × 2 + 16 = 20
+    monkeypatch.setenv("HALFMOON_MAX_CONNECTIONS_PER_ADDRESS", str(cap))
+    monkeypatch.setenv("HALFMOON_HEAD_TIMEOUT_S", "1.5")
+    inst = await Instance(tmp_path / "data").start()
+    writers: list[asyncio.StreamWriter] = []
+    try:
+        readers = []
+        for k in range(30):
+            reader, writer = await asyncio.open_connection("127.0.0.1", inst.port)
+            if k % 2:  # half send nothing, half a request line and a header, then stall (slowloris)
+                writer.write(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            readers.append(reader)
+            writers.append(writer)
+        over = await asyncio.gather(*(_closed_by_server(reader, 0.5) for reader in readers[20:]))
+        assert all(over), f"{sum(over)} of the 10 connections over the address's 20 were closed at once"
+        early = await asyncio.gather(*(_closed_by_server(reader, 0.2) for reader in readers[:20]))
+        assert not any(early), "the 20 within the limit are not closed before their head timeout"
+        late = await asyncio.gather(*(_closed_by_server(reader, 5.0) for reader in readers[:20]))
+        assert all(late), f"{sum(late)} of 20 silent or slowloris connections were closed after the head timeout"
+        # the limit is free again: the server answers
+        async with aiohttp.ClientSession() as http, http.get(inst.base + "/healthz") as health:
+            assert health.status == 200
+    finally:
+        for writer in writers:
+            writer.close()
+        inst.stop()
