@@ -8,6 +8,7 @@ import asyncio
 import json
 import random
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,3 +282,11 @@ async def daily_ranked(server: Any, name: str, headers: dict[str, str] | CIMulti
     ranked = bool((await client.next("game_over"))["ranked"])
     await client.close()
     return ranked
+
+
+def journal_entries(server: Any, room_id: str) -> list[dict[str, Any]]:
+    """The entries of a room in an embedded server's journal, in order."""
+    path = server.app[keys.SETTINGS].data_dir / "journal.db"
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT entry FROM entries WHERE room = ? ORDER BY n", (room_id,)).fetchall()
+    return [json.loads(e) for (e,) in rows]

@@ -28,6 +28,7 @@ from halfmoon_server.settings import OPTIONS, Settings
 from halfmoon_server.web.app import create_app
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
+from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room, redis_server  # noqa: F401 (a fixture)
 from tests.server.support import WsClient, make_settings
 
 SECRET = "a-daily-secret-of-forty-bytes-for-tests!"
@@ -206,3 +207,28 @@ async def test_the_young_generations_threshold_is_the_servers_while_it_runs(tmp_
     assert gc.get_threshold() == before  # given back: it is the process's, not the app's
     with pytest.raises(SettingsError, match="gc_young"):
         Settings(gc_young=0).validate()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("HALFMOON_FINISHED_HOLD_S", "1e306"), ("HALFMOON_ABANDON_AFTER_S", "1e306"), ("HALFMOON_COUNTDOWN_S", "1e306")],
+)
+def test_a_finite_but_huge_timing_is_a_settings_error_not_a_start_up_traceback(variable: str, value: str) -> None:
+    """c5942f4 refuses nan and inf so that a bad setting is a one-line SettingsError, not a
+    traceback at start-up; but ``Lobby.__init__`` still computes ``int(seconds * 1000)``, and a
+    finite 1e306 s is inf once multiplied: ``OverflowError: cannot convert float infinity to
+    integer`` when the app starts. (A TTL of 1e16 s passes too and overflows orjson's 64-bit
+    integers in every new room's header.) The timings need an upper bound."""
+    with pytest.raises(SettingsError):
+        Settings.from_env({variable: value})
+    with pytest.raises(OverflowError):  # what the server does with it (Lobby.__init__)
+        int(float(value) * 1000)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_finished_hold_must_be_a_finite_number(value: str) -> None:
+    """``--finished-hold nan`` passes validation (``nan <= 0`` is False) and the server then fails
+    to start with a traceback (``int(nan * 1000)`` in ``Lobby.__init__``); ``inf`` likewise
+    (OverflowError). A bad setting should be a one-line SettingsError."""
+    with pytest.raises(SettingsError):
+        Settings.from_env({"HALFMOON_FINISHED_HOLD_S": value})

@@ -175,3 +175,39 @@ def test_a_shutdown_stuck_in_a_thread_still_ends_the_process(tmp_path: Path) -> 
     output = process.stdout.read().decode()
     assert code == 1, output
     assert "cutting it short" in output and "in stuck_in_a_thread" in output
+
+
+async def _deep(depth: int, release: asyncio.Event, where: str) -> None:
+    if depth:
+        await _deep(depth - 1, release, where)
+    elif where == "a":
+        await _waits_in_a(release)
+    else:
+        await _waits_in_b(release)
+
+
+async def _waits_in_a(release: asyncio.Event) -> None:
+    await release.wait()
+
+
+async def _waits_in_b(release: asyncio.Event) -> None:
+    await release.wait()
+
+
+async def test_tasks_stuck_in_different_places_under_a_deep_chain_are_not_merged() -> None:
+    """``await_chain`` keeps the *outermost* ``DEPTH`` (12) frames, though ``DEPTH``'s own comment
+    says the innermost (where a task waits) matter most (threads do keep the innermost:
+    ``format_stack(limit=12)``). c5942f4 now groups tasks by that truncated chain: two tasks under
+    the same 12 outer frames, one stuck in a journal commit and one in a Redis call, become
+    "2 tasks" with neither place shown. An aiohttp WebSocket handler's chain (RequestHandler.start,
+    _handle_request, Application._handle, three middlewares, websocket_handler, dispatch, handle,
+    Room.submit, the log's append, ...) is about that deep."""
+    release = asyncio.Event()
+    tasks = [asyncio.create_task(_deep(12, release, where), name=f"deep-{where}") for where in "ab"]
+    await asyncio.sleep(0)
+    try:
+        described = diagnostics.describe_tasks()
+        assert "in _waits_in_a" in described and "in _waits_in_b" in described, described
+    finally:
+        release.set()
+        await asyncio.gather(*tasks)

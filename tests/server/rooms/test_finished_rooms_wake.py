@@ -1,19 +1,19 @@
 """A finished room asleep (out of memory after ``--finished-hold``) wakes safely: a restart holds
 no more rooms than ``max_rooms``, a resume waiting on a load is not handed a dropped copy, a failed
-wake-up load is still forgotten, a room dropped and held again at once stays followed in Redis.
-(Each test failed on fe82be7, the commit that put finished rooms to sleep.)"""
+wake-up load is still forgotten, a room dropped and held again at once stays followed in Redis,
+and REST readers waking rooms do not crowd out new games. (Each test failed when written: on
+fe82be7, the commit that put finished rooms to sleep, or on c5942f4.)"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-import pytest
+import aiohttp
 
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.errors import LogUnavailable, SettingsError
+from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.rooms.lobby import Lobby
-from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.rooms.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
@@ -124,15 +124,6 @@ async def test_a_room_whose_wake_up_load_fails_is_still_forgotten(
     assert await lobby.log.load(room_id) is None, "the room's log outlived finished_ttl_s for good"
 
 
-@pytest.mark.parametrize("value", ["nan", "inf"])
-def test_finished_hold_must_be_a_finite_number(value: str) -> None:
-    """``--finished-hold nan`` passes validation (``nan <= 0`` is False) and the server then fails
-    to start with a traceback (``int(nan * 1000)`` in ``Lobby.__init__``); ``inf`` likewise
-    (OverflowError). A bad setting should be a one-line SettingsError."""
-    with pytest.raises(SettingsError):
-        Settings.from_env({"HALFMOON_FINISHED_HOLD_S": value})
-
-
 async def test_a_room_dropped_and_held_again_at_once_stays_followed_in_redis(
     tmp_path: Any,
     clock: ManualClock,
@@ -159,3 +150,26 @@ async def test_a_room_dropped_and_held_again_at_once_stays_followed_in_redis(
         assert log.instance.encode() in await log.redis.smembers(_followers_key(room.id))
     finally:
         await log.close()
+
+
+async def test_reading_sleeping_rooms_over_rest_does_not_crowd_out_new_games_for_the_whole_hold(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """``GET /api/rooms/{id}`` of a finished room asleep loads it with ``Lobby.find`` (hold=True):
+    held, counted against ``max_rooms`` (``ensure_capacity``), with no capacity check of its own.
+    Before c5942f4 the next ticker round put it back to sleep (it finished long ago); now its hold
+    runs from the load (``_held_since``), so each anonymous, unlimited GET takes a room's place
+    for ``finished_hold_s`` (60 s): a client that knows a few finished room ids (its own solo
+    games, or the ``room`` of games on the leaderboards) keeps the server ``server_full``."""
+    server = await start_server(tick_s=3600.0, finished_hold_s=60, finished_ttl_s=600, max_rooms=2)
+    lobby: Lobby = server.app[keys.LOBBY]
+    asleep = [(await _asleep(lobby, clock, server, 60_000))[0] for _ in range(2)]
+    assert lobby.rooms == {}
+    async with aiohttp.ClientSession() as http:
+        for room_id in asleep:
+            read = await (await http.get(server.make_url(f"/api/rooms/{room_id}"))).json()
+            assert read["phase"] == "finished"
+    clock.advance(1_000)
+    await lobby.tick()  # a ticker round after the reads
+    assert not set(asleep) & set(lobby.rooms), "two GETs hold two finished rooms for finished_hold_s"
+    await assert_a_new_game_is_welcome(server)

@@ -12,7 +12,7 @@ import aiohttp
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient, make_sealed_room, won_record
+from tests.server.support import WsClient, journal_entries, make_sealed_room, won_record
 
 
 async def _room(server: object, code: str | None = None) -> str:
@@ -246,3 +246,27 @@ async def test_a_name_and_its_lower_case_cannot_both_sit_in_a_room(start_server:
     for client in (first, second):
         await client.close()
     assert answer["type"] == "error" and answer["code"] == "name_taken", answer
+
+
+CODE = won_record().code
+
+
+async def test_refused_commands_are_not_logged(start_server: StartServer) -> None:
+    """Only ``move`` is checked before it is logged (`Room.precheck_move`); ``undo`` with nothing
+    to undo, ``give_up``/``undo`` after the game is over, ``start`` by a non-host, ``join`` with a
+    taken name are appended (durably: a journal commit, or a Redis RPUSH and PUBLISH to every
+    instance) and then refused. At the default rate limit (10/s per connection, any number of
+    connections) one client adds 36 000 entries an hour to a room's log, which is never
+    compacted: every instance that loads the room replays them all, and Redis keeps them."""
+    server = await start_server()
+    ada = await WsClient.connect(server, "ada")
+    await ada.send("solo", name="Ada", code=str(CODE))
+    welcome = await ada.next("welcome")
+    room_id = welcome["room"]["room"]
+    before = len(journal_entries(server, room_id))
+    for _ in range(30):
+        await ada.send("undo")
+        assert (await ada.next("error"))["code"] == "nothing_to_undo"
+    after = journal_entries(server, room_id)
+    await ada.close()
+    assert len(after) == before, f"30 refused undos added {len(after) - before} entries to the room's log"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import glob
+import os
+import shutil
+import subprocess
 import sys
 import weakref
 from typing import ClassVar
@@ -72,3 +76,81 @@ async def test_with_the_backport_a_closed_transport_is_freed_at_once() -> None:
     release_transport_cycles()
     release_transport_cycles()  # idempotent
     assert await closed_transports_left(6) == 0
+
+
+#: Run by another interpreter: how many server transports ended by ``abort()`` are still alive,
+#: with the collector off, once :func:`~halfmoon_server.web.cycles.release_transport_cycles` is on.
+_ABORTED_TRANSPORTS = """
+import asyncio, gc, weakref
+from halfmoon_server.web.cycles import release_transport_cycles
+
+class Keep(asyncio.Protocol):
+    refs = []
+    def connection_made(self, transport):
+        self.refs.append(weakref.ref(transport))
+
+async def main():
+    release_transport_cycles()
+    server = await asyncio.get_running_loop().create_server(Keep, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    gc.disable()
+    for _ in range(6):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"x")
+        await writer.drain()
+        await asyncio.sleep(0.01)
+        transport = Keep.refs[-1]()
+        transport.abort()  # what Connection.drop, the connection guard and a reset do
+        del transport
+        await asyncio.sleep(0.01)
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except ConnectionError:
+            pass
+        del reader, writer
+    await asyncio.sleep(0.05)
+    print(sum(ref() is not None for ref in Keep.refs))
+    gc.enable()
+    server.close()
+
+asyncio.run(main())
+"""
+
+
+def _later_pythons() -> list[str]:
+    """Interpreters of Python 3.12 and later found on this machine (PATH, pyenv)."""
+    found = {shutil.which(f"python3.{minor}") for minor in range(12, 16)}
+    found |= set(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
+    usable = []
+    for path in sorted(p for p in found if p):
+        try:  # (a pyenv shim on PATH may name a version that is not installed)
+            check = subprocess.run([path, "-c", "import sys; assert sys.version_info >= (3, 12)"], timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if check.returncode == 0:
+            usable.append(path)
+    return usable
+
+
+@pytest.mark.skipif(not _later_pythons(), reason="no Python 3.12 or later on this machine")
+def test_an_aborted_transport_is_freed_by_its_reference_count_on_python_312_and_later() -> None:
+    """pyproject says Python 3.11 to 3.13. CPython 3.12 breaks the transport's cycle in
+    ``close()`` only, and :func:`~halfmoon_server.web.cycles.release_transport_cycles` does nothing
+    there; a transport ended by ``abort()`` (``Connection.drop``: a slow client, a heartbeat
+    unanswered; the connection guard's refusals) or by a reset (``_force_close``) never calls
+    ``close()``. On every supported Python such a transport must be freed by its reference count,
+    as it is on 3.11 with the backport (which hooks ``_call_connection_lost``, reached both ways)."""
+    alive = {}
+    for python in _later_pythons():
+        out = subprocess.run(
+            [python, "-c", _ABORTED_TRANSPORTS],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "server")},  # cycles.py imports no third party
+        )
+        assert out.returncode == 0, out.stderr
+        alive[python] = int(out.stdout)
+    assert all(n == 0 for n in alive.values()), f"aborted transports left to the collector, of 6: {alive}"
