@@ -30,6 +30,8 @@ from tests.server.support import WsClient, won_record
 from tests.server.system.test_cluster import race_through_a_balancer
 from tests.server.system.test_durability import play
 
+pytestmark = pytest.mark.slow  # builds the images and starts the compose stack: minutes
+
 #: The ports deploy/compose.yaml takes on the host: nginx, the instances, their metrics,
 #: PostgreSQL and Redis.
 PORTS = (8000, 8081, 8082, 8083, 18081, 18082, 18083, 5433, 6380)
