@@ -61,6 +61,7 @@ async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad
     return sum(len(room.delivered) for room in players) * pad
 
 
+@pytest.mark.slow
 async def test_the_write_ahead_log_stays_bounded_while_moves_keep_coming(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -81,6 +81,7 @@ def test_secrets_from_files(tmp_path: Path) -> None:
         Settings.from_env({"HALFMOON_SECRET_FILE": str(tmp_path / "empty")})
 
 
+@pytest.mark.slow
 def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None:
     (tmp_path / "short").write_text("short")
     cases = [

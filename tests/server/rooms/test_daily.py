@@ -177,6 +177,7 @@ async def test_daily_deal_is_the_first_winnable_candidate(start_server: StartSer
     await client.close()
 
 
+@pytest.mark.slow
 async def test_the_daily_player_count_is_a_count_not_a_capped_list(start_server: StartServer) -> None:
     """1,200 ranked players (and unranked attempts, and another day's) say 1,200: the leaderboard
     is capped at 1,000 rows, the count is a COUNT."""

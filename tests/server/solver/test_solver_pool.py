@@ -526,6 +526,7 @@ async def test_a_stop_signal_to_the_group_while_the_solver_worker_starts_leaves_
     assert "Traceback" not in text and "Fatal Python error" not in text, text[-3000:]
 
 
+@pytest.mark.slow
 async def test_polling_readiness_while_the_solver_worker_hangs_piles_no_jobs_up() -> None:
     """``/readyz`` polled while the worker hangs (SIGSTOP): every check says so within its time,
     and they share one trivial job — none is cancelled (see the test above), so each check

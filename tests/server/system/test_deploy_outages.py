@@ -33,6 +33,8 @@ from tests.server.system.test_deploy import nginx_config
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
 
+pytestmark = pytest.mark.slow  # nginx in front of real instances through outages: ~20 s
+
 CODE = str(won_record().code)
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
 #: How long the database stays cut while players come and go.

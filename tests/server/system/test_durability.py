@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from halfmoon.game import Move
 from tests.server.instances import Instance
 from tests.server.support import WsClient, won_record
+
+pytestmark = pytest.mark.slow  # real servers killed and restarted
 
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
 CODE = str(won_record().code)

@@ -26,6 +26,8 @@ from tests.server.support import WsClient, solo_to_the_end, won_record
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
 
+pytestmark = pytest.mark.slow  # real servers stopped and restarted through outages: ~40 s
+
 CODE = str(won_record().code)
 #: How long the stored games may take to reach the leaderboard once the database is back.
 SETTLE_S = 20.0

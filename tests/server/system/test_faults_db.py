@@ -102,6 +102,7 @@ async def wait_for_games(http: aiohttp.ClientSession, server: TestServer, expect
             await asyncio.sleep(0.1)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.parametrize("mode", ["reset", "blackhole"])
 async def test_games_that_end_while_postgresql_is_cut_all_reach_the_leaderboard_once(
@@ -385,6 +386,7 @@ async def _burst(http: aiohttp.ClientSession, base: str, count: int) -> list[int
     return list(await asyncio.gather(*(one(paths[k % len(paths)]) for k in range(count))))
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 async def test_a_postgresql_outage_logs_no_error_from_the_driver(
     tmp_path: Path, pg_proxy: tuple[TcpProxy, str]

@@ -15,6 +15,7 @@ import asyncio
 from pathlib import Path
 
 import aiohttp
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from halfmoon_client.bots import run_bots
@@ -22,6 +23,8 @@ from halfmoon_client.rest import create_room
 from halfmoon_client.terminal import watch_room
 from tests.client.support import RecordingScreen
 from tests.server.instances import Instance
+
+pytestmark = pytest.mark.slow  # a real server collecting its whole heap
 
 #: How often the server under test collects its whole heap (``--gc-collect``).
 COLLECT_S = 0.5

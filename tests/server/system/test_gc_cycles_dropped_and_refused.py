@@ -48,6 +48,8 @@ from aiohttp import WSMsgType
 from tests.server.instances import Instance
 from tests.server.system.test_gc_cycles import COLLECT_S, after_full_collections
 
+pytestmark = pytest.mark.slow  # real servers collecting their whole heap: ~25 s
+
 
 def handshake(extra: str = "") -> bytes:
     key = base64.b64encode(os.urandom(16)).decode()

@@ -26,6 +26,8 @@ from tests.server.instances import Instance
 from tests.server.support import WsClient
 from tests.server.system.test_durability import CODE, LINE, play, resume
 
+pytestmark = pytest.mark.slow  # real servers killed and restarted
+
 NAMES = ("Ada", "Bob", "Cy")
 
 

@@ -17,8 +17,11 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # a real server at its open-file limit
 
 SECRET = "a-daily-secret-of-forty-bytes-for-tests!"
 LIMIT = 90

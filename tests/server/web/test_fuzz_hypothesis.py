@@ -58,6 +58,8 @@ from tests.server.web.test_fuzz import (
     _check_reply,
 )
 
+pytestmark = pytest.mark.slow  # hypothesis against a live server: ~10 s
+
 #: The race's deal: the golden won record's, so the other racer can play it to a win.
 RECORD = won_record()
 CODE = str(RECORD.code)

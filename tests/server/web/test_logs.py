@@ -208,6 +208,7 @@ OUTAGE_S = 8.0
 MAX_LINES = 12
 
 
+@pytest.mark.slow
 @pytest.mark.redis
 async def test_a_redis_outage_under_polling_writes_a_few_lines_not_one_per_poll(tmp_path: Path) -> None:
     require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
@@ -228,6 +229,7 @@ async def test_a_redis_outage_under_polling_writes_a_few_lines_not_one_per_poll(
     assert len(lines) <= MAX_LINES, f"{len(lines)} lines for {answers} answers:\n" + "\n".join(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.parametrize("mode", ["reset", "blackhole"])
 async def test_a_postgresql_outage_under_polling_writes_a_few_lines_not_one_per_poll(

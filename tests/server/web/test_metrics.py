@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -197,6 +198,7 @@ async def test_promtool_finds_nothing_to_say_about_the_metrics(start_server: Sta
     assert (checked.returncode, checked.stdout + checked.stderr) == (0, "")
 
 
+@pytest.mark.slow
 async def test_metrics_are_served_on_their_own_listener_and_not_on_the_application_port(tmp_path: Path) -> None:
     metrics_port = free_port()
     inst = Instance(tmp_path, args=("--metrics-port", str(metrics_port)), env={"HALFMOON_METRICS_ON_APP_PORT": "0"})

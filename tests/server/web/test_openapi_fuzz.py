@@ -45,6 +45,8 @@ from tests.server.support import T0, WsClient, make_settings, won_record
 sys.path.insert(0, str(ROOT / "bench"))
 from tcp_proxy import TcpProxy
 
+pytestmark = pytest.mark.slow  # schemathesis over every operation: ~10 s
+
 SCHEMA = schemathesis.openapi.from_path(ROOT / "docs" / "openapi.yaml")
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = int(os.environ.get("HALFMOON_OPENAPI_EXAMPLES", "30"))
