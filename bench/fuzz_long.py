@@ -1,6 +1,6 @@
 """Long protocol fuzz, by hand: ``python bench/fuzz_long.py --minutes 3`` (or ``--examples 5000``).
 
-The strategies of tests/server/test_fuzz_hypothesis.py — random frames, and valid messages of
+The strategies of tests/server/web/test_fuzz_hypothesis.py — random frames, and valid messages of
 every type mutated — run for minutes instead of seconds, against a real ``halfmoon serve``
 subprocess on 127.0.0.1 (SQLite in a fresh data directory, the real clock, no countdown, the
 per-connection and per-address limits lifted: every frame comes from one address, fast). The
@@ -45,7 +45,7 @@ from benchlib import free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the strategies live with the test
-from tests.server.test_fuzz_hypothesis import (  # noqa: E402
+from tests.server.web.test_fuzz_hypothesis import (  # noqa: E402
     Frame,
     RaceFuzz,
     mutated_frames,

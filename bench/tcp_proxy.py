@@ -11,7 +11,7 @@ every connection to ``127.0.0.1:target_port``.
   then, as a frozen server's peers would eventually see).
 
 The proxy runs its own event loop in a daemon thread, so synchronous tests, asyncio tests and
-benchmark scripts drive it alike. Used by tests/server/test_faults_db.py and bench/soak.py.
+benchmark scripts drive it alike. Used by tests/server/system/test_faults_db.py and bench/soak.py.
 """
 
 from __future__ import annotations

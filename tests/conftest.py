@@ -1,7 +1,11 @@
-"""Shared test set-up: where the outside services are, and the skip-or-fail rule.
+"""Shared test set-up: where the outside services are, the skip-or-fail rule, and the inner loop.
 
 Tests that need PostgreSQL, Redis, nginx or chromium skip with a clear reason when the service
 is missing — except under ``CI=true``, where a missing service is a failure.
+
+``pytest --fast`` skips the tests marked ``slow`` (real ``halfmoon serve`` processes and clusters,
+containers, soaks, fuzzing at length) and every test that starts chromium: a developer's inner
+loop of a few minutes. The whole suite, the default, stays what CI and a change's end run.
 """
 
 from __future__ import annotations
@@ -64,3 +68,23 @@ def nginx_path() -> str:
     path = shutil.which("nginx") or "/usr/sbin/nginx"
     require_service("nginx", Path(path).exists(), "no nginx binary; apt-get install nginx")
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="skip the slow tests (marked slow, or starting chromium): the inner loop; the default runs all",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects: ``-m "not slow"`` is --fast too
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that starts chromium is slow (a browser, a shared server, pages); under ``--fast``
+    every slow test is skipped, with the reason shown."""
+    skip = pytest.mark.skip(reason="slow: skipped by --fast")
+    for item in items:
+        if "chromium_path" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+        if config.getoption("--fast") and item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)

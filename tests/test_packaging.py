@@ -103,7 +103,7 @@ def test_the_sdist_holds_the_licence_and_runnable_tests(dist: Path, tmp_path: Pa
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root / d) for d in ("shared", "server", "client"))}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/engine/test_codes.py",
-         "tests/engine/test_deal.py", "tests/engine/test_record.py", "tests/server/test_settings_cli.py"],
+         "tests/engine/test_deal.py", "tests/engine/test_record.py", "tests/server/ops/test_settings_cli.py"],
         cwd=root, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

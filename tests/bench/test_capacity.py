@@ -117,6 +117,7 @@ def test_bad_inputs_are_refused_with_a_reason(model: Any, units: Any, tmp_path: 
     assert model.main(["--units", str(broken)]) == 2  # the command line says why, no traceback
 
 
+@pytest.mark.slow
 def test_the_measuring_script_runs_in_quick_mode(postgres_url: str, tmp_path: Path) -> None:
     require_service("redis-server", shutil.which("redis-server") is not None, "apt-get install redis-server")
     out = tmp_path / "units.json"

@@ -12,9 +12,12 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 def test_the_quick_load_run_plays_whole_games_and_draws_its_chart(tmp_path: Path) -> None:
     out, svg = tmp_path / "load.json", tmp_path / "load.svg"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HALFMOON_")}

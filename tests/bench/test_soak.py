@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def test_a_short_soak_with_outages_and_storms_loses_nothing(postgres_url: str, tmp_path: Path) -> None:

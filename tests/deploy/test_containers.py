@@ -27,8 +27,10 @@ import redis.exceptions
 from halfmoon.game import Move
 from tests.conftest import ROOT, require_service
 from tests.server.support import WsClient, won_record
-from tests.server.test_cluster import race_through_a_balancer
-from tests.server.test_durability import play
+from tests.server.system.test_cluster import race_through_a_balancer
+from tests.server.system.test_durability import play
+
+pytestmark = pytest.mark.slow  # builds the images and starts the compose stack: minutes
 
 #: The ports deploy/compose.yaml takes on the host: nginx, the instances, their metrics,
 #: PostgreSQL and Redis.

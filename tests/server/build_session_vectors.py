@@ -8,7 +8,7 @@ The server runs in process on 127.0.0.1 with its clock held still and moved by h
 strictly in order, so every run records the same thing. The facts each ``check`` expects are
 worked out here from the engine (each racer's :class:`~halfmoon.game.Game`) and the rule the
 protocol gives for spectators, not read from the messages.
-``tests/server/test_session_vectors.py`` checks that this script still records the committed file.
+``tests/server/system/test_session_vectors.py`` checks that this script still records the committed file.
 
 Regenerate with ``python -m tests.server.build_session_vectors`` (from the repository root).
 """

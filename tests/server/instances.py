@@ -149,3 +149,9 @@ class RedisServer:
             self.process.send_signal(sig)
             self.process.wait(30)
             self.process = None
+
+
+def tracebacks(inst: Instance) -> list[str]:
+    """The tracebacks in an instance's log (the first 1,500 characters of each)."""
+    text = inst.log.read_text(errors="replace")
+    return [chunk[:1500] for chunk in text.split("Traceback")[1:]]

@@ -1,5 +1,6 @@
 """Test support for the server: settings for tests, a WebSocket client that records every
-message it receives, won and stalling lines, and the hidden-information checker."""
+message it receives, won and stalling lines, the hidden-information checker, a sealed room and a
+daily attempt."""
 
 from __future__ import annotations
 
@@ -7,18 +8,21 @@ import asyncio
 import json
 import random
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestServer
+from multidict import CIMultiDict
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 from halfmoon.record import GameRecord
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.settings import Settings
+from halfmoon_server.web import keys
 from tests.conftest import VECTORS
 
 T0 = 1_795_900_000_000  # 2026-11-28 18:26:40 UTC
@@ -258,3 +262,31 @@ def check_hidden_information(history: list[dict[str, Any]]) -> list[str]:
     for message in history:
         tracker.feed(message)
     return tracker.problems
+
+
+async def make_sealed_room(server: Any) -> tuple[str, str]:
+    """A new sealed race room: its id and its commitment."""
+    async with aiohttp.ClientSession() as http:
+        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+    assert created["sealed"] is True
+    room_id = created["room"]
+    return room_id, str(server.app[keys.LOBBY].rooms[room_id].race.commitment)
+
+
+async def daily_ranked(server: Any, name: str, headers: dict[str, str] | CIMultiDict[str] | None = None) -> bool:
+    """Play today's daily as ``name`` (giving up at once): was the attempt ranked?"""
+    client = await WsClient.connect(server, name, headers=headers or {})
+    await client.send("daily", name=name)
+    await client.next("welcome")
+    await client.send("give_up")
+    ranked = bool((await client.next("game_over"))["ranked"])
+    await client.close()
+    return ranked
+
+
+def journal_entries(server: Any, room_id: str) -> list[dict[str, Any]]:
+    """The entries of a room in an embedded server's journal, in order."""
+    path = server.app[keys.SETTINGS].data_dir / "journal.db"
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT entry FROM entries WHERE room = ? ORDER BY n", (room_id,)).fetchall()
+    return [json.loads(e) for (e,) in rows]

@@ -10,6 +10,7 @@ import time
 import urllib.request
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 from websockets.sync.client import connect
 
@@ -193,3 +194,38 @@ def test_whether_each_game_is_ranked_shows_without_scrolling_sideways_on_a_phone
                     width, n, box, panel
                 )
         screenshot(page, f"history-sealed-{width}")
+
+
+def give_up(page: Page, label: str = "Abbandona") -> None:
+    button = page.locator(".bar").get_by_role("button", name=label)
+    expect(button).to_be_enabled()
+    button.click()
+    page.locator("dialog.confirm").get_by_role("button", name=label).click()
+
+
+@pytest.mark.browser
+def test_the_history_pages_check_mark_columns_say_what_they_mean_and_the_streak_is_not_a_series(
+    pages: Pages,
+) -> None:
+    # a race given up: one game in the player's history (the race's code is out with its results)
+    ada = pages.new("/", viewport=PHONE_390)
+    ada.fill("#name", "Ada")
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    ada.get_by_role("button", name="Via!").click()
+    give_up(ada)
+    expect(ada.locator("table.results tbody tr")).to_have_count(1)
+    ada.goto("/me")
+    expect(ada.locator("h1")).to_contain_text("Le tue partite")
+    # «Serie» is a series of races now: the days-in-a-row figure has a name of its own
+    expect(ada.locator('[data-stat="streak"] .name')).to_have_text("Giorni di fila")
+    expect(ada.locator("main")).not_to_contain_text("serie")
+    # the «✓» column is read aloud for what it means, not as "check mark"
+    expect(ada.get_by_role("columnheader", name="vinta senza annullare")).to_have_count(1)
+    screenshot(ada, "history-check-marks-390x844")
+    ada.evaluate("() => localStorage.setItem('halfmoon.settings', JSON.stringify({name: 'Ada', lang: 'en'}))")
+    ada.set_viewport_size(DESKTOP_1366)
+    ada.reload()
+    expect(ada.locator('[data-stat="streak"] .name')).to_have_text("Daily streak")
+    expect(ada.get_by_role("columnheader", name="won without an undo")).to_have_count(1)
+    screenshot(ada, "history-check-marks-1366x768")

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.browser
 
 #: the issue's two sizes (the screenshots in docs/screenshots are named by them)
 PHONE: ViewportSize = {"width": 390, "height": 844}
+SMALL_PHONE: ViewportSize = {"width": 360, "height": 640}
 DESKTOP: ViewportSize = {"width": 1366, "height": 768}
 
 
@@ -31,12 +32,13 @@ def open_race(pages: Pages) -> tuple[Page, Page, str]:
     return ada, bob, room
 
 
-def give_up(page: Page) -> None:
-    """Give up from the bar (it asks first), once the race is on."""
-    button = page.locator(".bar").get_by_role("button", name="Abbandona")
+def give_up(page: Page, label: str = "Abbandona") -> None:
+    """Give up from the bar (it asks first), once the race is on (``label``: the button's, in the
+    page's language)."""
+    button = page.locator(".bar").get_by_role("button", name=label)
     expect(button).to_be_enabled()
     button.click()
-    page.locator("dialog.confirm").get_by_role("button", name="Abbandona").click()
+    page.locator("dialog.confirm").get_by_role("button", name=label).click()
 
 
 def race_to_the_results(host: Page, other: Page) -> None:
@@ -112,3 +114,52 @@ def test_a_series_of_three_races_ends_with_its_points_table(pages: Pages) -> Non
     screenshot(bob, "series-final-390x844")
     screenshot(ada, "series-final-1366x768")
     assert ada.url.endswith(f"/r/{room}")
+
+
+def test_a_racer_who_sits_the_rematch_out_follows_the_track_and_can_propose_the_next(pages: Pages) -> None:
+    ada = pages.new("/", viewport=DESKTOP)
+    ada.fill("#name", "Ada")
+    ada.click("#create-race")
+    ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
+    room = ada.url.rsplit("/", 1)[1]
+    bob = pages.new(f"/r/{room}", viewport=PHONE, name="Bob")
+    cy = pages.new(f"/r/{room}", viewport=SMALL_PHONE, settings={"name": "Cy", "lang": "en"})
+    expect(ada.locator(".players li")).to_have_count(3)
+    ada.get_by_role("button", name="Via!").click()
+    give_up(ada)
+    give_up(bob)
+    give_up(cy, "Give up")
+    expect(cy.locator("table.results tbody tr")).to_have_count(3)
+    # Ada proposes the rematch, Bob takes his place, Cy does not: she sits race 2 out
+    ada.locator(".endbox").get_by_role("button", name="Rivincita").click()
+    bob.get_by_role("button", name="Accetta la rivincita").click()
+    expect(ada.locator(".players li")).to_have_count(2)
+    ada.get_by_role("button", name="Via!").click()
+    expect(ada.locator(".bar [data-stat=code]")).to_contain_text("sigillato")
+    note = cy.locator(".sitting-out")
+    expect(note).to_have_text(re.compile(r"^You are sitting this race out"))
+    # no empty board, no score or moves of hers, no Undo or Give up: the track, with both racers
+    expect(cy.locator(".board-wrap")).to_be_hidden()
+    for stat in ("score", "moves"):
+        expect(cy.locator(f".bar [data-stat={stat}]")).to_be_hidden()
+    expect(cy.locator(".bar").get_by_role("button")).to_have_count(0)  # (and «Copy» waits for the code)
+    expect(cy.locator(".track .lane")).to_have_count(2)
+    box = cy.locator(".opponents").bounding_box()
+    assert box is not None and box["height"] > 150, box  # the track gets the room the board had
+    screenshot(cy, "sitting-out-360x640")
+    cy.set_viewport_size(DESKTOP)
+    expect(note).to_be_visible()
+    screenshot(cy, "sitting-out-1366x768")
+    give_up(ada)
+    give_up(bob)
+    # the results: she says so in the past, and the rematch button is hers to press (by keyboard too)
+    expect(cy.locator("table.results tbody tr")).to_have_count(2)
+    expect(note).to_have_text(re.compile(r"^You sat this race out"))
+    expect(cy.locator(".bar [data-stat=time]")).to_be_hidden()  # the race's clock would run on
+    screenshot(cy, "sat-out-results-1366x768")
+    rematch = cy.get_by_role("button", name="Rematch")
+    expect(rematch).to_be_visible()
+    rematch.focus()
+    cy.keyboard.press("Enter")
+    expect(cy.locator(".lobby h1")).to_contain_text("race 3")
+    expect(ada.get_by_role("button", name="Accetta la rivincita")).to_be_visible()

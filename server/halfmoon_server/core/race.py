@@ -8,7 +8,8 @@ each viewer's view of it (who may see which card and the code: the visibility po
 ``start``, ``move``, ``undo``, ``give_up``, ``leave``, ``connect``, ``disconnect``, ``tick(now)``,
 ``recorded``, ``rematch``, ``accept`` — and returns domain events (:mod:`halfmoon_server.core.events`);
 :meth:`Race.next_deadline` says when it next needs a ``tick``. It imports no asyncio, no
-aiohttp, no storage and reads no clock: its tests drive whole races in microseconds (tests/server/test_race_core.py).
+aiohttp, no storage and reads no clock: its tests drive whole races in microseconds
+(tests/server/core/test_race_core.py).
 
 A refused command raises :class:`~halfmoon_server.errors.Refusal` and changes nothing.
 

@@ -5,7 +5,7 @@ and small (``halfmoon_server.web.app._freeze_gc``: the heap is frozen every ``--
 generations collected just before). Each cycle a connection leaves holds that whole connection —
 transport, socket, buffers, request, WebSocket — until then, and makes that collection longer.
 So the cycles the standard library and aiohttp make on a connection's common paths are broken
-here (``tests/server/test_gc_cycles.py`` and ``test_review_15d.py`` count what is left):
+here (``tests/server/system/test_gc_cycles.py`` and ``test_gc_cycles_dropped_and_refused.py`` count what is left):
 
 - :func:`release_transport_cycles`: asyncio's socket transport keeps a bound method of itself
   (``_read_ready_cb``; on Python 3.12 and later ``_write_ready`` too). CPython 3.12 drops them in

@@ -1,0 +1,127 @@
+"""One client address cannot fill the server: new rooms (races, solo games, daily attempts) are
+rate-limited per address, behind a proxy by the address the proxy saw."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDict
+
+from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, daily_ranked
+
+
+async def _post_room(session: aiohttp.ClientSession, url: str, **headers: str) -> tuple[int, dict[str, object]]:
+    async with session.post(url, headers=headers, json={}) as response:
+        return response.status, await response.json()
+
+
+async def test_too_many_races_from_one_address_get_429_until_credits_refill(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(room_burst=3, room_per_min=60)  # one credit back each second
+    url = str(server.make_url("/api/rooms"))
+    live = server.app[keys.LOBBY].rooms
+    async with aiohttp.ClientSession() as session:
+        assert [(await _post_room(session, url))[0] for _ in range(3)] == [201, 201, 201]
+        status, body = await _post_room(session, url)
+        assert status == 429
+        assert body["error"]["code"] == "rate_limited"  # type: ignore[index]
+        assert "try again" in body["error"]["message"]  # type: ignore[index]
+        assert len(live) == 3, "a refused request creates no room"
+        clock.advance(1000)
+        assert (await _post_room(session, url))[0] == 201
+        assert (await _post_room(session, url))[0] == 429
+
+
+async def test_solo_games_and_daily_attempts_share_the_limit_and_a_refusal_spends_no_attempt(
+    start_server: StartServer,
+) -> None:
+    server = await start_server(room_burst=2, room_per_min=1)
+    live = server.app[keys.LOBBY].rooms
+    first = await WsClient.connect(server, "first")
+    await first.send("solo", name="Ada")
+    assert (await first.next("welcome"))["role"] == "player"
+    second = await WsClient.connect(server, "second")
+    await second.send("daily", name="Bob")
+    assert (await second.next("welcome"))["room"]["mode"] == "daily"
+    third = await WsClient.connect(server, "third")
+    await third.send("daily", name="Cy")
+    error = await third.next("error")
+    assert error["code"] == "rate_limited"
+    assert len(live) == 2
+    # Cy's ranked attempt of the day was not used up by the refusal
+    day = server.app[keys.DAILY].today()
+    assert await server.app[keys.STORAGE].claim_daily_attempt(day, "cy", datetime.now(UTC)) is True
+    for client in (first, second, third):
+        await client.close()
+
+
+async def test_behind_a_trusted_proxy_each_client_has_its_own_credits(start_server: StartServer) -> None:
+    server = await start_server(room_burst=1, room_per_min=1, trust_forwarded=True)
+    url = str(server.make_url("/api/rooms"))
+    async with aiohttp.ClientSession() as session:
+        # the proxy appends the address it saw; earlier entries are the client's own claims
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.7"}))[0] == 201
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "198.51.100.1, 203.0.113.7"}))[0] == 429
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.8"}))[0] == 201
+
+
+async def test_without_a_trusted_proxy_a_forged_header_does_not_buy_credits(start_server: StartServer) -> None:
+    server = await start_server(room_burst=1, room_per_min=1)
+    url = str(server.make_url("/api/rooms"))
+    async with aiohttp.ClientSession() as session:
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.7"}))[0] == 201
+        assert (await _post_room(session, url, **{"X-Forwarded-For": "203.0.113.8"}))[0] == 429
+
+
+async def test_daily_attempts_in_flight_cannot_take_the_server_past_max_rooms(
+    start_server: StartServer, monkeypatch: Any
+) -> None:
+    """A `daily` whose claim is in flight holds a place: concurrent clients cannot take the
+    server past `max_rooms` (the bound on rooms in memory), and the claimed attempt is not
+    refused after it was spent."""
+    server = await start_server(max_rooms=1)
+    storage = server.app[keys.STORAGE]
+    release = asyncio.Event()
+    claim = storage.claim_daily_attempt
+
+    async def slow(*args: Any, **options: Any) -> bool:
+        await release.wait()
+        return await claim(*args, **options)
+
+    monkeypatch.setattr(storage, "claim_daily_attempt", slow)
+    ada = await WsClient.connect(server, "ada")
+    bob = await WsClient.connect(server, "bob")
+    await ada.send("daily", name="Ada")
+    await asyncio.sleep(0.1)  # Ada's claim is waiting on the database
+    await bob.send("solo", name="Bob")
+    assert (await bob.next("welcome", "error"))["code"] == "server_full"  # Ada's claim holds the place
+    release.set()
+    answer = await ada.next("welcome", "error")
+    live = server.app[keys.LOBBY].rooms
+    assert answer["type"] == "welcome" and answer["room"]["mode"] == "daily"
+    assert len(live) <= 1, f"max_rooms is 1 but {len(live)} rooms are live"
+    for client in (ada, bob):
+        await client.close()
+
+
+async def test_a_client_forged_forwarded_for_header_is_not_taken_for_the_proxys(start_server: StartServer) -> None:
+    """A proxy that appends its own X-Forwarded-For *field* (HAProxy's option forwardfor) after the
+    client's: client_address reads only the first field (headers.get), the client's forgery, so each
+    forged address gets its own ranked attempts and room credits. RFC 9110 §5.3: several fields are
+    one comma-joined list — the last entry of all of them is the proxy's (low severity: the shipped
+    nginx sends one field)."""
+    server = await start_server(trust_forwarded=True, daily_ranked_per_address=1)
+    ranked = []
+    for k in range(2):
+        headers: CIMultiDict[str] = CIMultiDict()
+        headers.add("X-Forwarded-For", f"10.0.0.{k + 1}")  # the client's claim
+        headers.add("X-Forwarded-For", "198.51.100.7")  # what the proxy saw
+        ranked.append(await daily_ranked(server, f"Forger{k}", headers))
+    assert ranked == [True, False], ranked
