@@ -10,7 +10,7 @@ import pytest
 
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.errors import LogUnavailable
-from tests.server.test_journal import _Room
+from tests.server.adapters.test_journal import _Room
 
 
 @pytest.fixture(params=["memory", "journal"])
