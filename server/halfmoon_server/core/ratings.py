@@ -141,7 +141,9 @@ class RatedRace:
 @dataclass(frozen=True, slots=True)
 class RatingChange:
     """One identity's rating before and after one race (``reason``: why it was not rated; then
-    ``before`` is ``after``). ``field``: how many identities the race rated."""
+    ``after`` is ``before``). ``field``: how many identities the race rated; ``name``: the name it
+    raced under, which ``after`` carries too (``before`` carries none: what a name was before is
+    not the race's to say)."""
 
     race: str
     ended_at_ms: int
@@ -216,13 +218,17 @@ def rate(ratings: Mapping[str, Rating], race: RatedRace) -> list[RatingChange]:
         rated = MODEL.rate(teams, ranks=[float(p.place) for p in race.placings])
         for p, old, [new] in zip(race.placings, before, rated, strict=True):
             after = Rating(new.mu, new.sigma, old.games + 1, p.name)
-            change = RatingChange(race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field, old, after)
+            change = RatingChange(
+                race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field, replace(old, name=""), after
+            )
             changes.append(change)
     for p in race.excluded:
         held = ratings.get(p.player, Rating())
-        changes.append(
-            RatingChange(race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field, held, held, TWO_SEATS)
+        before, after = replace(held, name=""), replace(held, name=p.name)
+        change = RatingChange(
+            race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field, before, after, TWO_SEATS
         )
+        changes.append(change)
     return changes
 
 

@@ -1,0 +1,184 @@
+"""Ratings kept by storage (memory, SQLite, PostgreSQL): a race is rated in the write that stores
+its last game, once however often its games are stored, in its place in the order when it
+completes after a later race — and ``rebuild_ratings`` (``halfmoon ratings rebuild``) makes the
+same numbers from the games alone."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage
+from halfmoon_server.core.ratings import TWO_SEATS, Rating
+from halfmoon_server.ops.ratings import run_ratings
+from halfmoon_server.ports import FinishedGame, Storage
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+PLAYERS = [c * 64 for c in "abcdef"]
+ANN, BOB, CAT = PLAYERS[:3]
+
+
+def finished(
+    player: str | None, score: int, *, room: str, racers: int | None, at: datetime, code: str | None = None,
+    ranked: bool = True, name: str | None = None,
+) -> FinishedGame:
+    code = code or f"HM1-S-{room}"
+    return FinishedGame(
+        nickname=name or (player or "anon")[:3], code=code, mode="race", room=room, score=score, moves=score // 10,
+        time_ms=60_000, outcome="won" if score == 520 else "gave_up", record={"code": code, "moves": []},
+        ranked=ranked, unranked_reason=None if ranked else "bot", daily_date=None, finished_at=at, player=player,
+        racers=racers,
+    )
+
+
+def a_race(room: str, field: list[tuple[str | None, int]], at: datetime) -> list[tuple[FinishedGame, str]]:
+    """A race's games with their ids (the first finishing first)."""
+    return [
+        (finished(p, score, room=room, racers=len(field), at=at + timedelta(milliseconds=i)), f"{room}{i:02d}")
+        for i, (p, score) in enumerate(field)
+    ]
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "memory":
+        url = "memory://"
+    elif request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
+    else:
+        url = request.getfixturevalue("pg_database")
+    opened = await open_storage(url)
+    yield opened
+    await opened.close()
+
+
+async def snapshot(storage: Storage) -> tuple[list[tuple[str, Rating]], dict[str, Any]]:
+    board = await storage.rating_leaderboard(1000)
+    return board, {p: await storage.rating_of(p, 1000) for p in PLAYERS}
+
+
+async def test_a_race_is_rated_when_its_last_game_is_stored_and_the_winner_goes_up(storage: Storage) -> None:
+    (first, first_id), (second, second_id) = a_race("ROOM01", [(BOB, 100), (ANN, 520)], T0)
+    await storage.save_game(first, first_id)
+    assert await storage.rating_leaderboard(10) == []  # Ann still plays: nothing rated, nothing told
+    assert await storage.rating_of(BOB, 10) == (None, [])
+    await storage.save_game(second, second_id)
+    board = await storage.rating_leaderboard(10)
+    assert [player for player, _ in board] == [ANN, BOB]
+    ann, bob = board[0][1], board[1][1]
+    assert ann.mu > Rating().mu > bob.mu and ann.games == bob.games == 1 and (ann.name, bob.name) == ("aaa", "bbb")
+    rating, changes = await storage.rating_of(ANN, 10)
+    assert rating == ann
+    assert [(c.game, c.place, c.field, c.reason, c.after) for c in changes] == [(second_id, 1, 2, None, ann)]
+
+
+async def test_a_game_stored_twice_rates_its_race_once(storage: Storage) -> None:
+    games = a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0)
+    for game, game_id in games:
+        await storage.save_game(game, game_id)
+    once = await snapshot(storage)
+    for game, game_id in games:
+        await storage.save_game(game, game_id)  # a retry after a lost answer
+    save_games = getattr(storage, "save_games", None)
+    if save_games is not None:
+        await save_games(games)
+    assert await snapshot(storage) == once
+    assert len((await storage.rating_of(ANN, 10))[1]) == 1
+
+
+async def test_an_identity_seated_twice_is_flagged_in_its_history_and_not_rated(storage: Storage) -> None:
+    for game, game_id in a_race("ROOM01", [(ANN, 520), (ANN, 0), (BOB, 300), (CAT, 100)], T0):
+        await storage.save_game(game, game_id)
+    rating, changes = await storage.rating_of(ANN, 10)
+    assert rating is None
+    assert [(c.reason, c.game, c.place) for c in changes] == [(TWO_SEATS, "ROOM0100", 1)]
+    assert [p for p, _ in await storage.rating_leaderboard(10)] == [BOB, CAT]
+
+
+async def test_games_stored_before_ratings_are_not_rated(storage: Storage) -> None:
+    for game, game_id in a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0):
+        old = FinishedGame(**{**{f: getattr(game, f) for f in game.__dataclass_fields__}, "racers": None})
+        await storage.save_game(old, game_id)
+    assert await storage.rating_leaderboard(10) == []
+    assert await storage.rebuild_ratings() == (0, 0)
+
+
+def _many_races(rnd: random.Random, count: int) -> list[list[tuple[FinishedGame, str]]]:
+    races = []
+    for n in range(count):
+        field: list[tuple[str | None, int]] = [(p, rnd.choice((0, 100, 300, 520))) for p in rnd.sample(PLAYERS, 3)]
+        if rnd.random() < 0.15:
+            field.append((field[0][0], 0))  # a second seat of one key
+        if rnd.random() < 0.15:
+            field.append((None, 200))  # a player without a key
+        races.append(a_race(f"R{n:05d}", field, T0 + timedelta(seconds=rnd.randint(0, 60))))
+    return races
+
+
+async def test_ratings_kept_race_by_race_in_any_order_equal_a_rebuild(storage: Storage) -> None:
+    """Races completing out of their order (a database outage, two instances), stored game by game
+    and in batches, games stored twice: what storage kept equals what a rebuild makes."""
+    rnd = random.Random(3)
+    races = _many_races(rnd, 24)
+    games = [game for race in races for game in race]
+    rnd.shuffle(games)  # each race completes whenever its last game comes
+    save_games = getattr(storage, "save_games", None)
+    while games:
+        size = rnd.randint(1, 5)
+        batch, games = games[:size], games[size:]
+        if save_games is not None and len(batch) > 1:
+            await save_games(batch)
+        else:
+            for game, game_id in batch:
+                await storage.save_game(game, game_id)
+        if rnd.random() < 0.2:
+            await storage.save_game(*batch[0])  # stored twice
+    kept = await snapshot(storage)
+    assert len(kept[0]) == len(PLAYERS)
+    assert await storage.rebuild_ratings() == (len(PLAYERS), sum(len(h[1]) for h in kept[1].values()))
+    assert await snapshot(storage) == kept
+
+
+def test_the_rebuild_command_makes_the_same_ratings_from_the_games_table(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
+    rnd = random.Random(8)
+
+    async def store_and_read() -> Any:
+        storage = await open_storage(url)
+        for race in _many_races(rnd, 10):
+            for game, game_id in race:
+                await storage.save_game(game, game_id)
+        kept = await snapshot(storage)
+        await storage.close()
+        return kept
+
+    async def wipe_and_read(wipe: bool) -> Any:
+        engine = make_engine(url)
+        if wipe:  # what a restore of the games alone leaves
+            async with engine.begin() as conn:
+                await conn.execute(text("DELETE FROM ratings"))
+                await conn.execute(text("DELETE FROM rating_changes"))
+        storage = SqlStorage(engine)
+        read = await snapshot(storage)
+        await storage.close()
+        return read
+
+    kept = asyncio.run(store_and_read())
+    assert asyncio.run(wipe_and_read(True))[0] == []
+    assert run_ratings(argparse.Namespace(db_url=url, timeout=60.0)) == 0
+    assert asyncio.run(wipe_and_read(False)) == kept
+
+
+def test_the_rebuild_command_refuses_no_database_and_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_ratings(argparse.Namespace(db_url=None, timeout=60.0)) == 2
+    assert run_ratings(argparse.Namespace(db_url="memory://", timeout=60.0)) == 2
+    assert run_ratings(argparse.Namespace(db_url="nosuch://x", timeout=60.0)) == 1
+    err = capsys.readouterr().err
+    assert "--db URL" in err and "memory://" in err and "Traceback" not in err
