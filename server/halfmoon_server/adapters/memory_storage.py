@@ -6,6 +6,7 @@ the same rankings, the same first-come daily attempt and daily code.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from datetime import date, datetime
@@ -14,6 +15,8 @@ from halfmoon.protocol import ranking_key
 from halfmoon_server.core import ratings
 from halfmoon_server.core.ratings import RacedGame, Rating, RatingChange
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, StoredGame
+
+log = logging.getLogger("halfmoon_server.storage")
 
 
 def _raced(game: StoredGame) -> RacedGame:
@@ -45,7 +48,11 @@ class MemoryStorage:
         if game_id not in self.games:
             self.games[game_id] = StoredGame.of(game, game_id)
         if game.mode == "race" and game.racers is not None and game.racers >= 2:
-            self._rate(game.room, game.code)
+            try:
+                self._rate(game.room, game.code)
+            except (ValueError, ArithmeticError) as exc:  # (as SqlStorage: the game stays stored)
+                log.error("rating the race of room %s failed (%s); the games are stored, the ratings need "
+                          "'halfmoon ratings rebuild'", game.room, type(exc).__name__)
 
     def _rate(self, room: str, code: str) -> None:
         """Rate the race of ``room`` and ``code`` if its games are all stored and it is not rated

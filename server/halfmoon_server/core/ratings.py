@@ -224,9 +224,9 @@ def rate(ratings: Mapping[str, Rating], race: RatedRace) -> list[RatingChange]:
             changes.append(change)
     for p in race.excluded:
         held = ratings.get(p.player, Rating())
-        before, after = replace(held, name=""), replace(held, name=p.name)
         change = RatingChange(
-            race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field, before, after, TWO_SEATS
+            race.race, race.ended_at_ms, p.player, p.game, p.name, p.place, field,
+            replace(held, name=""), replace(held, name=p.name), TWO_SEATS,
         )
         changes.append(change)
     return changes

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage
+from halfmoon_server.core import ratings
 from halfmoon_server.core.ratings import TWO_SEATS, Rating
 from halfmoon_server.ops.ratings import run_ratings
 from halfmoon_server.ports import FinishedGame, Storage
@@ -79,7 +80,18 @@ async def test_a_race_is_rated_when_its_last_game_is_stored_and_the_winner_goes_
     assert [(c.game, c.place, c.field, c.reason, c.after) for c in changes] == [(second_id, 1, 2, None, ann)]
 
 
-async def test_a_game_stored_twice_rates_its_race_once(storage: Storage) -> None:
+async def test_a_race_of_three_waits_for_its_third_game(storage: Storage) -> None:
+    games = a_race("ROOM01", [(ANN, 520), (BOB, 300), (CAT, 100)], T0)
+    for game, game_id in games[:2]:
+        await storage.save_game(game, game_id)
+    assert await storage.rating_leaderboard(10) == []  # Cat still plays
+    await storage.save_game(*games[2])
+    assert [p for p, _ in await storage.rating_leaderboard(10)] == [ANN, BOB, CAT]
+
+
+async def test_a_game_stored_twice_rates_its_race_once(storage: Storage, caplog: pytest.LogCaptureFixture) -> None:
+    """A second write of a rated race's game finds the race rated and does nothing (no second
+    rating, and no failed one: the table's key would refuse it, but it is not tried)."""
     games = a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0)
     for game, game_id in games:
         await storage.save_game(game, game_id)
@@ -91,6 +103,7 @@ async def test_a_game_stored_twice_rates_its_race_once(storage: Storage) -> None
         await save_games(games)
     assert await snapshot(storage) == once
     assert len((await storage.rating_of(ANN, 10))[1]) == 1
+    assert "rating the race" not in caplog.text
 
 
 async def test_an_identity_seated_twice_is_flagged_in_its_history_and_not_rated(storage: Storage) -> None:
@@ -100,6 +113,27 @@ async def test_an_identity_seated_twice_is_flagged_in_its_history_and_not_rated(
     assert rating is None
     assert [(c.reason, c.game, c.place) for c in changes] == [(TWO_SEATS, "ROOM0100", 1)]
     assert [p for p, _ in await storage.rating_leaderboard(10)] == [BOB, CAT]
+
+
+async def test_a_rating_that_fails_leaves_the_games_stored_and_a_rebuild_makes_it(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A result outweighs a rating: should rating a race fail, its games are stored all the same,
+    the failure is logged, and ``rebuild_ratings`` makes the missing ratings."""
+    games = a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0)
+
+    def broken(*args: object) -> object:
+        raise ValueError("a bug in rating")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ratings, "insert", broken)
+        for game, game_id in games:
+            await storage.save_game(game, game_id)
+    assert [await storage.get_game(game_id) is not None for _, game_id in games] == [True, True]
+    assert await storage.rating_leaderboard(10) == []
+    assert "'halfmoon ratings rebuild'" in caplog.text
+    assert await storage.rebuild_ratings() == (2, 2)
+    assert [p for p, _ in await storage.rating_leaderboard(10)] == [ANN, BOB]
 
 
 async def test_games_stored_before_ratings_are_not_rated(storage: Storage) -> None:

@@ -78,6 +78,8 @@ def test_equal_results_tie_and_move_nobody() -> None:
 def test_only_complete_multiplayer_races_with_two_identified_ranked_players_count() -> None:
     two = race((ANN, 300), (BOB, 100))
     assert race_of(two[:1]) is None  # the second game is not stored yet
+    three = race((ANN, 300), (BOB, 100), (CAT, 50))
+    assert race_of(three[:2]) is None and race_of(three) is not None  # nor the third
     assert race_of([game(ANN, 300, racers=1), ]) is None  # a race alone
     assert race_of([game(ANN, 300, mode="daily", racers=2), game(BOB, 100, mode="daily", racers=2)]) is None
     assert race_of([game(ANN, 300, racers=None), game(BOB, 100, racers=None)]) is None  # stored before ratings
