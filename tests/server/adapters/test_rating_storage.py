@@ -8,15 +8,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
-from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage
+from halfmoon_server.adapters.models import GameRow
+from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage, rate_races
 from halfmoon_server.core import ratings
+from halfmoon_server.core.names import name_key
 from halfmoon_server.core.ratings import TWO_SEATS, Rating
 from halfmoon_server.ops.ratings import run_ratings
 from halfmoon_server.ports import FinishedGame, Storage
@@ -142,6 +145,42 @@ async def test_games_stored_before_ratings_are_not_rated(storage: Storage) -> No
         await storage.save_game(old, game_id)
     assert await storage.rating_leaderboard(10) == []
     assert await storage.rebuild_ratings() == (0, 0)
+
+
+async def test_on_postgresql_whoever_stores_a_races_last_game_rates_it_though_both_store_at_once(
+    pg_database: str,
+) -> None:
+    """Two instances store a race's two games at the same moment, each in its own transaction:
+    neither sees the other's game until it commits. The ratings' lock, taken after the insert,
+    makes the second wait for the first's commit — and then count both games and rate the race."""
+    storage = await open_storage(pg_database)  # (migrated)
+    await storage.close()
+    (ada_game, ada_id), (bob_game, bob_id) = a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0)
+    first, second = make_engine(pg_database), make_engine(pg_database)
+
+    def values(game: FinishedGame, game_id: str) -> dict[str, Any]:
+        kept = {f.name: getattr(game, f.name) for f in fields(game)}
+        return {**kept, "id": game_id, "name_key": name_key(game.nickname), "undos": game.undos}
+
+    try:
+        async with first.connect() as one, second.connect() as two:
+            await one.begin()
+            await one.execute(insert(GameRow).values(values(ada_game, ada_id)))
+            await rate_races(one, {("ROOM01", ada_game.code)})  # Ada's alone: not complete, nothing rated
+            await two.begin()
+            await two.execute(insert(GameRow).values(values(bob_game, bob_id)))
+            rating = asyncio.ensure_future(rate_races(two, {("ROOM01", bob_game.code)}))
+            await asyncio.sleep(0.5)
+            assert not rating.done()  # waiting for the lock the first transaction holds
+            await one.commit()
+            await rating
+            await two.commit()
+        storage = SqlStorage(make_engine(pg_database))
+        assert [p for p, _ in await storage.rating_leaderboard(10)] == [ANN, BOB]
+        await storage.close()
+    finally:
+        await first.dispose()
+        await second.dispose()
 
 
 def _many_races(rnd: random.Random, count: int) -> list[list[tuple[FinishedGame, str]]]:
