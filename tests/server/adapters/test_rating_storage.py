@@ -10,12 +10,14 @@ import asyncio
 import random
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import insert, text
 
+from halfmoon.cli import main
 from halfmoon_server.adapters.models import GameRow
 from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage, rate_races
 from halfmoon_server.core import ratings
@@ -247,6 +249,30 @@ def test_the_rebuild_command_makes_the_same_ratings_from_the_games_table(tmp_pat
     assert asyncio.run(wipe_and_read(True))[0] == []
     assert run_ratings(argparse.Namespace(db_url=url, timeout=60.0)) == 0
     assert asyncio.run(wipe_and_read(False)) == kept
+
+
+def test_halfmoon_ratings_rebuild_runs_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``halfmoon ratings rebuild --db URL`` as the server's install registers it (pyproject.toml)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
+
+    async def store() -> None:
+        storage = await open_storage(url)
+        for game, game_id in a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0):
+            await storage.save_game(game, game_id)
+        await storage.close()
+
+    asyncio.run(store())
+    entry = EntryPoint("ratings", "halfmoon_server.ops.ratings:register_ratings", "halfmoon.commands")
+    monkeypatch.setattr("halfmoon.cli.entry_points", lambda group: [entry])
+    assert main(["ratings", "rebuild", "--db", url]) == 0
+    assert capsys.readouterr().out == "rebuilt the ratings: 2 players rated, 2 rating changes\n"
+    monkeypatch.setenv("HALFMOON_DB", url)
+    assert main(["ratings", "rebuild"]) == 0  # the server's own variable
+    with pytest.raises(SystemExit) as usage:
+        main(["ratings"])  # an action is required
+    assert usage.value.code == 2
 
 
 def test_the_rebuild_command_refuses_no_database_and_memory(capsys: pytest.CaptureFixture[str]) -> None:
