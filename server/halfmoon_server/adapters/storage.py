@@ -249,7 +249,7 @@ async def rate_races(conn: AsyncConnection, races: set[tuple[str, str]]) -> None
     """Rate the races (by room and deal) whose games are now all stored and that are not rated yet
     (a game stored twice rates nothing twice), each in its place in the ratings' order.
 
-    Each race is rated in a savepoint: should rating fail (a bug, a refused row), the games are
+    A race's writes go in a savepoint: should rating fail (a bug, a refused row), the games are
     stored all the same — a result outweighs a rating — and the failure is logged; ``halfmoon
     ratings rebuild`` makes the ratings whole again."""
     if not races:
@@ -257,36 +257,37 @@ async def rate_races(conn: AsyncConnection, races: set[tuple[str, str]]) -> None
     await _lock_ratings(conn)
     for room, code in sorted(races):
         try:
-            async with conn.begin_nested():
-                await _rate_race(conn, room, code)
+            await _rate_race(conn, room, code)
         except (SQLAlchemyError, ValueError, ArithmeticError) as exc:
             log.error("rating the race of room %s failed (%s); the games are stored, the ratings need "
                       "'halfmoon ratings rebuild'", room, type(exc).__name__)
 
 
 async def _rate_race(conn: AsyncConnection, room: str, code: str) -> None:
-    """Rate the race of ``room`` and ``code`` if its games are all stored and it is not rated yet."""
+    """Rate the race of ``room`` and ``code`` if its games are all stored and it is not rated yet.
+    A race's first games cost one read (an index read by room); its last, four reads and the
+    writes."""
     rows = (await conn.execute(select(*_RACED).where(GameRow.room == room, GameRow.code == code))).all()
     race = ratings.race_of([_raced(row) for row in rows])
     if race is None:
         return
-    done = select(_CHANGES.c.race).where(_CHANGES.c.race == race.race).limit(1)
-    if (await conn.execute(done)).first() is not None:
-        return
-    ended, race_id = race.key
     c = _CHANGES.c
-    after = (c.ended_at > ended) | ((c.ended_at == ended) & (c.race > race_id))
-    later = [_change(row) for row in (await conn.execute(select(_CHANGES).where(after))).all()]
+    # the changes from the race's end on: its own (it is rated already), and the later races'
+    since = [_change(row) for row in (await conn.execute(select(_CHANGES).where(c.ended_at >= race.ended_at_ms))).all()]
+    if any(change.race == race.race for change in since):
+        return
+    later = [change for change in since if change.key > race.key]
     players = {p.player for p in (*race.placings, *race.excluded)} | {change.player for change in later}
     held = (await conn.execute(select(_RATINGS).where(_RATINGS.c.player.in_(players)))).all()
     new, changes = ratings.insert({row.player: _rating(row) for row in held}, later, race)
-    if later:
-        await conn.execute(delete(_CHANGES).where(c.race.in_({change.race for change in later})))
-    await conn.execute(insert(_CHANGES), [_change_row(change) for change in changes])
-    await conn.execute(delete(_RATINGS).where(_RATINGS.c.player.in_(new)))
-    kept = [_rating_row(player, rating) for player, rating in new.items() if rating.games > 0]
-    if kept:
-        await conn.execute(insert(_RATINGS), kept)
+    async with conn.begin_nested():
+        if later:
+            await conn.execute(delete(_CHANGES).where(c.race.in_({change.race for change in later})))
+        await conn.execute(insert(_CHANGES), [_change_row(change) for change in changes])
+        await conn.execute(delete(_RATINGS).where(_RATINGS.c.player.in_(new)))
+        kept = [_rating_row(player, rating) for player, rating in new.items() if rating.games > 0]
+        if kept:
+            await conn.execute(insert(_RATINGS), kept)
 
 
 class SqlStorage:

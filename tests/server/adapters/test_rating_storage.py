@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import insert, text
 
 from halfmoon.cli import main
+from halfmoon_server.adapters import storage as storage_module
 from halfmoon_server.adapters.models import GameRow
 from halfmoon_server.adapters.storage import SqlStorage, make_engine, open_storage, rate_races
 from halfmoon_server.core import ratings
@@ -139,6 +140,24 @@ async def test_a_rating_that_fails_leaves_the_games_stored_and_a_rebuild_makes_i
     assert "'halfmoon ratings rebuild'" in caplog.text
     assert await storage.rebuild_ratings() == (2, 2)
     assert [p for p, _ in await storage.rating_leaderboard(10)] == [ANN, BOB]
+
+
+async def test_a_rating_refused_half_way_writes_none_of_it_and_the_games_stay_stored(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database refuses a rating's last write (its changes written, its ratings deleted): the
+    race's rating writes go back together (a savepoint) and its games stay stored."""
+    if not isinstance(storage, SqlStorage):
+        pytest.skip("the SQL storage's writes (memory has none half-way)")
+    games = a_race("ROOM01", [(ANN, 520), (BOB, 100)], T0)
+    refused = {"player": ANN, "name": None, "mu": 25.0, "sigma": 1.0, "ordinal": 22.0, "games": 1}  # name NOT NULL
+    monkeypatch.setattr(storage_module, "_rating_row", lambda player, rating: refused)
+    for game, game_id in games:
+        await storage.save_game(game, game_id)
+    assert [await storage.get_game(game_id) is not None for _, game_id in games] == [True, True]
+    assert await storage.rating_of(ANN, 10) == (None, [])  # no change kept without its rating
+    monkeypatch.undo()
+    assert await storage.rebuild_ratings() == (2, 2)
 
 
 async def test_games_stored_before_ratings_are_not_rated(storage: Storage) -> None:
