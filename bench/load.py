@@ -145,7 +145,9 @@ def game_server(tree: Path, env: dict[str, str] | None = None) -> Iterator[tuple
     its process and its log file."""
     with tempfile.TemporaryDirectory(prefix="halfmoon-load-") as data:
         port = free_port()
-        command = [*pin(0), sys.executable, "-m", "halfmoon", "serve", "--port", str(port), "--data-dir", data]
+        # the tree's own serve command, not the one the install's entry point names
+        serve = [sys.executable, str(Path(__file__).resolve().parent / "serve_tree.py")]
+        command = [*pin(0), *serve, "--port", str(port), "--data-dir", data]
         command += ["--metrics-on-app-port"]  # the pause histograms are read from /metrics
         logfile = Path(data) / "server.log"
         full_env = {**os.environ, **LIFTED, **(env or {}), "PYTHONPATH": source_path(tree)}
