@@ -24,8 +24,9 @@ def test_the_in_process_measure_runs_on_the_core_and_reaches_every_player() -> N
 def test_the_paired_measure_runs_both_trees_and_gives_their_ratio(tmp_path: Path) -> None:
     """``room_logic_ab.py`` against a tree of the same code: each round measures both (in their own
     processes) and the ratio is theirs."""
+    script = str(ROOT / "bench" / "room_logic_ab.py")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "room_logic_ab.py"), "--compare", str(ROOT), "--rounds", "2", "--moves", "200"],
+        [sys.executable, script, "--compare", str(ROOT), "--rounds", "2", "--moves", "200"],
         capture_output=True,
         text=True,
         check=True,
