@@ -24,7 +24,6 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
-from halfmoon_server.core.ratings import Rating, RatingChange
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [
@@ -66,9 +65,7 @@ class Storage(Protocol):
 
     async def ping(self) -> None: ...
     async def save_game(self, game: FinishedGame, game_id: str) -> None:
-        """Store a finished game under its id (fixed up front), once: a second write changes nothing.
-        The write that stores a race's last game rates the race, in the same transaction
-        (:mod:`halfmoon_server.core.ratings`): a race is rated once, however often its games are stored."""
+        """Store a finished game under its id (fixed up front), once: a second write changes nothing."""
     async def get_game(self, game_id: str) -> StoredGame | None: ...
     async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
@@ -77,15 +74,6 @@ class Storage(Protocol):
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]: ...
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under a player key's hash, newest first."""
-        ...
-    async def rating_leaderboard(self, limit: int) -> list[tuple[str, Rating]]:
-        """The best ``limit`` ratings (player key hash and rating), by ``mu - 3 sigma``, then the hash."""
-        ...
-    async def rating_of(self, player: str, limit: int) -> tuple[Rating | None, list[RatingChange]]:
-        """A player key hash's rating (None: no race rated it) and its newest ``limit`` changes, newest first."""
-        ...
-    async def rebuild_ratings(self) -> tuple[int, int]:
-        """Make every rating again from the stored games alone; how many identities, how many changes."""
         ...
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0

@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 
 from halfmoon_server.clock import Clock, SystemClock
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS
-from halfmoon_server.core.ratings import DEFAULT_PROVISIONAL_GAMES
 from halfmoon_server.errors import SettingsError
 
 log = logging.getLogger("halfmoon_server")
@@ -99,10 +98,6 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "tap_floor_ms", "HALFMOON_TAP_FLOOR_MS", int, "--tap-floor-ms",
         "a result faster than this many ms per tap its moves needed is not ranked (0: no such rule)",
-    ),
-    Option(
-        "rating_provisional", "HALFMOON_RATING_PROVISIONAL", int, "--rating-provisional",
-        "a rating is shown as provisional until this many rated races",
     ),
     Option(
         "daily_time_limit_s", "HALFMOON_DAILY_TIME_LIMIT_S", int, "--daily-time-limit",
@@ -201,8 +196,6 @@ class Settings:
     #: moves included) is not ranked: no person plays that fast (docs/security.md gives the
     #: published figures). 0: no such rule.
     tap_floor_ms: int = DEFAULT_TAP_FLOOR_MS
-    #: A rating is provisional until this many rated races (halfmoon_server.core.ratings).
-    rating_provisional: int = DEFAULT_PROVISIONAL_GAMES
     max_players: int = 8
     #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
     max_rooms: int = 10_000
@@ -422,8 +415,7 @@ class Settings:
         if self.gc_young > MAX_GC_YOUNG:  # gc.set_threshold takes a C int
             raise SettingsError(f"gc_young must be at most {MAX_GC_YOUNG:,}, not {self.gc_young}")
         never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
-        for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "rating_provisional", "gc_freeze_s",
-                     "gc_collect_s"):
+        for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 

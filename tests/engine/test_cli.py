@@ -262,7 +262,7 @@ PLAYERS_INSTALL = {"deal": "halfmoon.cli.tools:register_deal", "new": "halfmoon.
 @pytest.mark.parametrize(
     "argv",
     [["solve", "HM1-N-AAAAAAB"], ["solve", "--record", "game.json"], ["solve"], ["serve"], ["serve", "--port", "1"],
-     ["serve", "--host", "0.0.0.0", "--no-winnable-daily", "extra"], ["ratings", "rebuild", "--db", "sqlite:///x"]],
+     ["serve", "--host", "0.0.0.0", "--no-winnable-daily", "extra"]],
 )  # fmt: skip
 def test_a_players_install_sends_server_commands_to_the_servers_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Double, Index, Integer, String, text
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -47,8 +47,6 @@ class GameRow(Base):
     #: why the game is not ranked (0007: ``casual``, ``daily_retry``, ``bot``, ``too_fast``;
     #: None while ``ranked``)
     unranked_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    #: how many racers its race had (0008; None: stored before it, never rated)
-    racers: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     __table_args__ = (
         # the leaderboards' exact order (score DESC, time_ms, finished_at): an index read (0004)
@@ -81,56 +79,3 @@ class DailyAttemptRow(Base):
     address: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: whether the attempt is the ranked one (an attempt over the address's limit is not)
     ranked: Mapped[bool] = mapped_column(Boolean, default=True)
-
-
-class RatingRow(Base):
-    """An identity's rating (0008; :mod:`halfmoon_server.core.ratings`): kept race by race, and
-    equal to what ``halfmoon ratings rebuild`` makes from the games alone."""
-
-    __tablename__ = "ratings"
-
-    #: the SHA-256 (hex) of the player's key
-    player: Mapped[str] = mapped_column(String(64), primary_key=True)
-    #: the name of its latest rated race
-    name: Mapped[str] = mapped_column(String(40))
-    mu: Mapped[float] = mapped_column(Double)
-    sigma: Mapped[float] = mapped_column(Double)
-    #: ``mu - 3 sigma``: the leaderboard's order (an index read)
-    ordinal: Mapped[float] = mapped_column(Double)
-    #: how many races rated it
-    games: Mapped[int] = mapped_column(Integer)
-
-    __table_args__ = (Index("ix_ratings_board", text("ordinal DESC"), "player"),)
-
-
-class RatingChangeRow(Base):
-    """One identity's rating before and after one race (0008): its rating history, and what a race
-    rated late replays (:func:`halfmoon_server.core.ratings.insert`)."""
-
-    __tablename__ = "rating_changes"
-
-    #: the race's id: the smallest id of its games
-    race: Mapped[str] = mapped_column(String(16), primary_key=True)
-    player: Mapped[str] = mapped_column(String(64), primary_key=True)
-    #: when the race ended (its last game's end, epoch ms): the ratings' order, then ``race``
-    ended_at: Mapped[int] = mapped_column(BigInteger)
-    #: the player's game in the race, and the name it raced under
-    game: Mapped[str] = mapped_column(String(16))
-    name: Mapped[str] = mapped_column(String(40))
-    #: its place in the race (1: first; equal results share one)
-    place: Mapped[int] = mapped_column(Integer)
-    #: how many identities the race rated
-    field: Mapped[int] = mapped_column(Integer)
-    mu_before: Mapped[float] = mapped_column(Double)
-    sigma_before: Mapped[float] = mapped_column(Double)
-    games_before: Mapped[int] = mapped_column(Integer)
-    mu_after: Mapped[float] = mapped_column(Double)
-    sigma_after: Mapped[float] = mapped_column(Double)
-    games_after: Mapped[int] = mapped_column(Integer)
-    #: why it was not rated (``two_seats``), None: rated
-    reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
-
-    __table_args__ = (
-        Index("ix_rating_changes_order", "ended_at", "race"),
-        Index("ix_rating_changes_player", "player", "ended_at"),
-    )

@@ -13,22 +13,20 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import Table, delete, event, func, insert, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from halfmoon_server.adapters.memory_storage import MemoryStorage
-from halfmoon_server.adapters.models import DailyAttemptRow, DailyChallengeRow, GameRow, RatingChangeRow, RatingRow
+from halfmoon_server.adapters.models import DailyAttemptRow, DailyChallengeRow, GameRow
 from halfmoon_server.adapters.private_files import private_sqlite_file
-from halfmoon_server.core import ratings
 from halfmoon_server.core.names import name_key
-from halfmoon_server.core.ratings import RacedGame, Rating, RatingChange
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
 
@@ -180,114 +178,7 @@ def _stored(row: GameRow) -> StoredGame:
         player=row.player,
         seal=row.seal,
         unranked_reason=row.unranked_reason,
-        racers=row.racers,
     )
-
-
-# -- ratings (halfmoon_server.core.ratings): kept in the transaction that stores a race's last game --
-
-#: The PostgreSQL advisory lock that rates races one at a time, across instances.
-RATINGS_LOCK = 0x72617465  # "rate"
-_RATINGS = cast(Table, RatingRow.__table__)
-_CHANGES = cast(Table, RatingChangeRow.__table__)
-_RACED = (
-    GameRow.id, GameRow.room, GameRow.code, GameRow.mode, GameRow.nickname, GameRow.score, GameRow.time_ms,
-    GameRow.finished_at, GameRow.ranked, GameRow.player, GameRow.racers,
-)
-
-
-def _raced(row: Any) -> RacedGame:
-    return RacedGame(
-        row.id, row.room, row.code, row.mode, row.nickname, row.score, row.time_ms,
-        ratings.ms_of(row.finished_at), row.ranked, row.player, row.racers,
-    )
-
-
-def _rating(row: Any) -> Rating:
-    return Rating(row.mu, row.sigma, row.games, row.name)
-
-
-def _rating_row(player: str, rating: Rating) -> dict[str, Any]:
-    return {"player": player, "name": rating.name, "mu": rating.mu, "sigma": rating.sigma,
-            "ordinal": rating.mu - 3 * rating.sigma, "games": rating.games}
-
-
-def _change(row: Any) -> RatingChange:
-    return RatingChange(
-        row.race, row.ended_at, row.player, row.game, row.name, row.place, row.field,
-        Rating(row.mu_before, row.sigma_before, row.games_before),
-        Rating(row.mu_after, row.sigma_after, row.games_after, row.name),
-        row.reason,
-    )
-
-
-def _change_row(change: RatingChange) -> dict[str, Any]:
-    before, after = change.before, change.after
-    return {
-        "race": change.race, "player": change.player, "ended_at": change.ended_at_ms, "game": change.game,
-        "name": change.name, "place": change.place, "field": change.field,
-        "mu_before": before.mu, "sigma_before": before.sigma, "games_before": before.games,
-        "mu_after": after.mu, "sigma_after": after.sigma, "games_after": after.games, "reason": change.reason,
-    }
-
-
-def _may_complete_a_race(game: FinishedGame) -> bool:
-    """Storing ``game`` may complete a rated race (:func:`halfmoon_server.core.ratings.race_of`)."""
-    return game.mode == "race" and game.racers is not None and game.racers >= 2
-
-
-async def _lock_ratings(conn: AsyncConnection) -> None:
-    """Rate one race at a time: on PostgreSQL, an advisory lock held to the transaction's end —
-    taken after the game's insert, so whoever stores a race's last game, waiting here, then
-    counts every other game of it (READ COMMITTED: each statement sees what was committed before
-    it). A SQLite write transaction holds the file's write lock already."""
-    if conn.dialect.name == "postgresql":
-        await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": RATINGS_LOCK})
-
-
-async def rate_races(conn: AsyncConnection, races: set[tuple[str, str]]) -> None:
-    """Rate the races (by room and deal) whose games are now all stored and that are not rated yet
-    (a game stored twice rates nothing twice), each in its place in the ratings' order.
-
-    A race's writes go in a savepoint: should rating fail (a bug, a refused row), the games are
-    stored all the same — a result outweighs a rating — and the failure is logged; ``halfmoon
-    ratings rebuild`` makes the ratings whole again."""
-    if not races:
-        return
-    await _lock_ratings(conn)
-    for room, code in sorted(races):
-        try:
-            await _rate_race(conn, room, code)
-        except (SQLAlchemyError, ValueError, ArithmeticError) as exc:
-            log.error("rating the race of room %s failed (%s); the games are stored, the ratings need "
-                      "'halfmoon ratings rebuild'", room, type(exc).__name__)
-
-
-async def _rate_race(conn: AsyncConnection, room: str, code: str) -> None:
-    """Rate the race of ``room`` and ``code`` if its games are all stored and it is not rated yet.
-    A race's first games cost one read (an index read by room); its last, four reads and the
-    writes."""
-    rows = (await conn.execute(select(*_RACED).where(GameRow.room == room, GameRow.code == code))).all()
-    race = ratings.race_of([_raced(row) for row in rows])
-    if race is None:
-        return
-    c = _CHANGES.c
-    # the changes from the race's end on: its own (it is rated already), and the later races'
-    since = [_change(row) for row in (await conn.execute(select(_CHANGES).where(c.ended_at >= race.ended_at_ms))).all()]
-    if any(change.race == race.race for change in since):
-        return
-    later = [change for change in since if change.key > race.key]
-    players = {p.player for p in (*race.placings, *race.excluded)} | {change.player for change in later}
-    held = (await conn.execute(select(_RATINGS).where(_RATINGS.c.player.in_(players)))).all()
-    new, changes = ratings.insert({row.player: _rating(row) for row in held}, later, race)
-    async with conn.begin_nested():
-        if later:
-            await conn.execute(delete(_CHANGES).where(c.race.in_({change.race for change in later})))
-        await conn.execute(insert(_CHANGES), [_change_row(change) for change in changes])
-        await conn.execute(delete(_RATINGS).where(_RATINGS.c.player.in_(new)))
-        kept = [_rating_row(player, rating) for player, rating in new.items() if rating.games > 0]
-        if kept:
-            await conn.execute(insert(_RATINGS), kept)
 
 
 class SqlStorage:
@@ -367,7 +258,7 @@ class SqlStorage:
     async def save_game(self, game: FinishedGame, game_id: str) -> None:
         """Store a finished game under ``game_id``, once: storing it again changes nothing."""
 
-        async def insert_one() -> None:
+        async def insert() -> None:
             row = GameRow(
                 id=game_id,
                 nickname=game.nickname,
@@ -388,20 +279,16 @@ class SqlStorage:
                 undos=game.undos,
                 seal=game.seal,
                 unranked_reason=game.unranked_reason,
-                racers=game.racers,
             )
             try:
                 async with self._sessions.begin() as session:
                     session.add(row)
-                    if _may_complete_a_race(game):
-                        await session.flush()
-                        await rate_races(await session.connection(), {(game.room, game.code)})
             except IntegrityError:
                 async with self._sessions() as session:
                     if await session.get(GameRow, game_id) is None:  # not a second write of the same game
                         raise StorageError(f"cannot store game {game_id!r}: the database refused it") from None
 
-        await self._run("cannot store the game", insert_one)
+        await self._run("cannot store the game", insert)
 
     async def save_games(self, games: Sequence[tuple[FinishedGame, str]]) -> None:
         """Store finished games (each with its id) in one transaction, through one Core
@@ -440,18 +327,15 @@ class SqlStorage:
                 "undos": game.undos,
                 "seal": game.seal,
                 "unranked_reason": game.unranked_reason,
-                "racers": game.racers,
             }
             for game, game_id in games
         ]
-        races = {(game.room, game.code) for game, _ in games if _may_complete_a_race(game)}
 
-        async def insert_all() -> None:
+        async def insert() -> None:
             async with self.engine.begin() as conn:
                 await conn.execute(statement, rows)
-                await rate_races(conn, races)
 
-        await self._run(f"cannot store {len(rows)} games", insert_all)
+        await self._run(f"cannot store {len(rows)} games", insert)
 
     async def get_game(self, game_id: str) -> StoredGame | None:
         async def read() -> GameRow | None:
@@ -535,49 +419,6 @@ class SqlStorage:
 
         return await self._run("cannot read the player's games", read)
 
-    async def rating_leaderboard(self, limit: int) -> list[tuple[str, Rating]]:
-        """The best ``limit`` ratings (by ``mu - 3 sigma``, then the player's hash): an index read."""
-        query = select(_RATINGS).order_by(_RATINGS.c.ordinal.desc(), _RATINGS.c.player).limit(limit)
-
-        async def read() -> list[tuple[str, Rating]]:
-            async with self.engine.connect() as conn:
-                return [(row.player, _rating(row)) for row in (await conn.execute(query)).all()]
-
-        return await self._run("cannot read the ratings", read)
-
-    async def rating_of(self, player: str, limit: int) -> tuple[Rating | None, list[RatingChange]]:
-        """A player's rating (None: no race rated it) and its newest ``limit`` changes, newest first."""
-        c = _CHANGES.c
-        history = select(_CHANGES).where(c.player == player).order_by(c.ended_at.desc(), c.race.desc()).limit(limit)
-
-        async def read() -> tuple[Rating | None, list[RatingChange]]:
-            async with self.engine.connect() as conn:
-                row = (await conn.execute(select(_RATINGS).where(_RATINGS.c.player == player))).first()
-                changes = [_change(r) for r in (await conn.execute(history)).all()]
-            return (None if row is None else _rating(row)), changes
-
-        return await self._run("cannot read the player's rating", read)
-
-    async def rebuild_ratings(self) -> tuple[int, int]:
-        """Make every rating again from the games table alone (``halfmoon ratings rebuild``), in one
-        transaction. Returns how many identities are rated and how many changes were made."""
-        query = select(*_RACED).where(GameRow.mode == "race", GameRow.racers >= 2)
-
-        async def rebuild() -> tuple[int, int]:
-            async with self.engine.begin() as conn:
-                await _lock_ratings(conn)
-                games = [_raced(row) for row in (await conn.execute(query)).all()]
-                rated, changes = ratings.rebuild(games)
-                await conn.execute(delete(_CHANGES))
-                await conn.execute(delete(_RATINGS))
-                if changes:
-                    await conn.execute(insert(_CHANGES), [_change_row(change) for change in changes])
-                if rated:
-                    await conn.execute(insert(_RATINGS), [_rating_row(p, r) for p, r in rated.items()])
-            return len(rated), len(changes)
-
-        return await self._run("cannot rebuild the ratings", rebuild)
-
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
     ) -> bool:
@@ -621,7 +462,7 @@ class SqlStorage:
         return await self._run(f"cannot read the daily challenge of {day}", read)
 
     async def save_daily_code(self, day: date, code: str, at: datetime) -> str:
-        async def insert_code() -> str:
+        async def insert() -> str:
             try:
                 async with self._sessions.begin() as session:
                     session.add(DailyChallengeRow(day=day, code=code, created_at=at))
@@ -633,7 +474,7 @@ class SqlStorage:
                 return row.code
             return code
 
-        return await self._run(f"cannot store the daily challenge of {day}", insert_code)
+        return await self._run(f"cannot store the daily challenge of {day}", insert)
 
     async def daily_days(self, before: date, limit: int) -> list[DailyDay]:
         players = (

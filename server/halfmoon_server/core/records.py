@@ -44,9 +44,6 @@ class FinishedGame:
     seal: dict[str, Any] | None = None
     #: why the game is not ranked (a :class:`halfmoon.protocol.Unranked` value; None: ranked)
     unranked_reason: str | None = None
-    #: how many racers its race had (its seats at the start): a race is rated once that many of
-    #: its games are stored (:mod:`halfmoon_server.core.ratings`; None: stored before 0008)
-    racers: int | None = None
 
     @property
     def undos(self) -> int:

@@ -414,5 +414,4 @@ class RoomState:
             salt=race.salt,
             player=self.player_keys.get(player_id),
             seal=seal,
-            racers=len(race.players),
         )

@@ -28,7 +28,6 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from halfmoon.protocol import Mode, Phase
-from halfmoon_server.core.ratings import Rating, RatingChange
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
 
@@ -272,16 +271,6 @@ class TimedStorage:
 
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         return await self.inner.games_of_player(player, limit)
-
-    async def rating_leaderboard(self, limit: int) -> list[tuple[str, Rating]]:
-        return await self.inner.rating_leaderboard(limit)
-
-    async def rating_of(self, player: str, limit: int) -> tuple[Rating | None, list[RatingChange]]:
-        return await self.inner.rating_of(player, limit)
-
-    async def rebuild_ratings(self) -> tuple[int, int]:
-        async with self._write("rebuild_ratings"):
-            return await self.inner.rebuild_ratings()
 
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0

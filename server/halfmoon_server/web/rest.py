@@ -35,7 +35,6 @@ from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
 from halfmoon_server.core.audience import right_sized
 from halfmoon_server.core.modes import rules_for
-from halfmoon_server.core.ratings import Rating
 from halfmoon_server.core.visibility import Hidden, StoredFacts
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.ports import PlayerGame, StoredGame
@@ -596,74 +595,6 @@ async def my_history(request: web.Request) -> web.Response:
     )
 
 
-#: A player key's hash as the server stores it: 64 lowercase hex digits (anything else is no
-#: player, answered without a query)
-_PLAYER_RE = re.compile(r"[0-9a-f]{64}")
-
-
-def _rating_json(player: str, rating: Rating, provisional_after: int) -> dict[str, Any]:
-    return {
-        "player": player,
-        "name": rating.name,
-        "rating": rating.shown(),
-        "provisional": rating.provisional(provisional_after),
-        "games": rating.games,
-        "mu": rating.mu,
-        "sigma": rating.sigma,
-    }
-
-
-async def ratings_leaderboard(request: web.Request) -> web.Response:
-    """The ratings leaderboard: the best ``limit`` ratings by the number shown (``mu - 3 sigma``),
-    each with its player key hash, the name of its latest rated race and whether it is still
-    provisional (docs/server.md, "Ratings")."""
-    limit = _limit(request)
-    provisional_after = request.app[keys.SETTINGS].rating_provisional
-    board = await request.app[keys.STORAGE].rating_leaderboard(limit)
-    return json_response(
-        {
-            "provisional_games": provisional_after,
-            "entries": [
-                {"rank": rank, **_rating_json(player, rating, provisional_after)}
-                for rank, (player, rating) in enumerate(board, 1)
-            ],
-        }
-    )
-
-
-async def player_rating(request: web.Request) -> web.Response:
-    """A player's rating (by the hash of their key, as the leaderboard lists it) and its newest
-    ``limit`` changes, newest first: each race's game, place, field and the number before and
-    after. A race is rated only once all its games are stored — once nobody plays its deal — so
-    nothing here comes before the visibility policy lets the race's results out."""
-    player = request.match_info["player"]
-    if not _PLAYER_RE.fullmatch(player):
-        raise ApiError(400, "bad_player", "a player is the SHA-256 of their key: 64 lowercase hex digits")
-    limit = _limit(request)
-    provisional_after = request.app[keys.SETTINGS].rating_provisional
-    rating, changes = await request.app[keys.STORAGE].rating_of(player, limit)
-    if rating is None and not changes:
-        raise ApiError(404, "no_rating", "no rated race for this player")
-    shown = rating if rating is not None else Rating(name=changes[0].name)
-    history = [
-        {
-            "race": change.race,
-            "game": change.game,
-            "name": change.name,
-            "ended_at": change.ended_at_ms,
-            "place": change.place,
-            "field": change.field,
-            "rating_before": change.before.shown(),
-            "rating": change.after.shown(),
-            "change": change.after.shown() - change.before.shown(),
-            "rated": change.reason is None,
-            "reason": change.reason,
-        }
-        for change in changes
-    ]
-    return json_response({**_rating_json(player, shown, provisional_after), "history": history})
-
-
 #: The lines of an application made without ``create_app`` (a test's): rate-limited all the same.
 _THROTTLE = Throttle(log)
 
@@ -863,7 +794,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/daily/{date}/ghosts/{game}", daily_ghost)
     app.router.add_get("/api/games/{game}", get_game)
     app.router.add_get("/api/me/history", my_history)
-    app.router.add_get("/api/ratings", ratings_leaderboard)
-    app.router.add_get("/api/players/{player}/rating", player_rating)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

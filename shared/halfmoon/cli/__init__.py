@@ -1,10 +1,10 @@
 """The ``halfmoon`` command. Each subcommand registers itself through the ``halfmoon.commands``
 entry-point group, so the engine's commands (``deal``, ``replay``, ``new``, ``play``) live here
 while ``join``/``watch``/``race``/``bot`` come from the client package, and ``serve`` and the
-operators' ``solve`` and ``ratings`` from the server package — and the engine imports neither.
+operators' ``solve`` from the server package — and the engine imports neither.
 
 A player's terminal-only install (``client/pyproject.toml``) registers no server command: there,
-``halfmoon serve``, ``halfmoon solve`` and ``halfmoon ratings`` say that they come with the server, a separate install
+``halfmoon serve`` and ``halfmoon solve`` say that they come with the server, a separate install
 (:data:`SERVER_COMMANDS`), whatever arguments follow, and ``halfmoon --help`` lists neither.
 
 An entry point names a function ``register(subparsers)`` that adds its parser and sets
@@ -24,7 +24,7 @@ from halfmoon import __version__
 
 ENTRY_POINT_GROUP = "halfmoon.commands"
 #: The commands the server's install registers: where they are missing, they are not mistyped.
-SERVER_COMMANDS = frozenset({"serve", "solve", "ratings"})
+SERVER_COMMANDS = frozenset({"serve", "solve"})
 #: What to install for them (the project is installed from its source tree: README.md).
 SERVER_INSTALL = "python3 -m pip install '.[server]' in the Half Moon source tree (docs/server.md)"
 
