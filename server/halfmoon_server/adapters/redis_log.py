@@ -55,9 +55,9 @@ import orjson
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 from redis.asyncio.connection import parse_url
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AskError, ClusterDownError, RedisClusterException, RedisError, TryAgainError
-from redis.retry import Retry
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
