@@ -95,7 +95,7 @@ class RedisClusterNodes:
     async def node(self, port: int, command: str, *args: str | int) -> object:
         client = Redis(host="127.0.0.1", port=port, socket_timeout=2, socket_connect_timeout=2)
         try:
-            return await client.execute_command(command, *args)
+            return await client.execute_command(command, *args)  # type: ignore[no-untyped-call]
         finally:
             await client.aclose()
 
