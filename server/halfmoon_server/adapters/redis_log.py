@@ -613,10 +613,12 @@ class RedisLog:
             try:
                 for room_id in list(self.rooms):
                     await pubsub.ssubscribe(_feed_key(room_id))
-                for room_id in list(self.rooms):  # Redis may have restarted without its sets
-                    await self.redis.sadd(_followers_key(room_id), self.instance)
-                for room_id in list(self.rooms):
-                    await self.catch_up(room_id)
+                for room_id in list(self.rooms):  # one shard may be down: the others are read
+                    try:
+                        await self.redis.sadd(_followers_key(room_id), self.instance)
+                        await self.catch_up(room_id)
+                    except (*_FAILURES, LogUnavailable) as exc:
+                        log.warning("Redis: room %s could not catch up: %s", room_id, exc)
                 delay = 0.1
                 while True:
                     message = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=FEED_POLL_S)
