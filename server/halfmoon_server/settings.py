@@ -395,10 +395,8 @@ class Settings:
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
-        if not 1 <= self.redis_wait_ms < self.redis_timeout_s * 1000:  # (a WAIT answers only after it)
-            raise SettingsError(
-                f"redis_wait_ms must be 1 ms or more and below redis_timeout_s, not {self.redis_wait_ms}"
-            )
+        if not 1 <= self.redis_wait_ms <= 60_000:  # (WAIT 0 would wait for ever)
+            raise SettingsError(f"redis_wait_ms must be 1-60000 ms, not {self.redis_wait_ms}")
         if self.secret is not None and len(self.secret) < MIN_SECRET_BYTES:
             raise SettingsError(
                 f"the daily secret is {len(self.secret)} bytes: use at least {MIN_SECRET_BYTES} "

@@ -192,10 +192,11 @@ class RedisLog:
     def __init__(self, url: str, *, timeout_s: float = 2.0, replicas: int = 0, wait_ms: int = 500) -> None:
         self.url = url
         self.instance = new_instance_name()
-        self.timeout_s = timeout_s
         #: replicas that must hold an append before it is acknowledged (``WAIT``; 0: no wait)
         self.replicas = replicas
         self.wait_ms = wait_ms
+        # a call that ends with a WAIT may take the wait on top of the time-out
+        self.timeout_s = timeout_s = timeout_s + (wait_ms / 1000 if replicas else 0)
         # a bounded pool that makes bursts wait their turn (a thousand rooms followed at once)
         # instead of failing with "too many connections"
         pool = aioredis.BlockingConnectionPool.from_url(
