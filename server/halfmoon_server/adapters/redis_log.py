@@ -73,22 +73,24 @@ Entry = dict[str, Any]
 # ARGV[5]: how ("p": PUBLISH to each other follower's channel; "s": SPUBLISH to the room's sharded
 # channel ARGV[6] if any other instance follows; "": not now), `message`: what.
 _PUBLISH_TO_FOLLOWERS = """
+local function others()
+  local n = redis.call('SCARD', KEYS[2])
+  return n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0)
+end
 local function publish(message)
   if ARGV[5] == 'p' then
     for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
       if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
     end
   elseif ARGV[5] == 's' then
-    local n = redis.call('SCARD', KEYS[2])
-    if n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0) then
-      redis.call('SPUBLISH', ARGV[6], message)
-    end
+    if others() then redis.call('SPUBLISH', ARGV[6], message) end
   end
 end
 """
 # KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller,
 # how to publish, the room's sharded channel. Each entry is stored as "<ms> <json>": its time is
-# Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster).
+# Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster). Not
+# publishing now (a replica must confirm it first), the answer starts with whether to, later.
 _APPEND = (
     _PUBLISH_TO_FOLLOWERS
     + """
@@ -97,7 +99,9 @@ local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
 local n = redis.call('RPUSH', KEYS[1], line)
 publish(ARGV[3] .. ' ' .. n .. ' ' .. line)
 if n <= tonumber(ARGV[2]) then return false end
-return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
+local entries = redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
+if ARGV[5] == '' then table.insert(entries, 1, others() and '1' or '0') end
+return entries
 """
 )
 # An append a replica confirmed, published now. KEYS: the log (unused), the followers; ARGV: the
@@ -388,14 +392,17 @@ class RedisLog:
                 # neither applied here nor published (the room's next entry brings it, if it stays)
                 item.done.set_exception(LogUnavailable(unconfirmed, certain=False))
             else:
+                if self.replicas:  # whether to publish it, first
+                    publish, *answer = answer
                 number = item.applied
                 for line in answer:
                     number += 1
                     if number > item.room.applied:
                         item.room.deliver(number, _entry(line))
                 item.done.set_result(number)
-                confirmed.append((item.room.id, number, answer[-1]))
-        if self.replicas and confirmed:
+                if self.replicas and publish == b"1":
+                    confirmed.append((item.room.id, number, answer[-1]))
+        if confirmed:
             await self._publish_confirmed(client, confirmed, how)
 
     async def _publish_confirmed(
