@@ -4,9 +4,11 @@ Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shar
 
 - ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
 - ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
-- ``hm:{ROOM}:followers`` — the instances that hold the room.
+- ``hm:{ROOM}:followers`` — the instances that hold the room;
+- ``hm:{ROOM}:feed`` — its sharded channel (a Redis Cluster), ``hm:{ROOM}:sync`` — a counter
+  confirmed reads write (with ``replicas``).
 
-Each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
+On one Redis node, each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
 an entry, publishes it as ``"<room> <number> <json>"`` to every *other* follower's channel, and
 answers every entry after the ones the caller's copy of the room has applied — so an instance
 applies its own command at once and in order, and never hears it back; the others get it from
@@ -16,7 +18,8 @@ commit, as the journal does). The instance's commands are acknowledged only once
 them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
 itself dying; ``everysec`` may lose the last second (docs/server.md).
 
-Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance.
+Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance (in a
+Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, NTP).
 
 **A Redis Cluster** (found at :meth:`RedisLog.open`: the node the URL names answers
 ``cluster_enabled:1``): every command and script touches the keys of one slot only — a room's
@@ -24,13 +27,14 @@ keys share their hash tag; the wake set is split into buckets (``hm:wake:{b<N>}`
 slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances`` is one key. The
 channels are sharded instead: one per room, ``hm:{ROOM}:feed`` (``SPUBLISH``/``SSUBSCRIBE``, in
 the room's slot, published only when another instance follows the room), read through
-redis-py's cluster pub/sub. The group commit sends one pipeline per master, to the master that
+redis-py's cluster pub/sub (which polls the masters in turn, :data:`FEED_POLL_S` each: ~1 % of a
+core idle, against ~0.1 % for one node's channel). The group commit sends one pipeline per master, to the master that
 owns each room's slot; a node that fails or answers ``MOVED`` makes the client learn the
 cluster's map again (a replica promoted).
 
 **A command is acknowledged only once a replica has it** when ``replicas`` > 0: each pipeline
 ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here,
-published to the others); one ``WAIT`` could not confirm in time is refused as uncertain (it may
+published to the others); one the ``WAIT`` could not confirm in time is refused as uncertain (it may
 survive, or be lost with its master). Reads that deliver entries (a catch-up, a load) write a
 counter in the room's slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
 
