@@ -61,7 +61,14 @@ from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import AskError, ClusterDownError, RedisClusterException, RedisError, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
@@ -383,7 +390,7 @@ class RedisLog:
                 unconfirmed = self._unconfirmed(int(acks))
         confirmed = []
         for item, answer in zip(batch, answers, strict=True):
-            if isinstance(answer, (AskError, ClusterDownError, TryAgainError)):  # it did not run
+            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
                 self._lost_node()
                 item.done.set_exception(LogUnavailable(f"Redis: {answer}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
