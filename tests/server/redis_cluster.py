@@ -68,10 +68,10 @@ class RedisClusterNodes:
         options += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
         options += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS)]
         options += ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
-        log = (folder / "redis.log").open("ab")
-        self.processes[port] = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", *options], stdout=log, stderr=subprocess.STDOUT
-        )
+        with (folder / "redis.log").open("ab") as log:  # (the child keeps its own copy)
+            self.processes[port] = subprocess.Popen(
+                [shutil.which("redis-server") or "redis-server", *options], stdout=log, stderr=subprocess.STDOUT
+            )
 
     async def start(self) -> RedisClusterNodes:
         for port in self.ports:

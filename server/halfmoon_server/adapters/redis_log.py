@@ -56,11 +56,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import redis
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterPubSub, RedisCluster
-from redis.asyncio.connection import parse_url
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import (
     AskError,
     ClusterDownError,
@@ -74,6 +71,8 @@ from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
 
 if TYPE_CHECKING:
+    from redis.asyncio.cluster import ClusterPubSub
+
     from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.redis_log")
@@ -254,7 +253,17 @@ class RedisLog:
         self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
 
     async def _open_cluster(self) -> None:
-        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters."""
+        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters.
+        (redis-py 8 or newer: its asyncio cluster client has pub/sub from 8.0 on.)"""
+        from redis.asyncio.cluster import RedisCluster
+
+        if not hasattr(RedisCluster, "pubsub"):
+            await self.redis.aclose()
+            await self.redis.connection_pool.disconnect()
+            raise LogUnavailable(
+                f"Redis at {self.url} is a Redis Cluster, which needs redis-py 8 or newer "
+                f"(installed: {redis.__version__}): pip install --upgrade 'redis>=8'"
+            )
         single = self.redis
         self.redis = RedisCluster.from_url(
             self.url,
@@ -284,6 +293,10 @@ class RedisLog:
         node = self.redis.get_node_from_key(_log_key(room_id))
         client = self._nodes.get(node.name)
         if client is None:
+            from redis.asyncio.connection import parse_url
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+
             options: dict[str, Any] = dict(parse_url(self.url))
             options.update(host=node.host, port=node.port)
             pool = aioredis.BlockingConnectionPool(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 
 from halfmoon_server.adapters.redis_log import WAKE_BUCKETS, RedisLog
 from halfmoon_server.errors import LogUnavailable
@@ -67,8 +68,12 @@ async def until(condition: Any, timeout: float = 5.0) -> None:
 
 
 async def test_a_rooms_commands_stay_in_its_slot_and_reach_another_instance_over_its_sharded_channel(
-    redis_cluster: RedisClusterNodes,
+    redis_cluster: RedisClusterNodes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    with monkeypatch.context() as older:  # a redis-py before 8 has no asyncio cluster pub/sub
+        older.delattr(RedisCluster, "pubsub")
+        with pytest.raises(LogUnavailable, match="is a Redis Cluster, which needs redis-py 8 or newer"):
+            await RedisLog(redis_cluster.url).open()
     one, two = RedisLog(redis_cluster.url), RedisLog(redis_cluster.url)
     await one.open()
     await two.open()
