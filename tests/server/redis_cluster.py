@@ -12,7 +12,9 @@ import socket
 import subprocess
 from pathlib import Path
 
+import redis
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from tests.conftest import require_service
 
@@ -42,9 +44,15 @@ def cluster_ports(count: int) -> list[int]:
 
 
 def require_redis_cluster() -> None:
-    """Skip (fail under CI=true) unless Debian's redis-server and redis-cli are installed."""
+    """Skip (fail under CI=true) unless Debian's redis-server and redis-cli are installed, and a
+    redis-py with asyncio cluster pub/sub (8.0 or newer)."""
     missing = [name for name in ("redis-server", "redis-cli") if shutil.which(name) is None]
     require_service("a Redis Cluster", not missing, f"no {', '.join(missing)} binary; apt-get install redis")
+    require_service(
+        "redis-py's asyncio cluster pub/sub",
+        hasattr(RedisCluster, "pubsub"),
+        f"redis-py {redis.__version__} is older than 8.0",
+    )
 
 
 class RedisClusterNodes:
