@@ -160,6 +160,23 @@ class RedisClusterNodes:
         process.send_signal(sig)
         process.wait(30)
 
+    async def node_id(self, port: int) -> str:
+        return str((await self.node(port, "CLUSTER", "MYID")).decode())  # type: ignore[attr-defined]
+
+    async def move_slot_of(self, key: str, to: int) -> None:
+        """Move ``key``'s slot, keys and all, to the master on port ``to`` (as a resharding does:
+        IMPORTING, MIGRATING, MIGRATE, SETSLOT NODE on every master)."""
+        source = await self.master_of(key)
+        slot = int(await self.node(source, "CLUSTER", "KEYSLOT", key))  # type: ignore[call-overload]
+        source_id, target_id = await self.node_id(source), await self.node_id(to)
+        await self.node(to, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        await self.node(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        while keys := await self.node(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+            await self.node(source, "MIGRATE", "127.0.0.1", to, "", 0, 5000, "KEYS", *keys)  # type: ignore[misc]
+        for port in self.live:
+            if (await self.node(port, "INFO", "replication")).get("role") == "master":  # type: ignore[attr-defined]
+                await self.node(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
     def pause(self, port: int) -> None:
         """Stop a node (SIGSTOP) without killing it: it neither answers nor replicates."""
         self.processes[port].send_signal(signal.SIGSTOP)

@@ -404,8 +404,8 @@ class RedisLog:
         confirmed = []
         for item, answer in zip(batch, answers, strict=True):
             if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
-                self._lost_node()
-                item.done.set_exception(LogUnavailable(f"Redis: {answer}"))
+                self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
+                item.done.set_exception(LogUnavailable(f"Redis: {type(answer).__name__}: {answer}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
                 self._lost_node()
                 item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))

@@ -164,3 +164,56 @@ async def test_an_append_no_replica_confirms_in_time_is_refused_as_uncertain_and
     finally:
         await one.close()
         await two.close()
+
+
+async def test_a_room_whose_slot_moves_to_another_master_is_refused_once_then_followed_there(
+    redis_cluster: RedisClusterNodes,
+) -> None:
+    one, two = RedisLog(redis_cluster.url), RedisLog(redis_cluster.url)
+    await one.open()
+    await two.open()
+    try:
+        assert await one.create({"room": "M1"})
+        here, there = Copy("M1", one), Copy("M1", two)
+        one.follow(here)
+        two.follow(there)
+        await asyncio.sleep(0.2)
+        assert await one.append("M1", {"k": "x", "n": 0}) == 1
+        source = await redis_cluster.master_of("hm:{M1}:log")
+        target = next(port for port in await masters(redis_cluster) if port != source)
+        await redis_cluster.move_slot_of("hm:{M1}:log", target)
+
+        # each instance still sends the room's appends to its old master, which answers MOVED:
+        # the append did not run (certain: nothing changed, send it again), and the instance
+        # learns the new map
+        async def append_again(log: RedisLog, n: int) -> int:
+            refusals: list[LogUnavailable] = []
+            async with asyncio.timeout(5):
+                while True:
+                    try:
+                        return await log.append("M1", {"k": "x", "n": n})
+                    except LogUnavailable as exc:
+                        refusals.append(exc)
+                        assert len(refusals) <= 3 and exc.certain and "MovedError" in str(exc), refusals
+                        await asyncio.sleep(0.1)
+
+        with pytest.raises(LogUnavailable, match="MovedError") as refused:
+            await one.append("M1", {"k": "x", "n": 1})
+        assert refused.value.certain
+        assert await append_again(one, 1) == 2, "taken once, on the new master"
+        assert await append_again(two, 2) == 3
+        await until(lambda: here.applied == there.applied == 3)
+        assert [e["n"] for e in here.entries] == [e["n"] for e in there.entries] == [0, 1, 2]
+        loaded = await two.load("M1")
+        assert loaded is not None and [e["n"] for e in loaded[1]] == [0, 1, 2]
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def masters(nodes: RedisClusterNodes) -> list[int]:
+    found = []
+    for port in nodes.live:
+        if (await nodes.node(port, "INFO", "replication")).get("role") == "master":  # type: ignore[attr-defined]
+            found.append(port)
+    return found
