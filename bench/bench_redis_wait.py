@@ -31,9 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the Redis Cluster the tests start
 
+from tests.server.redis_cluster import RedisClusterNodes  # noqa: E402
+
 from benchlib import cpu_seconds, free_port  # noqa: E402
 from halfmoon_server.adapters.redis_log import RedisLog  # noqa: E402
-from tests.server.redis_cluster import RedisClusterNodes  # noqa: E402
 
 #: a move as the room logs it (its size is what matters)
 MOVE = {"k": "move", "p": "p1", "m": ["R7", "12"], "o": "i-0123456789ab:1234", "id": 17, "t": 1764000000000}
