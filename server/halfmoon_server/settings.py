@@ -92,6 +92,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("redis_timeout_s", "HALFMOON_REDIS_TIMEOUT_S", float, "--redis-timeout", "seconds a Redis call may take"),
     Option(
+        "redis_replicas", "HALFMOON_REDIS_REPLICAS", int, "--redis-replicas",
+        "Redis replicas that must hold a command before it is acknowledged (WAIT; 0: do not wait)",
+    ),
+    Option(
+        "redis_wait_ms", "HALFMOON_REDIS_WAIT_MS", int, "--redis-wait-ms",
+        "ms to wait for those replicas; past it the command is refused as not confirmed",
+    ),
+    Option(
         "daily_ranked_per_address", "HALFMOON_DAILY_RANKED_PER_ADDRESS", int, "--daily-ranked-per-address",
         "ranked daily attempts one client address may start a day (0: no limit)",
     ),
@@ -240,6 +248,11 @@ class Settings:
     redis_url: str | None = None
     #: How long a Redis call may take before it counts as failed (the move is refused).
     redis_timeout_s: float = 2.0
+    #: How many Redis replicas must hold a command (``WAIT``) before it is acknowledged: with 1,
+    #: an acknowledged move survives its master dying and a replica taking over. 0: no wait.
+    redis_replicas: int = 0
+    #: How long to wait for them (ms); a command not confirmed in time is refused as uncertain.
+    redis_wait_ms: int = 500
     #: How long a database call (connecting included) may take before it counts as failed: the
     #: API answers 503 and a finished game's write is retried from the room's log.
     db_timeout_s: float = 3.0
@@ -382,6 +395,8 @@ class Settings:
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
+        if not 1 <= self.redis_wait_ms <= 60_000:  # (WAIT 0 would wait for ever)
+            raise SettingsError(f"redis_wait_ms must be 1-60000 ms, not {self.redis_wait_ms}")
         if self.secret is not None and len(self.secret) < MIN_SECRET_BYTES:
             raise SettingsError(
                 f"the daily secret is {len(self.secret)} bytes: use at least {MIN_SECRET_BYTES} "
@@ -414,7 +429,7 @@ class Settings:
                 raise SettingsError(f"{name} must be at most {MAX_SECONDS} s (ten years), not {getattr(self, name)}")
         if self.gc_young > MAX_GC_YOUNG:  # gc.set_threshold takes a C int
             raise SettingsError(f"gc_young must be at most {MAX_GC_YOUNG:,}, not {self.gc_young}")
-        never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget")
+        never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget", "redis_replicas")
         for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")

@@ -4,9 +4,11 @@ Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shar
 
 - ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
 - ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
-- ``hm:{ROOM}:followers`` — the instances that hold the room.
+- ``hm:{ROOM}:followers`` — the instances that hold the room;
+- ``hm:{ROOM}:feed`` — its sharded channel (a Redis Cluster), ``hm:{ROOM}:sync`` — a counter
+  confirmed reads write (with ``replicas``).
 
-Each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
+On one Redis node, each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
 an entry, publishes it as ``"<room> <number> <json>"`` to every *other* follower's channel, and
 answers every entry after the ones the caller's copy of the room has applied — so an instance
 applies its own command at once and in order, and never hears it back; the others get it from
@@ -16,7 +18,25 @@ commit, as the journal does). The instance's commands are acknowledged only once
 them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
 itself dying; ``everysec`` may lose the last second (docs/server.md).
 
-Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance.
+Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance (in a
+Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, NTP).
+
+**A Redis Cluster** (found at :meth:`RedisLog.open`: the node the URL names answers
+``cluster_enabled:1``): every command and script touches the keys of one slot only — a room's
+keys share their hash tag; the wake set is split into buckets (``hm:wake:{b<N>}``), each on a
+slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances`` is one key. The
+channels are sharded instead: one per room, ``hm:{ROOM}:feed`` (``SPUBLISH``/``SSUBSCRIBE``, in
+the room's slot, published only when another instance follows the room), read through
+redis-py's cluster pub/sub (which polls the masters in turn, :data:`FEED_POLL_S` each: ~1 % of a
+core idle, against ~0.1 % for one node's channel). The group commit sends one pipeline per master, to the master that
+owns each room's slot; a node that fails or answers ``MOVED`` makes the client learn the
+cluster's map again (a replica promoted).
+
+**A command is acknowledged only once a replica has it** when ``replicas`` > 0: each pipeline
+ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here,
+published to the others); one the ``WAIT`` could not confirm in time is refused as uncertain (it may
+survive, or be lost with its master). Reads that deliver entries (a catch-up, a load) write a
+counter in the room's slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
 
 Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets a free
 instance settle a room that no live instance holds (its holders died); ``hm:instances``
@@ -30,39 +50,101 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import redis
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
 
 if TYPE_CHECKING:
+    from redis.asyncio.cluster import ClusterPubSub
+
     from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.redis_log")
 
 Entry = dict[str, Any]
 
-# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller.
-# Each entry is stored as "<ms> <json>": its time is Redis's clock, one clock for every instance.
-_APPEND = """
+# The publishing both scripts share. KEYS[2]: the followers; ARGV[3]: the room, ARGV[4]: the caller,
+# ARGV[5]: how ("p": PUBLISH to each other follower's channel; "s": SPUBLISH to the room's sharded
+# channel ARGV[6] if any other instance follows; "": not now), `message`: what.
+_PUBLISH_TO_FOLLOWERS = """
+local function others()
+  local n = redis.call('SCARD', KEYS[2])
+  return n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0)
+end
+local function publish(message)
+  if ARGV[5] == 'p' then
+    for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+      if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
+    end
+  elseif ARGV[5] == 's' then
+    if others() then redis.call('SPUBLISH', ARGV[6], message) end
+  end
+end
+"""
+# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller,
+# how to publish, the room's sharded channel. Each entry is stored as "<ms> <json>": its time is
+# Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster). Not
+# publishing now (a replica must confirm it first), the answer starts with whether to, later.
+_APPEND = (
+    _PUBLISH_TO_FOLLOWERS
+    + """
 local now = redis.call('TIME')
 local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
 local n = redis.call('RPUSH', KEYS[1], line)
-local message = ARGV[3] .. ' ' .. n .. ' ' .. line
-for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
-end
+publish(ARGV[3] .. ' ' .. n .. ' ' .. line)
 if n <= tonumber(ARGV[2]) then return false end
-return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
+local entries = redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
+if ARGV[5] == '' then table.insert(entries, 1, others() and '1' or '0') end
+return entries
+"""
+)
+# An append a replica confirmed, published now. KEYS: the log (unused), the followers; ARGV: the
+# message, -, the room, the caller, how, the channel (as in _APPEND).
+_PUBLISH = (
+    _PUBLISH_TO_FOLLOWERS
+    + """
+publish(ARGV[1])
+return 1
+"""
+)
+# A room's header and its entries from ARGV[1] on; ARGV[2] == "1": also write the room's sync
+# counter, so a WAIT that follows confirms the replicas hold everything read.
+# KEYS: the header, the log, the sync counter.
+_READ = """
+if ARGV[2] == '1' then redis.call('INCR', KEYS[3]) end
+return {redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], tonumber(ARGV[1]), -1)}
+"""
+# KEYS: the instances; ARGV: this instance, forget after (ms), dead after (ms). Redis's clock.
+_HEARTBEAT = """
+local now = redis.call('TIME')
+local ms = now[1] * 1000 + math.floor(now[2] / 1000)
+redis.call('ZADD', KEYS[1], ms, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
+return redis.call('ZRANGEBYSCORE', KEYS[1], ms - tonumber(ARGV[3]), '+inf')
 """
 TOMBSTONE = b'{"dropped": true}'
 WAKE = "hm:wake"
+#: The wake set's buckets in a Redis Cluster (``hm:wake:{b0}`` … ``{b15}``, spread over the slots).
+WAKE_BUCKETS = 16
+#: How long the cluster's feed reader waits on the shards in one poll (it also bounds how long a
+#: new subscription waits for the reader: redis-py's cluster pub/sub serialises the two).
+FEED_POLL_S = 0.05
 INSTANCES = "hm:instances"
 HEARTBEAT_S = 1.0
 #: An instance whose heartbeat is older than this is taken for dead.
@@ -95,6 +177,20 @@ def _followers_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:followers"
 
 
+def _feed_key(room_id: str) -> str:
+    """The room's sharded channel (a Redis Cluster): in the room's slot."""
+    return f"hm:{{{room_id}}}:feed"
+
+
+def _sync_key(room_id: str) -> str:
+    """A counter a confirmed read writes, so ``WAIT`` covers what it read (in the room's slot)."""
+    return f"hm:{{{room_id}}}:sync"
+
+
+#: What a Redis call may raise: redis-py's cluster errors (an uncovered slot) are not RedisErrors.
+_FAILURES = (RedisError, RedisClusterException, OSError)
+
+
 @dataclass(slots=True)
 class _Append:
     room: Follower
@@ -104,11 +200,17 @@ class _Append:
 
 
 class RedisLog:
-    """:class:`halfmoon_server.ports.RoomLog` on Redis, for a cluster of instances."""
+    """:class:`halfmoon_server.ports.RoomLog` on Redis, for a cluster of instances: one Redis node
+    (with replicas or not), or a Redis Cluster (found by :meth:`open`)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, *, timeout_s: float = 2.0, replicas: int = 0, wait_ms: int = 500) -> None:
         self.url = url
         self.instance = new_instance_name()
+        #: replicas that must hold an append before it is acknowledged (``WAIT``; 0: no wait)
+        self.replicas = replicas
+        self.wait_ms = wait_ms
+        # a call that ends with a WAIT may take the wait on top of the time-out
+        self.timeout_s = timeout_s = timeout_s + (wait_ms / 1000 if replicas else 0)
         # a bounded pool that makes bursts wait their turn (a thousand rooms followed at once)
         # instead of failing with "too many connections"
         pool = aioredis.BlockingConnectionPool.from_url(
@@ -118,9 +220,18 @@ class RedisLog:
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
         )
-        self.redis = aioredis.Redis(connection_pool=pool)
+        self.redis: Any = aioredis.Redis(connection_pool=pool)  # or a RedisCluster (open)
+        #: whether the URL names a node of a Redis Cluster (known once open)
+        self.cluster = False
+        self._nodes: dict[str, aioredis.Redis] = {}  # a Redis Cluster's masters, by name
         self.rooms: dict[str, Follower] = {}  # the rooms followed here, by id
+        self._wake_keys = [WAKE]
         self._append = self.redis.register_script(_APPEND)
+        self._publish = self.redis.register_script(_PUBLISH)
+        self._read = self.redis.register_script(_READ)
+        self._beat = self.redis.register_script(_HEARTBEAT)
+        self._pubsub: ClusterPubSub | None = None  # a Redis Cluster's sharded channels
+        self._refreshing: asyncio.Task[None] | None = None
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._following: set[asyncio.Task[None]] = set()
@@ -129,28 +240,108 @@ class RedisLog:
         self._writer: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
-        """Check Redis answers and start following. Raises :class:`LogUnavailable`."""
+        """Check Redis answers, learn whether it is a Redis Cluster, and start following.
+        Raises :class:`LogUnavailable`."""
         try:
             await self.redis.ping()
-        except (RedisError, OSError) as exc:
+            info = await self.redis.info("cluster")
+            if info.get("cluster_enabled"):
+                await self._open_cluster()
+        except _FAILURES as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
+
+    async def _open_cluster(self) -> None:
+        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters.
+        (redis-py 8 or newer: its asyncio cluster client has pub/sub from 8.0 on.)"""
+        from redis.asyncio.cluster import RedisCluster
+
+        if not hasattr(RedisCluster, "pubsub"):
+            await self.redis.aclose()
+            await self.redis.connection_pool.disconnect()
+            raise LogUnavailable(
+                f"Redis at {self.url} is a Redis Cluster, which needs redis-py 8 or newer "
+                f"(installed: {redis.__version__}): pip install --upgrade 'redis>=8'"
+            )
+        single = self.redis
+        self.redis = RedisCluster.from_url(
+            self.url,
+            max_connections=4 * MAX_CONNECTIONS,
+            socket_timeout=self.timeout_s,
+            socket_connect_timeout=self.timeout_s,
+        )
+        await single.aclose()
+        await single.connection_pool.disconnect()
+        await self.redis.initialize()
+        self.cluster = True
+        self._wake_keys = [f"{WAKE}:{{b{n}}}" for n in range(WAKE_BUCKETS)]
+        log.info("Redis at %s is a Redis Cluster of %d masters", self.url, len(self.redis.get_primaries()))
 
     async def ping(self) -> None:
         """PING Redis (every call has a connect and a read timeout: a blackholed Redis fails it)."""
         try:
             await self.redis.ping()
-        except (RedisError, OSError) as exc:
+        except _FAILURES as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
+
+    def _node(self, room_id: str) -> aioredis.Redis:
+        """The client for the room's keys: in a Redis Cluster, the master that owns their slot
+        (raises when no master does)."""
+        if not self.cluster:
+            return self.redis  # type: ignore[no-any-return]
+        node = self.redis.get_node_from_key(_log_key(room_id))
+        client = self._nodes.get(node.name)
+        if client is None:
+            from redis.asyncio.connection import parse_url
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+
+            options: dict[str, Any] = dict(parse_url(self.url))
+            options.update(host=node.host, port=node.port)
+            pool = aioredis.BlockingConnectionPool(
+                max_connections=MAX_CONNECTIONS,
+                timeout=self.timeout_s,
+                socket_timeout=self.timeout_s,
+                socket_connect_timeout=self.timeout_s,
+                retry=Retry(NoBackoff(), 0),  # an append sent twice would be logged twice
+                **options,
+            )
+            client = self._nodes[node.name] = aioredis.Redis(connection_pool=pool)
+        return client
+
+    def _lost_node(self) -> None:
+        """A master failed or no longer owns a slot: learn the cluster's map again (a replica
+        may have been promoted), at most four times a second."""
+        if not self.cluster or (self._refreshing is not None and not self._refreshing.done()):
+            return
+
+        async def refresh() -> None:
+            with contextlib.suppress(*_FAILURES):
+                await self.redis.nodes_manager.initialize()
+            await asyncio.sleep(0.25)
+
+        self._refreshing = asyncio.get_running_loop().create_task(refresh())
 
     # -- rooms --------------------------------------------------------------------------------------
 
     async def create(self, header: Entry) -> bool:
         try:
-            return bool(await self.redis.set(_header_key(header["room"]), orjson.dumps(header), nx=True))
-        except (RedisError, OSError) as exc:
+            client = self._node(header["room"])
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.set(_header_key(header["room"]), orjson.dumps(header), nx=True)
+                if self.replicas:
+                    pipe.wait(self.replicas, self.wait_ms)
+                created, *acks = await pipe.execute()
+        except _FAILURES as exc:
+            self._lost_node()
             raise LogUnavailable(f"Redis: {exc}") from exc
+        if acks and int(acks[0]) < self.replicas:
+            raise LogUnavailable(self._unconfirmed(int(acks[0])), certain=False)
+        return bool(created)
+
+    def _unconfirmed(self, acks: int) -> str:
+        return f"{acks} of {self.replicas} Redis replicas confirmed it within {self.wait_ms} ms"
 
     async def append(self, room_id: str, entry: Entry) -> int:
         room = self.rooms.get(room_id)
@@ -163,55 +354,141 @@ class RedisLog:
         return await done
 
     async def _write(self) -> None:
-        """Send everything queued in one pipeline per round trip, then deliver the answers."""
+        """Send everything queued in one pipeline per round trip (one per master, in a Redis
+        Cluster), then deliver the answers."""
         while self._queue:
             batch, self._queue = self._queue, []
-            try:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for item in batch:
-                        room_id = item.room.id
-                        await self._append(  # queued in the pipeline (sent by execute)
-                            keys=[_log_key(room_id), _followers_key(room_id)],
-                            args=[item.entry, item.applied, room_id, self.instance],
-                            client=pipe,
-                        )
-                    answers = await pipe.execute(raise_on_error=False)
-            except (RedisError, OSError) as exc:
-                answers = [exc] * len(batch)
-            for item, answer in zip(batch, answers, strict=True):
-                if isinstance(answer, BaseException):  # it may have run before the answer was lost
-                    item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
-                elif answer is None:  # the list is shorter than what this copy applied: it went back
-                    item.room.went_back()
-                    item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
-                else:
-                    number = item.applied
-                    for line in answer:
-                        number += 1
-                        if number > item.room.applied:
-                            item.room.deliver(number, _entry(line))
-                    item.done.set_result(number)
+            groups: dict[int, tuple[aioredis.Redis, list[_Append]]] = {}
+            for item in batch:
+                try:
+                    client = self._node(item.room.id)
+                except _FAILURES as exc:  # no master owns the slot: nothing was sent
+                    self._lost_node()
+                    item.done.set_exception(LogUnavailable(f"Redis: {exc}"))
+                    continue
+                groups.setdefault(id(client), (client, []))[1].append(item)
+            await asyncio.gather(*(self._commit(client, items) for client, items in groups.values()))
+
+    async def _commit(self, client: aioredis.Redis, batch: list[_Append]) -> None:
+        """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to."""
+        how = "s" if self.cluster else "p"
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for item in batch:
+                    room_id = item.room.id
+                    await self._append(  # queued in the pipeline (sent by execute)
+                        keys=[_log_key(room_id), _followers_key(room_id)],
+                        args=[
+                            item.entry,
+                            item.applied,
+                            room_id,
+                            self.instance,
+                            "" if self.replicas else how,
+                            _feed_key(room_id),
+                        ],
+                        client=pipe,
+                    )
+                if self.replicas:
+                    pipe.wait(self.replicas, self.wait_ms)
+                answers = await pipe.execute(raise_on_error=False)
+        except _FAILURES as exc:
+            self._lost_node()
+            answers = [exc] * (len(batch) + (1 if self.replicas else 0))
+        unconfirmed = None
+        if self.replicas:
+            acks = answers.pop()
+            if isinstance(acks, BaseException):
+                unconfirmed = f"Redis: {acks}"
+            elif int(acks) < self.replicas:
+                unconfirmed = self._unconfirmed(int(acks))
+        confirmed = []
+        for item, answer in zip(batch, answers, strict=True):
+            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
+                self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
+                item.done.set_exception(LogUnavailable(f"Redis: {type(answer).__name__}: {answer}"))
+            elif isinstance(answer, BaseException):  # it may have run before the answer was lost
+                self._lost_node()
+                item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
+            elif answer is None:  # the list is shorter than what this copy applied: it went back
+                item.room.went_back()
+                item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
+            elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
+                # neither applied here nor published (the room's next entry brings it, if it stays)
+                item.done.set_exception(LogUnavailable(unconfirmed, certain=False))
+            else:
+                if self.replicas:  # whether to publish it, first
+                    publish, *answer = answer
+                number = item.applied
+                for line in answer:
+                    number += 1
+                    if number > item.room.applied:
+                        item.room.deliver(number, _entry(line))
+                item.done.set_result(number)
+                if self.replicas and publish == b"1":
+                    confirmed.append((item.room.id, number, answer[-1]))
+        if confirmed:
+            await self._publish_confirmed(client, confirmed, how)
+
+    async def _publish_confirmed(
+        self, client: aioredis.Redis, confirmed: list[tuple[str, int, bytes]], how: str
+    ) -> None:
+        """Tell the rooms' other followers of appends a replica confirmed."""
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for room_id, number, line in confirmed:
+                    message = b"%s %d %s" % (room_id.encode(), number, line)
+                    await self._publish(
+                        keys=[_log_key(room_id), _followers_key(room_id)],
+                        args=[message, "", room_id, self.instance, how, _feed_key(room_id)],
+                        client=pipe,
+                    )
+                await pipe.execute(raise_on_error=False)
+        except _FAILURES as exc:  # the others get these with the room's next entry
+            log.warning("Redis: could not publish %d confirmed entries: %s", len(confirmed), exc)
+
+    async def _read_room(self, room_id: str, start: int) -> tuple[bytes | None, list[bytes]]:
+        """The room's header and its entries from ``start`` (0: all), in one read; with replicas
+        asked for, only once they hold everything read."""
+        try:
+            client = self._node(room_id)
+            if not self.replicas:
+                async with client.pipeline(transaction=True) as pipe:
+                    pipe.get(_header_key(room_id))
+                    pipe.lrange(_log_key(room_id), start, -1)
+                    header, lines = await pipe.execute()
+                return header, lines
+            async with client.pipeline(transaction=False) as pipe:
+                await self._read(
+                    keys=[_header_key(room_id), _log_key(room_id), _sync_key(room_id)], args=[start, "1"], client=pipe
+                )
+                pipe.wait(self.replicas, self.wait_ms)
+                (header, lines), acks = await pipe.execute()
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {exc}") from exc
+        if int(acks) < self.replicas:
+            raise LogUnavailable(self._unconfirmed(int(acks)))
+        return header, lines
 
     async def catch_up(self, room_id: str) -> None:
         room = self.rooms.get(room_id)
         if room is None:
             return  # (unfollowed meanwhile)
         applied = room.applied
-        try:
-            lines = await self.redis.lrange(_log_key(room_id), applied, -1)
-        except (RedisError, OSError) as exc:
-            raise LogUnavailable(f"Redis: {exc}") from exc
+        lines: list[bytes] | list[bytes | str]
+        if self.replicas:
+            _, lines = await self._read_room(room_id, applied)
+        else:
+            try:
+                lines = await self._node(room_id).lrange(_log_key(room_id), applied, -1)
+            except _FAILURES as exc:
+                self._lost_node()
+                raise LogUnavailable(f"Redis: {exc}") from exc
         for number, line in enumerate(lines, applied + 1):
             room.deliver(number, _entry(line))
 
     async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
-        try:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.get(_header_key(room_id))
-                pipe.lrange(_log_key(room_id), 0, -1)
-                header, entries = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            raise LogUnavailable(f"Redis: {exc}") from exc
+        header, entries = await self._read_room(room_id, 0)
         if header is None or header == TOMBSTONE:
             return None
         return orjson.loads(header), [_entry(line) for line in entries]
@@ -221,40 +498,53 @@ class RedisLog:
 
     async def forget(self, room_id: str) -> None:
         """The room is over: its log and followers go; its id stays taken for a while, and a
-        tombstone says the room is gone (nobody loads it again)."""
+        tombstone says the room is gone (nobody loads it again). (The room's keys in one
+        transaction, its wake apart: they are in different slots of a Redis Cluster. Were the
+        second lost, the room's wake would find its tombstone.)"""
         try:
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self._node(room_id).pipeline(transaction=True) as pipe:
                 pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
-                pipe.delete(_log_key(room_id), _followers_key(room_id))
-                pipe.zrem(WAKE, room_id)
+                pipe.delete(_log_key(room_id), _followers_key(room_id), _sync_key(room_id))
                 await pipe.execute()
-        except (RedisError, OSError) as exc:
+            await self.redis.zrem(self._wake_key(room_id), room_id)
+        except _FAILURES as exc:
+            self._lost_node()
             raise LogUnavailable(f"Redis: {exc}") from exc
+
+    def _wake_key(self, room_id: str) -> str:
+        """The wake set's bucket of the room (one bucket on a single Redis node)."""
+        if len(self._wake_keys) == 1:
+            return self._wake_keys[0]
+        return self._wake_keys[zlib.crc32(room_id.encode()) % len(self._wake_keys)]
 
     async def due(self, now: int) -> list[str]:
         """Rooms whose look is due and that no live instance holds; each is claimed for a few
-        seconds (its wake moved on), so instances do not all take the same one."""
+        seconds (its wake moved on), so instances do not all take the same one. Every bucket of
+        the wake set is read."""
+        orphans: list[str] = []
         try:
-            rooms = await self.redis.zrangebyscore(WAKE, "-inf", now, start=0, num=50)
-            orphans = []
-            for raw in rooms:
-                room_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-                followers = await self.redis.smembers(_followers_key(room_id))
-                if any(self.alive(f.decode() if isinstance(f, bytes) else str(f)) for f in followers):
-                    continue  # its holder looks after it
-                if await self.redis.zadd(WAKE, {room_id: now + LOOK_CLAIM_MS}, xx=True, ch=True):
-                    orphans.append(room_id)
-        except (RedisError, OSError) as exc:
+            for key in self._wake_keys:
+                rooms = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=50)
+                for raw in rooms:
+                    room_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+                    followers = await self.redis.smembers(_followers_key(room_id))
+                    if any(self.alive(f.decode() if isinstance(f, bytes) else str(f)) for f in followers):
+                        continue  # its holder looks after it
+                    if await self.redis.zadd(key, {room_id: now + LOOK_CLAIM_MS}, xx=True, ch=True):
+                        orphans.append(room_id)
+                if len(orphans) >= 50:
+                    break
+        except _FAILURES as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
         return orphans
 
     async def wake(self, room_id: str, at: int | None) -> None:
         try:
             if at is None:
-                await self.redis.zrem(WAKE, room_id)
+                await self.redis.zrem(self._wake_key(room_id), room_id)
             else:
-                await self.redis.zadd(WAKE, {room_id: at})
-        except (RedisError, OSError) as exc:
+                await self.redis.zadd(self._wake_key(room_id), {room_id: at})
+        except _FAILURES as exc:
             raise LogUnavailable(f"Redis: {exc}") from exc
 
     # -- following ------------------------------------------------------------------------------------
@@ -278,12 +568,16 @@ class RedisLog:
                 await asyncio.wait({previous})
             try:
                 if follow:
+                    if self._pubsub is not None:  # (listening first: then nothing is missed)
+                        await self._pubsub.ssubscribe(_feed_key(room_id))
                     await self.redis.sadd(_followers_key(room_id), self.instance)
                     if room_id in self.rooms:
                         await self.catch_up(room_id)  # what was appended before this instance followed
                 else:
                     await self.redis.srem(_followers_key(room_id), self.instance)
-            except (RedisError, OSError, LogUnavailable) as exc:
+                    if self._pubsub is not None and room_id not in self.rooms:
+                        await self._pubsub.sunsubscribe(_feed_key(room_id))
+            except (*_FAILURES, LogUnavailable) as exc:
                 log.warning("Redis: could not change who follows room %s: %s", room_id, exc)
 
         task = asyncio.get_running_loop().create_task(change())
@@ -297,9 +591,19 @@ class RedisLog:
 
         task.add_done_callback(done)
 
+    def _take(self, data: bytes) -> None:
+        """A published entry, ``"<room> <number> <line>"``: delivered if its room is held here."""
+        room_id, number, line = data.split(b" ", 2)
+        target = self.rooms.get(room_id.decode())
+        if target is not None and int(number) > target.applied:
+            target.deliver(int(number), _entry(line))
+
     async def _read_feed(self) -> None:
         """Deliver the entries other instances append to the rooms held here; reconnect (and
         catch up every room) when Redis drops."""
+        if self.cluster:
+            await self._read_shard_feed()
+            return
         delay = 0.1
         channel = f"hm:instance:{self.instance}"
         while True:
@@ -315,13 +619,10 @@ class RedisLog:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                     if message is None or message["type"] != "message":
                         continue
-                    room_id, number, line = message["data"].split(b" ", 2)
-                    target = self.rooms.get(room_id.decode())
-                    if target is not None and int(number) > target.applied:
-                        target.deliver(int(number), _entry(line))
+                    self._take(message["data"])
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError, LogUnavailable) as exc:
+            except (*_FAILURES, LogUnavailable) as exc:
                 log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
             except Exception:
                 log.exception("the Redis feed reader failed; restarting it")
@@ -333,19 +634,51 @@ class RedisLog:
             await asyncio.sleep(delay)
             delay = min(5.0, delay * 2)
 
+    async def _read_shard_feed(self) -> None:
+        """The same on a Redis Cluster: one sharded channel per room held here, on the master
+        that owns the room's slot (redis-py's cluster pub/sub follows a channel to the replica
+        promoted in its master's place; entries published meanwhile come with the room's next
+        entry, a gap the room fills from the list)."""
+        delay = 0.1
+        while True:
+            pubsub = self._pubsub = self.redis.pubsub()
+            try:
+                for room_id in list(self.rooms):
+                    await pubsub.ssubscribe(_feed_key(room_id))
+                for room_id in list(self.rooms):  # one shard may be down: the others are read
+                    try:
+                        await self.redis.sadd(_followers_key(room_id), self.instance)
+                        await self.catch_up(room_id)
+                    except (*_FAILURES, LogUnavailable) as exc:
+                        log.warning("Redis: room %s could not catch up: %s", room_id, exc)
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=FEED_POLL_S)
+                    if message is None or message["type"] != "smessage":
+                        continue
+                    self._take(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except (*_FAILURES, LogUnavailable) as exc:
+                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
+            except Exception:
+                log.exception("the Redis feed reader failed; restarting it")
+            finally:
+                self._pubsub = None
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            await asyncio.sleep(delay)
+            delay = min(5.0, delay * 2)
+
     async def _heartbeat(self) -> None:
         """Say this instance is alive, learn which others are, and now and then take the dead
         ones out of the followers of the rooms held here."""
         beats = 0
         while True:
             try:
-                seconds, micros = await self.redis.time()
-                now = int(seconds) * 1000 + int(micros) // 1000
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    pipe.zadd(INSTANCES, {self.instance: now})
-                    pipe.zremrangebyscore(INSTANCES, "-inf", now - 10 * DEAD_AFTER_MS)
-                    pipe.zrangebyscore(INSTANCES, now - DEAD_AFTER_MS, "+inf")
-                    *_, alive = await pipe.execute()
+                alive = await self._beat(
+                    keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS, DEAD_AFTER_MS], client=self.redis
+                )
                 self._alive = {a.decode() if isinstance(a, bytes) else str(a) for a in alive}
                 beats += 1
                 if beats % 10 == 0:
@@ -356,7 +689,7 @@ class RedisLog:
                             await self.redis.srem(_followers_key(room_id), *dead)
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as exc:
+            except _FAILURES as exc:
                 log.debug("Redis heartbeat failed: %s", exc)
             await asyncio.sleep(HEARTBEAT_S)
 
@@ -369,7 +702,14 @@ class RedisLog:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._following, return_exceptions=True)
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            await asyncio.gather(self._refreshing, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.redis.zrem(INSTANCES, self.instance)
         await self.redis.aclose()
-        await self.redis.connection_pool.disconnect()  # the pool is ours: Redis does not close it
+        if not self.cluster:
+            await self.redis.connection_pool.disconnect()  # the pool is ours: Redis does not close it
+        for client in self._nodes.values():
+            await client.aclose()
+            await client.connection_pool.disconnect()

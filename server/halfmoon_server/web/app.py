@@ -128,7 +128,12 @@ async def open_room_log(settings: Settings) -> RoomLog:
     if settings.redis_url:
         from halfmoon_server.adapters.redis_log import RedisLog
 
-        redis_log = RedisLog(settings.redis_url, timeout_s=settings.redis_timeout_s)
+        redis_log = RedisLog(
+            settings.redis_url,
+            timeout_s=settings.redis_timeout_s,
+            replicas=settings.redis_replicas,
+            wait_ms=settings.redis_wait_ms,
+        )
         await redis_log.open()
         return redis_log
     if settings.database_url() == MEMORY_URL:

@@ -91,6 +91,8 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         (("--max-rooms", "0"), {}, "max_rooms must be at least 1"),
         ((), {"HALFMOON_MAX_PLAYERS": "many"}, "HALFMOON_MAX_PLAYERS='many' is not a valid int"),
         ((), {"HALFMOON_LOG_LEVEL": "LOUD"}, "the log level must be one of"),
+        (("--redis-replicas", "-1"), {}, "redis_replicas cannot be negative"),
+        (("--redis-wait-ms", "0"), {}, "redis_wait_ms must be 1-60000 ms"),
     ]
     for args, env, message in cases:
         result = _serve("--data-dir", str(tmp_path / "data"), *args, env=env)

@@ -1,0 +1,80 @@
+"""One Redis node with a replica (``replicaof``), ``--redis-replicas 1``: an append is
+acknowledged, applied and published only once the replica has it; one the replica cannot confirm
+in time is refused as uncertain and shown nowhere, and the next confirmed one brings it."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from halfmoon_server.adapters.redis_log import RedisLog
+from halfmoon_server.errors import LogUnavailable
+from tests.conftest import require_service
+from tests.server.adapters.test_redis_log_on_a_redis_cluster import Copy, until
+from tests.server.instances import RedisServer
+
+pytestmark = [pytest.mark.redis]
+
+
+@pytest.fixture
+async def master_and_replica(tmp_path: Path) -> AsyncIterator[tuple[RedisServer, RedisServer]]:
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    master = await RedisServer(tmp_path / "master").start()
+    replica = await RedisServer(tmp_path / "replica").start()
+    client = Redis(port=replica.port)
+    try:
+        await client.execute_command("REPLICAOF", "127.0.0.1", master.port)  # type: ignore[no-untyped-call]
+        async with asyncio.timeout(10):
+            while (await client.info("replication")).get("master_link_status") != "up":
+                await asyncio.sleep(0.05)
+    finally:
+        await client.aclose()
+    yield master, replica
+    if replica.process is not None:
+        replica.process.send_signal(signal.SIGCONT)
+    replica.kill()
+    master.kill()
+
+
+async def test_an_append_is_acknowledged_once_the_replica_has_it_and_refused_as_uncertain_when_it_cannot(
+    master_and_replica: tuple[RedisServer, RedisServer],
+) -> None:
+    master, replica = master_and_replica
+    one = RedisLog(master.url, replicas=1, wait_ms=200)
+    two = RedisLog(master.url, replicas=1, wait_ms=200)
+    await one.open()
+    await two.open()
+    try:
+        assert not one.cluster
+        assert await one.create({"room": "S1"})
+        here, there = Copy("S1", one), Copy("S1", two)
+        one.follow(here)
+        two.follow(there)
+        await asyncio.sleep(0.2)
+        assert await one.append("S1", {"k": "x", "n": 0}) == 1
+        await until(lambda: there.applied == 1)  # published once confirmed
+
+        assert replica.process is not None
+        replica.process.send_signal(signal.SIGSTOP)
+        try:
+            ballast = Redis(port=master.port)  # a stopped process's sockets still take data: fill them
+            await ballast.set("ballast", "x" * 32_000_000)
+            await ballast.aclose()
+            with pytest.raises(LogUnavailable, match="0 of 1 Redis replicas confirmed it within 200 ms") as refused:
+                await one.append("S1", {"k": "x", "n": 1})
+            assert not refused.value.certain
+            await asyncio.sleep(0.3)
+            assert [e["n"] for e in here.entries] == [e["n"] for e in there.entries] == [0], "shown nowhere"
+        finally:
+            replica.process.send_signal(signal.SIGCONT)
+        assert await two.append("S1", {"k": "x", "n": 2}) == 3
+        await until(lambda: here.applied == 3)
+        assert [e["n"] for e in here.entries] == [e["n"] for e in there.entries] == [0, 1, 2]
+    finally:
+        await one.close()
+        await two.close()
