@@ -210,3 +210,43 @@ async def test_a_waiting_write_is_tried_at_once_when_the_database_comes_back(mon
     assert list(storage.games) == [room.state.game_id(player)]
     await room.services.recorder.close()
     room.close_timer()
+
+
+async def test_no_refused_command_of_any_kind_the_room_checks_reaches_the_log() -> None:
+    """Every kind the shell checks before appending — a give-up, a rematch, an accept and a watch
+    as well as a move, an undo, a start and a join — is kept out of the log when refused: each
+    is refused here and the log stays as it was."""
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    room = await _room(log, clock)
+    player, box = await _seated(room)
+    await room.submit({"k": "give_up", "p": player}, box)
+    await room.services.tasks.settle()
+    before = list(log.entries[room.id])
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"k": "give_up", "p": player}, "not_playing"),  # over already
+        ({"k": "give_up", "p": None}, "not_playing"),  # a spectator
+        ({"k": "rematch", "p": player}, "no_rematch"),  # a solo game has none
+        ({"k": "accept", "p": player}, "no_rematch"),
+    ]
+    for entry, code in refused:
+        with pytest.raises(Refusal) as refusal:
+            await room.submit(dict(entry), Box())
+        assert refusal.value.code == code, entry
+    assert log.entries[room.id] == before, "a refused command reached the log"
+    await room.services.recorder.close()
+    room.close_timer()
+
+    daily_log = MemoryLog()
+    header = room_header("D4ILY1", Mode.DAILY, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day="2026-12-06")
+    header["config"] = asdict(RaceConfig())
+    header["salt"] = "5a1t"
+    services = RoomServices(clock, daily_log, Recorder(MemoryStorage()), BackgroundTasks())
+    assert await daily_log.create(header)
+    daily = Room(header, services)
+    daily_log.follow(daily)
+    with pytest.raises(Refusal) as refusal:
+        await daily.submit({"k": "watch"}, Box())
+    assert refusal.value.code == "private_room"
+    assert daily_log.entries[daily.id] == [], "a refused watch reached the log"
+    daily.close_timer()
