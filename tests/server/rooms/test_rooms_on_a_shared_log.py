@@ -316,6 +316,60 @@ async def test_a_command_never_hangs_when_the_log_went_back(
         await log.close()
 
 
+async def test_a_room_whose_redis_log_went_back_is_marked_to_be_loaded_again(
+    tmp_path: Path, clock: ManualClock, redis_server: RedisServer
+) -> None:
+    """Redis came back with fewer entries than this copy applied: the command is answered
+    ``unavailable`` and the copy is marked lost (the lobby loads the room again), never kept as
+    if it were still the room; nothing the lost log no longer holds is applied again."""
+    log, room = await _redis_room(tmp_path, clock, redis_server.url)
+    try:
+        await room.submit({"k": "join", "n": "Ada", "tok": "t1"}, Box())
+        await room.submit({"k": "join", "n": "Bob", "tok": "t2"}, Box())
+        from halfmoon_server.adapters.redis_log import _log_key
+
+        await log.redis.delete(_log_key(room.id))  # the state Redis comes back with
+        with pytest.raises(Refusal) as refusal:
+            await asyncio.wait_for(room.submit({"k": "join", "n": "Cy", "tok": "t3"}, Box()), 3.0)
+        assert refusal.value.code == "unavailable"
+        assert room.lost, "the copy is wrong now, and nothing says so: the lobby keeps serving it"
+        assert room.applied == 2 and sorted(r.name for r in room.race.players.values()) == ["Ada", "Bob"]
+    finally:
+        room.close_timer()
+        await log.close()
+
+
+async def test_an_append_whose_redis_answer_was_lost_is_applied_only_from_the_log(
+    tmp_path: Path, clock: ManualClock, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis's answer to an append is lost (the connection broke): the command may or may not
+    have run, so the room applies nothing on its own — ``unavailable`` (not certain) — and takes
+    the entry only if the log holds it (here it does not: it never reached Redis)."""
+    from redis.asyncio.client import Pipeline
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    log, room = await _redis_room(tmp_path, clock, redis_server.url)
+    try:
+        await room.submit({"k": "join", "n": "Ada", "tok": "t1"}, Box())
+
+        async def lost(self: Any, raise_on_error: bool = True) -> list[Any]:
+            raise RedisConnectionError("Connection closed by server.")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Pipeline, "execute", lost)
+            with pytest.raises(Refusal) as refusal:
+                await asyncio.wait_for(room.submit({"k": "join", "n": "Bob", "tok": "t2"}, Box()), 3.0)
+        assert refusal.value.code == "unavailable"
+        assert room.applied == 1 and [r.name for r in room.race.players.values()] == ["Ada"], (
+            "an entry Redis never confirmed was applied: this copy and the log disagree"
+        )
+        await room.submit({"k": "join", "n": "Cy", "tok": "t3"}, Box())  # the next one is number 2
+        assert room.applied == 2 and [r.name for r in room.race.players.values()] == ["Ada", "Cy"]
+    finally:
+        room.close_timer()
+        await log.close()
+
+
 async def test_a_dropped_lobby_cannot_be_joined_into_a_log_that_expires(
     tmp_path: Path, clock: ManualClock, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
