@@ -250,3 +250,41 @@ async def test_no_refused_command_of_any_kind_the_room_checks_reaches_the_log() 
     assert refusal.value.code == "private_room"
     assert daily_log.entries[daily.id] == [], "a refused watch reached the log"
     daily.close_timer()
+
+
+async def test_a_resume_by_a_player_a_rematch_left_out_is_refused_and_never_logged() -> None:
+    """Bob leaves mid-race; Ada proposes a rematch, which does not ask back who left. Bob's old
+    token then resumes (what ``resume`` does: the seat its token holds, then ``connect``): it is
+    refused — as ``bad_token`` (no seat holds it any more) or by the check before the log — and
+    the log stays as it was, however often it is tried."""
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    header = room_header("R4CE01", Mode.RACE, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
+    header["config"] = asdict(RaceConfig(countdown_ms=0))
+    services = RoomServices(clock, log, Recorder(MemoryStorage()), BackgroundTasks())
+    assert await log.create(header)
+    room = Room(header, services)
+    log.follow(room)
+    ada, bob = Box(), Box()
+    await room.submit({"k": "join", "n": "Ada", "tok": "t1"}, ada)
+    await room.submit({"k": "join", "n": "Bob", "tok": "t2"}, bob)
+    assert ada.player_id is not None and bob.player_id is not None
+    await room.submit({"k": "start", "p": ada.player_id, "lim": None})
+    clock.advance(10)
+    await room.tick()
+    room.detach(bob.player_id, bob)  # Bob leaves mid-race (as the transport does it)
+    await room.submit({"k": "leave", "p": bob.player_id}, bob)
+    await room.submit({"k": "give_up", "p": ada.player_id})
+    await services.tasks.settle()
+    await room.submit({"k": "rematch", "p": ada.player_id, "seed": "ab" * 32})
+    assert bob.player_id not in room.race.players and bob.player_id not in room.race.seated
+    before = list(log.entries[room.id])
+    for _ in range(3):
+        seat = room.player_with_token("t2")
+        if seat is None:
+            continue  # refused as bad_token before anything is logged
+        with pytest.raises(Refusal):
+            await room.submit({"k": "connect", "p": seat, "since": None, "tok": "t2"}, Box())
+    assert log.entries[room.id] == before, "a refused resume reached the log"
+    await services.recorder.close()
+    room.close_timer()
