@@ -152,6 +152,8 @@ def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
             race.check_join(entry["n"])
         case "watch":
             race.check_watch()
+        case "connect" | "present" | "disconnect" | "leave":
+            race.check_member(player)
 
 
 def _player(player: str | None) -> str:

@@ -564,6 +564,13 @@ class Race:
         host = self.players.get(self.host) if self.host is not None else None
         return host is None or not host.connected
 
+    def check_member(self, player_id: str | None) -> None:
+        """Raises the :class:`Refusal` that a seat's own commands (``connect``, ``present``,
+        ``disconnect``, ``leave``) get from a player who has no seat here any more (one a rematch
+        left out), changing nothing."""
+        if player_id is None or (player_id not in self.seated and player_id not in self.players):
+            raise Refusal("not_in_room", f"player {player_id!r} is not in room {self.id}")
+
     def _racer(self, player_id: str) -> Racer:
         racer = self.players.get(player_id)
         if racer is None:

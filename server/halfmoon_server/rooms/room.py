@@ -80,7 +80,12 @@ RECORD_WAIT_S = 2.0
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
 _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
-_PRECHECKED = frozenset(("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"))
+#: the commands checked before they are logged (a refused one is never logged): the clients',
+#: and a seat's own (``connect``, ``present``, ``disconnect``, ``leave``: a seat a rematch left out)
+_PRECHECKED = frozenset(
+    ("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept")
+    + ("connect", "present", "disconnect", "leave")
+)
 _SEATING = frozenset(("join", "single", "connect"))
 
 
