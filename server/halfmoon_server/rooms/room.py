@@ -83,8 +83,8 @@ _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
 #: the commands checked before they are logged (a refused one is never logged): the clients',
 #: and a seat's own (``connect``, ``present``, ``disconnect``, ``leave``: a seat a rematch left out)
 _PRECHECKED = frozenset(
-    ("move", "undo", "give_up", "start", "join", "watch", "rematch", "accept")
-    + ("connect", "present", "disconnect", "leave")
+    {"move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"}
+    | {"connect", "present", "disconnect", "leave"}
 )
 _SEATING = frozenset(("join", "single", "connect"))
 
