@@ -564,6 +564,14 @@ class Race:
         host = self.players.get(self.host) if self.host is not None else None
         return host is None or not host.connected
 
+    def running_since(self) -> int | None:
+        """When the race started (ms) if someone still plays it; None when nobody does — the
+        fact the visibility policy needs of a room to judge its stored games
+        (:func:`halfmoon_server.core.visibility.on_a_deal_in_play`)."""
+        if not any(racer.playing for racer in self.players.values()):
+            return None
+        return int(self.started_at or 0)
+
     def check_member(self, player_id: str | None) -> None:
         """Raises the :class:`Refusal` that a seat's own commands (``connect``, ``present``,
         ``disconnect``, ``leave``) get from a player who has no seat here any more (one a rematch

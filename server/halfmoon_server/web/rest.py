@@ -260,11 +260,13 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
     shown = visibility.stored_code_visible(stored_facts(request, first), now, running_since=None)
     code = first.code if shown else None
     results = entries(games)["entries"]
-    opened: dict[str, Any] = {}  # what opens a sealed race's commitment: with its code
+    opened: dict[str, Any] = {}  # what opens the deal's commitment, with its code (as GET /api/games)
     if first.seal is not None and shown:
         seed = first.seal["seed"]
         opened = {"sealed": True, "commitment": seal_commitment(seed), "seed": seed}
         opened["contributions"] = list(first.seal["contributions"])
+    elif first.salt is not None and shown:  # a daily's salt, or a previous release's sealed race's
+        opened = {"sealed": first.sealed, "salt": first.salt}
     return json_response(
         {
             **opened,
@@ -471,17 +473,16 @@ def stored_facts(request: web.Request, game: StoredGame | PlayerGame) -> StoredF
     """A stored game as the visibility policy needs to know it (:mod:`halfmoon_server.core.visibility`)."""
     daily = game.daily_date
     return StoredFacts(
-        game.seal is not None or (game.salt is not None and daily is None),  # a sealed race's (or a previous release's)
+        game.sealed,
         round(game.finished_at.timestamp() * 1000),
         None if daily is None else request.app[keys.DAILY].reveal_at(daily),
     )
 
 
 def _running_since(room: Room | None) -> int | None:
-    """When the race someone in ``room`` still plays started (ms); None: nobody plays there."""
-    if room is None or not any(racer.playing for racer in room.race.players.values()):
-        return None
-    return int(room.race.started_at or 0)
+    """When the race someone in ``room`` still plays started (:meth:`Race.running_since`); None:
+    nobody plays there, or the room is gone."""
+    return None if room is None else room.race.running_since()
 
 
 class _Entitlement:

@@ -20,7 +20,7 @@ from halfmoon_server.clock import ManualClock, day_start_ms, utc_day
 from halfmoon_server.rooms import daily as daily_module
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import WsClient, check_hidden_information, daily_ranked
+from tests.server.support import T0, WsClient, check_hidden_information, daily_ranked
 
 DAY1 = date(2026, 11, 28)
 DAY2 = date(2026, 11, 29)
@@ -286,7 +286,10 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
     async with aiohttp.ClientSession() as http:
         past = await (await http.get(server.make_url(f"/api/rooms/{room}"))).json()
         assert past["code"] == code
-        assert (await http.get(server.make_url(f"/api/games/{over['game']}"))).status == 200
+        game = await http.get(server.make_url(f"/api/games/{over['game']}"))
+        assert game.status == 200
+        # the salt that opens the day's commitment comes with the code, from the room as from the game
+        assert past["salt"] == (await game.json())["salt"] == server.app[keys.DAILY].salt_for(utc_day(T0))
 
 
 def _today(clock: ManualClock) -> str:
