@@ -1,4 +1,4 @@
-"""Ghosts in the terminal (issue 17): ``halfmoon join ROOM --ghost GAME`` draws a stored game's
+"""Ghosts in the terminal: ``halfmoon join ROOM --ghost GAME`` draws a stored game's
 run under the track, its marker moving on the race's clock, then its result; no card of it."""
 
 from __future__ import annotations

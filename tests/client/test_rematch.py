@@ -1,4 +1,4 @@
-"""The terminal client rematches (issue 17): ``r`` proposes, ``a`` accepts, the host's ``s``
+"""The terminal client rematches: ``r`` proposes, ``a`` accepts, the host's ``s``
 starts the next race; with ``--series`` the results show the points table. Pure first (the
 session and the racer fed messages), then two terminal racers against a real server."""
 

@@ -1,4 +1,4 @@
-"""The terminal client's race track and splits (issue 17): every racer's marker on one track of
+"""The terminal client's race track and splits: every racer's marker on one track of
 104 cards (you too, the leader marked ▶), moving with each ``moved`` everyone gets; the results
 with each racer's time at moves 12, 24, 36 and 48. First on the sans-I/O session, then against a
 real server: a terminal racer and a second player on a bare WebSocket race to the results."""

@@ -1,4 +1,4 @@
-"""axe-core and the Nu HTML checker on every page and state of the browser client (issue 34): home (and
+"""axe-core and the Nu HTML checker on every page and state of the browser client: home (and
 its settings dialog), a solo game (and its won end box), the daily (its give-up question and its end
 box), a race's lobby (and one with a bot), the race, its spectator and its results, a nickname
 refused, a replay (on an undo), a ghost race, two games compared, the player's history, the

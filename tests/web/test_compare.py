@@ -1,4 +1,4 @@
-"""The divergence view in real browsers (issue 17): two racers play one deal, the same first three
+"""The divergence view in real browsers: two racers play one deal, the same first three
 moves, then different fourth moves; once the race is over the results link to /compare/{a}/{b},
 which shows where the two lines parted (the first differing move), both boards side by side
 (stacked on a phone) stepped on together, and what each line led to. While the deal is still in

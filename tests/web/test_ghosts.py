@@ -1,4 +1,4 @@
-"""Ghosts in a real browser (issue 17): Gus plays a few moves of a solo game on a bare WebSocket,
+"""Ghosts in a real browser: Gus plays a few moves of a solo game on a bare WebSocket,
 a step every 0.6 s, and gives up; its replay page offers «Sfida il fantasma», which starts a solo
 game on the same deal with Gus's game as the ghost. Once Ada's clock runs (at her first move) the
 ghost's marker advances through Gus's steps in time with it, and ends with his result; the track

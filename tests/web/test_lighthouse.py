@@ -1,5 +1,5 @@
 """Lighthouse (from npm, on Debian's chromium; the mobile preset, its default) on the home page and
-on a game's page (issue 34): accessibility, best practices and SEO 100, performance 95 at least.
+on a game's page: accessibility, best practices and SEO 100, performance 95 at least.
 
 A game's page needs a chosen name (else it asks for one): the test starts the chromium that
 Lighthouse drives itself, with a remote-debugging port, saves the name in that profile's

@@ -1,4 +1,4 @@
-"""Rematches and series in real browsers (issue 17): two racers rematch on a new sealed deal from
+"""Rematches and series in real browsers: two racers rematch on a new sealed deal from
 the results; a series of three races ends with its points table, shown between races too."""
 
 from __future__ import annotations

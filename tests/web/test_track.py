@@ -1,4 +1,4 @@
-"""The race track and the splits in real browsers (issue 17): during a race every racer is a
+"""The race track and the splits in real browsers: during a race every racer is a
 marker at the cards they removed of 104, the leader marked, for the racers and the spectators;
 the results show each racer's time at moves 12, 24, 36 and 48. Two racers play in browsers (a
 desktop and a phone), a third on a bare WebSocket wins the race, and a spectator watches."""

@@ -19,7 +19,7 @@ from halfmoon_server.adapters.redis_log import WAKE_BUCKETS, RedisLog
 from halfmoon_server.errors import LogUnavailable
 from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
 
-pytestmark = [pytest.mark.redis]
+pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
 
 class Copy:

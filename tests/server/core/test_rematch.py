@@ -1,4 +1,4 @@
-"""Rematches and series (issue 17): a finished race room runs its next race on a new sealed deal,
+"""Rematches and series: a finished race room runs its next race on a new sealed deal,
 its players accept, the host starts; a series of N races keeps a points table.
 
 The race core first (synchronous, microseconds), then the log (a rematch replays to the same

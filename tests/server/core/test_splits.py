@@ -1,4 +1,4 @@
-"""A race's splits (issue 17): each racer's time when their game first held 12, 24, 36 and 48
+"""A race's splits: each racer's time when their game first held 12, 24, 36 and 48
 moves, in ``race_over``'s results and the room snapshot after the end — driven through the
 sans-I/O race core with the time passed in, so every figure is exact."""
 

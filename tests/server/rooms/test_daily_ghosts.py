@@ -1,4 +1,4 @@
-"""Today's daily as a ghost (issue 17, ``GET /api/daily/{date}/ghosts/{game}``): a player who has
+"""Today's daily as a ghost (``GET /api/daily/{date}/ghosts/{game}``): a player who has
 finished their own attempt of the day may race another attempt's progress — each step's time and
 the cards it removed — but never read its positions, cards or the day's code; a reader without a
 key, or who has not finished today's attempt, is refused."""

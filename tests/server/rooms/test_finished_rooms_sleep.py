@@ -1,7 +1,7 @@
 """A finished room nobody is in leaves memory after ``finished_hold_s`` and stays readable from
 the room log until ``finished_ttl_s``: a resume, a watch or ``GET /api/rooms/…`` rebuilds it
 there. A finished race of four held ~55 KiB for the whole 30-minute TTL, so a server's memory
-grew with every race of the last half hour (issue 15); now it holds only the last minute's."""
+grew with every race of the last half hour; now it holds only the last minute's."""
 
 from __future__ import annotations
 

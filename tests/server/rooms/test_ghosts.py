@@ -1,4 +1,4 @@
-"""Ghosts (issue 17): a stored game carries the time of each of its steps, so it can be raced
+"""Ghosts: a stored game carries the time of each of its steps, so it can be raced
 later. Driven through the real server with an injected clock, so every time is exact; and the
 record's parser takes ``times`` while refusing a malformed list."""
 

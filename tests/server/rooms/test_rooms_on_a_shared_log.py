@@ -1,6 +1,6 @@
 """Rooms and lobbies of several instances on one shared room log (journal, Redis): the room
 shell's deliver/submit, the lobby's ticker across instances. Each test names the behaviour it
-holds (they were written by a review of "past one process", 58536ee..a72b79c, each failing then).
+holds.
 
 Most tests run rooms and lobbies in this process on a *fake cluster log* (``SharedStore`` +
 ``FakeLog``: one store, one view per instance, entries delivered in order to every instance
@@ -179,7 +179,7 @@ class LostReplyLog(FakeLog):
 
 
 async def test_a_join_refused_as_unavailable_does_not_seat_a_ghost(tmp_path: Path, clock: ManualClock) -> None:
-    """`Room.submit` (room.py:150-176) turns any :class:`LogUnavailable` from `append` into
+    """`Room.submit` turns any :class:`LogUnavailable` from `append` into
     ``unavailable … nothing changed: try again`` and forgets the waiting command. With Redis a
     timeout after the script ran is indistinguishable from a failure before it: the entry is in
     the log and is applied on every instance (`deliver` finds no waiter and applies it anyway).
@@ -227,7 +227,7 @@ class SlowCatchUpLog(FakeLog):
 
 
 async def test_an_entry_delivered_during_a_catch_up_is_not_lost(tmp_path: Path, clock: ManualClock) -> None:
-    """`Room.deliver` (room.py:180-216): an entry past a gap starts a catch-up and is dropped;
+    """`Room.deliver`: an entry past a gap starts a catch-up and is dropped;
     while the catch-up is in flight (`_catching_up`), every further entry past the gap is dropped
     too. The catch-up delivers only what the list held when it was read, so an entry published
     between the LRANGE and its answer is applied by nobody — until some later entry happens to
@@ -289,8 +289,8 @@ async def _redis_room(tmp_path: Path, clock: ManualClock, url: str) -> tuple[Any
 async def test_a_command_never_hangs_when_the_log_went_back(
     tmp_path: Path, clock: ManualClock, redis_server: RedisServer
 ) -> None:
-    """`Room.deliver` (room.py:180-187) drops any entry numbered at or below `applied`, and
-    `RedisLog._write` (redis_log.py:123-146) delivers `LRANGE key applied -1`. When the list is
+    """`Room.deliver` drops any entry numbered at or below `applied`, and
+    `RedisLog._write` delivers `LRANGE key applied -1`. When the list is
     shorter than what the room applied — Redis restarted from an AOF/RDB missing the last second
     (``appendfsync everysec``, which docs/server.md allows), a failover to a lagging replica, or
     the room's keys expired (finding 4) — RPUSH numbers the new entry at or below `applied`:
@@ -374,7 +374,7 @@ async def test_a_dropped_lobby_cannot_be_joined_into_a_log_that_expires(
     tmp_path: Path, clock: ManualClock, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`Lobby._look_after` drops a lobby nobody entered for `abandon_after` (an ``abandon`` keeps
-    it in the LOBBY phase) and `RedisLog.forget` (redis_log.py:172-181) only sets a 600 s EXPIRE.
+    it in the LOBBY phase) and `RedisLog.forget` only sets a 600 s EXPIRE.
     Within those 600 s `Lobby.find` loads it again anywhere (the header is still there): a player
     following the shared link joins and plays in a room whose list and header then vanish under
     it — from then on every command hangs (finding 3) and no instance can load the room. Here the
@@ -422,7 +422,7 @@ async def test_spectators_of_a_crashed_process_do_not_pin_the_room(tmp_path: Pat
     ``unwatch`` is logged only when a connection closes on a live process (ws.py `leave_room`).
     After a crash (embedded restart from the journal, or a cluster instance SIGKILLed) its
     spectators are never subtracted — players are (`Lobby._look_after` marks a dead holder's
-    players away), spectators are not. `Race.is_stale` (race.py:462-470) keeps any unfinished room
+    players away), spectators are not. `Race.is_stale` keeps any unfinished room
     with `spectators > 0`, so a lobby, or a solo game (no time limit), that had a spectator at
     the crash is never abandoned and never dropped — in memory and in the journal for ever —
     and everyone is shown one spectator too many."""
@@ -458,7 +458,7 @@ async def test_spectators_of_a_crashed_process_do_not_pin_the_room(tmp_path: Pat
 async def test_a_player_taken_for_dead_by_a_late_heartbeat_is_back_once_it_beats(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    """`Lobby._look_after` (lobby.py:256-264) logs a ``disconnect`` for the players held by an
+    """`Lobby._look_after` logs a ``disconnect`` for the players held by an
     instance whose heartbeat is over 5 s old (`RedisLog.alive`). A heartbeat that is merely late
     (a GC pause, a blocked loop, Redis slow for a few seconds) is enough: the player, still
     connected and playing on the live instance, becomes ``connected: false`` for everyone, and
@@ -565,7 +565,7 @@ async def test_an_instance_does_not_load_a_room_another_live_instance_holds(
     tmp_path: Path, clock: ManualClock, redis_server: RedisServer
 ) -> None:
     """`RedisLog.due` answers every room whose `hm:wake` score has passed, and `Lobby.tick`
-    (lobby.py:234-254) *loads and follows* each one it does not hold, for good (until stale).
+    *loads and follows* each one it does not hold, for good (until stale).
     The holder's timer settles a countdown at its end, but the holder only moves `hm:wake`
     forward at its next ticker run (`tick_s`, 0.5 s): any instance whose ticker runs in between
     loads the room. So nearly every race that starts ends up replicated on every instance —
@@ -599,7 +599,7 @@ async def test_an_instance_does_not_load_a_room_another_live_instance_holds(
 
 
 async def test_a_rooms_log_time_never_goes_backwards(tmp_path: Path) -> None:
-    """`Room.submit` stamps each entry with the submitting instance's wall clock (room.py:159)
+    """`Room.submit` stamps each entry with the submitting instance's wall clock
     and the core trusts `t` for everything: the countdown's end, the time limit, each player's
     time. Two instances whose clocks differ by a second or two (NTP drift, a VM paused) write
     entries whose times go backwards; the instance whose clock runs ahead ends countdowns and
@@ -633,7 +633,7 @@ async def test_a_rooms_log_time_never_goes_backwards(tmp_path: Path) -> None:
 async def test_a_dropped_rooms_keys_all_expire(
     tmp_path: Path, clock: ManualClock, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """(b700b52) `RedisLog.forget` (redis_log.py:172-181) sets an EXPIRE on the header and the list
+    """(b700b52) `RedisLog.forget` sets an EXPIRE on the header and the list
     but only takes *this* instance out of ``hm:{ROOM}:followers``. An instance that died (SIGKILL,
     OOM, a node lost) while holding the room stays in that set for ever: the set has no TTL, so it
     outlives the room — one key per room per crash, never reclaimed — and until then every append

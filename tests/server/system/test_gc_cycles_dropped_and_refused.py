@@ -1,12 +1,11 @@
-"""No cyclic garbage from clients that go without a goodbye or are refused (first written by a
-review of 365c9e8's "the server makes no cyclic garbage at all").
+"""No cyclic garbage from clients that go without a goodbye or are refused.
 
 365c9e8 stopped collecting the young generations before each freeze (every ``--gc-freeze``, 2 s),
 so that a reference cycle dropped between two freezes waited, frozen, for the full collection
 (``--gc-collect``, 15 minutes). ``tests/server/system/test_gc_cycles.py`` held the server to making
 none, but only on paths where every client closes politely. Other everyday paths did make
 cycles, each holding a whole connection (its transport, socket, request, handler, WebSocket,
-buffers). After this review the young collection before each freeze is back, the cycles made in
+buffers). Now the young collection before each freeze is back, the cycles made in
 the server's own code and asyncio's are broken (:mod:`halfmoon_server.web.cycles`; these tests
 pass), and those aiohttp makes are marked ``xfail`` (freed by that young collection):
 

@@ -22,7 +22,7 @@ from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
 from tests.server.support import WsClient, won_record
 from tests.server.system.test_durability import resume
 
-pytestmark = [pytest.mark.redis, pytest.mark.postgres]
+pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
 
 LINE = [step for step in won_record().moves if isinstance(step, Move)]
 CODE = str(won_record().code)
