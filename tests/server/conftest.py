@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock
+from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
 from tests.server.support import T0, make_settings
 
 StartServer = Callable[..., Awaitable[TestServer]]
@@ -64,3 +65,13 @@ def pg_database(postgres_url: str) -> Iterator[str]:
         yield f"{postgres_url.rsplit('/', 1)[0]}/{name}"
     finally:
         _run_aside(admin(postgres_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+async def redis_cluster(tmp_path: Path) -> AsyncIterator[RedisClusterNodes]:
+    """A Redis Cluster of 3 masters and 3 replicas on ports of its own (skips where redis-server or
+    redis-cli is missing, fails under CI=true)."""
+    require_redis_cluster()
+    nodes = await RedisClusterNodes(tmp_path / "redis-cluster").start()
+    yield nodes
+    nodes.stop()

@@ -8,8 +8,6 @@ nowhere."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from halfmoon_server.adapters.redis_log import WAKE_BUCKETS, RedisLog
 from halfmoon_server.errors import LogUnavailable
-from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
+from tests.server.redis_cluster import RedisClusterNodes
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -48,13 +46,6 @@ class Copy:
     def went_back(self) -> None:
         self.lost = True
 
-
-@pytest.fixture
-async def redis_cluster(tmp_path: Path) -> AsyncIterator[RedisClusterNodes]:
-    require_redis_cluster()
-    nodes = await RedisClusterNodes(tmp_path / "redis-cluster").start()
-    yield nodes
-    nodes.stop()
 
 
 async def stats(nodes: RedisClusterNodes, section: str) -> dict[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ afterwards, and the room a fresh instance replays from the cluster holds every m
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from halfmoon.game import Move
 from halfmoon_server.adapters.redis_log import RedisLog
 from tests.server.instances import Instance
-from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
+from tests.server.redis_cluster import RedisClusterNodes
 from tests.server.support import WsClient, won_record
 from tests.server.system.test_durability import resume
 
@@ -30,13 +29,6 @@ WAITING = ("--redis-replicas", "1", "--redis-wait-ms", "500")
 PAUSED = 12  # moves each player tries while the replica lags
 TOTAL = 30  # moves each player plays
 
-
-@pytest.fixture
-async def redis_cluster(tmp_path: Path) -> AsyncIterator[RedisClusterNodes]:
-    require_redis_cluster()
-    nodes = await RedisClusterNodes(tmp_path / "redis-cluster").start()
-    yield nodes
-    nodes.stop()
 
 
 class Player:
