@@ -91,6 +91,16 @@ def _entry(line: bytes | str) -> Entry:
     return entry
 
 
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Answer an append's waiter, unless it gave up waiting (cancelled)."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
 def _followers_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:followers"
 
@@ -176,16 +186,18 @@ class RedisLog:
             except (RedisError, OSError) as exc:
                 answers = [exc] * len(batch)
             for item, answer in zip(batch, answers, strict=True):
+                # (an append whose waiter was cancelled meanwhile — its connection closed — is
+                # delivered all the same, and the rest of the batch still answered)
                 if isinstance(answer, BaseException):  # it may have run before the answer was lost
-                    item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
+                    _settle(item.done, LogUnavailable(f"Redis: {answer}", certain=False))
                 elif answer is None:  # the list is shorter than what this copy applied: it went back
                     item.room.lost = True
-                    item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
+                    _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
                 else:
                     for number, line in enumerate(answer, item.applied + 1):
                         if number > item.room.applied:
                             item.room.deliver(number, _entry(line))
-                    item.done.set_result(None)
+                    _settle(item.done, None)
 
     async def catch_up(self, room: Room) -> None:
         applied = room.applied
