@@ -334,7 +334,7 @@ def as_json(value: Any) -> Any:
 def expectation(room: Room) -> dict[str, Any]:
     """What a room holds, at its log's time: what a replay of its log must rebuild."""
     race, now = room.race, room.last_time
-    return as_json(
+    expected: dict[str, Any] = as_json(
         {
             "seq": room.seq,
             "applied": room.applied,
@@ -345,6 +345,7 @@ def expectation(room: Room) -> dict[str, Any]:
             "watcher": race.snapshot(None, now, watcher=True).to_json(),
         }
     )
+    return expected
 
 
 def exact(raw: bytes | str) -> Any:
@@ -371,7 +372,7 @@ async def export_redis(url: str, room_id: str) -> dict[str, Any]:
     redis = Redis.from_url(url)
     try:
         header = await redis.get(f"hm:{{{room_id}}}:h")
-        lines = await redis.lrange(f"hm:{{{room_id}}}:log", 0, -1)
+        lines: list[Any] = await redis.lrange(f"hm:{{{room_id}}}:log", 0, -1)
     finally:
         await redis.aclose()
     assert header is not None
@@ -387,8 +388,8 @@ async def serving(data: Path, clock: Clock, **changes: Any) -> AsyncIterator[tup
     # a finished room stays in memory (its live state is the expectation); a lobby nobody is in
     # is abandoned after a minute
     settings = make_settings(
-        data, clock, countdown_s=0.05, abandon_after_s=60, finished_hold_s=86_400, finished_ttl_s=172_800, **changes
-    )
+        data, ManualClock(0), countdown_s=0.05, abandon_after_s=60, finished_hold_s=86_400, finished_ttl_s=172_800
+    ).with_changes(clock=clock, **changes)
     server = TestServer(create_app(settings))
     await server.start_server()
     try:
