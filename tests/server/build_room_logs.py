@@ -17,6 +17,11 @@ spectator's, the results), taken from the room that played — not from a replay
   header's ``created_at``, the daily's day and code, and whatever the expectation derives from
   them) differ on every run. The rest is the same.
 
+The committed files were written by the release before the header's format version
+(:data:`~halfmoon_server.core.commands.LOG_VERSION`): they are version-0 logs, kept as they are
+to show those still replay. Regenerating replaces them with this release's logs: keep the old
+ones beside them (and their tests) if you do.
+
 Regenerate with ``python -m tests.server.build_room_logs`` (from the repository root; Redis
 needs ``redis-server``).
 """
