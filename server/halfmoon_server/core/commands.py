@@ -142,16 +142,17 @@ COMMANDS: dict[str, Command] = {
 KINDS = frozenset(COMMANDS)
 #: The commands clients send that the race checks before they are logged (a refused one never is).
 CLIENT_KINDS = frozenset(kind for kind, command in COMMANDS.items() if command.check is not None)
+_APPLY = {kind: command.apply for kind, command in COMMANDS.items()}  # (one lookup a move)
 
 
 def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
     """Run one log entry on ``race`` and return its events. Raises :class:`Refusal` when the
     race refuses it (nothing changes), exactly as when it was first given, and ``bad_message``
     for a kind no log holds."""
-    command = COMMANDS.get(entry["k"])
-    if command is None:
+    apply = _APPLY.get(entry["k"])
+    if apply is None:
         raise Refusal("bad_message", f"no room command {entry['k']!r}")
-    return command.apply(race, entry, entry["t"], entry.get("p"))
+    return apply(race, entry, entry["t"], entry.get("p"))
 
 
 def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
