@@ -173,6 +173,17 @@ def _entry(line: bytes | str) -> Entry:
     return entry
 
 
+def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
+    """Answer an append's waiter — its entry's number, or why it failed — unless it gave up
+    waiting (cancelled: its connection closed), so the rest of its batch is still answered."""
+    if done.done():
+        return
+    if isinstance(outcome, BaseException):
+        done.set_exception(outcome)
+    else:
+        done.set_result(outcome)
+
+
 def _followers_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:followers"
 
@@ -364,7 +375,7 @@ class RedisLog:
                     client = self._node(item.room.id)
                 except _FAILURES as exc:  # no master owns the slot: nothing was sent
                     self._lost_node()
-                    item.done.set_exception(LogUnavailable(f"Redis: {exc}"))
+                    _settle(item.done, LogUnavailable(f"Redis: {exc}"))
                     continue
                 groups.setdefault(id(client), (client, []))[1].append(item)
             await asyncio.gather(*(self._commit(client, items) for client, items in groups.values()))
@@ -405,16 +416,16 @@ class RedisLog:
         for item, answer in zip(batch, answers, strict=True):
             if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
-                item.done.set_exception(LogUnavailable(f"Redis: {type(answer).__name__}: {answer}"))
+                _settle(item.done, LogUnavailable(f"Redis: {type(answer).__name__}: {answer}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
                 self._lost_node()
-                item.done.set_exception(LogUnavailable(f"Redis: {answer}", certain=False))
+                _settle(item.done, LogUnavailable(f"Redis: {answer}", certain=False))
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
-                item.done.set_exception(LogUnavailable("the room's log in Redis lost entries", certain=False))
+                _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
             elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
                 # neither applied here nor published (the room's next entry brings it, if it stays)
-                item.done.set_exception(LogUnavailable(unconfirmed, certain=False))
+                _settle(item.done, LogUnavailable(unconfirmed, certain=False))
             else:
                 if self.replicas:  # whether to publish it, first
                     publish, *answer = answer
@@ -423,7 +434,7 @@ class RedisLog:
                     number += 1
                     if number > item.room.applied:
                         item.room.deliver(number, _entry(line))
-                item.done.set_result(number)
+                _settle(item.done, number)
                 if self.replicas and publish == b"1":
                     confirmed.append((item.room.id, number, answer[-1]))
         if confirmed:

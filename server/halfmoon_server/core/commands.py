@@ -18,8 +18,16 @@ race's deal — a log of the previous release has its ``c`` and ``salt`` instead
 itself and its salt), and ``o`` its origin: which instance and connection sent it and the message
 id (so that instance can answer that connection alone).
 
-A room's header (:func:`room_header`) holds a sealed race's ``seed`` (its ``code`` is null: the
-deal is derived at the start); a header of the previous release holds its ``code`` and ``salt``.
+A room's header (:func:`room_header`) holds the log format's version ``v`` (:data:`LOG_VERSION`;
+a header without one is version 0, the logs written before: same entries, replayed unchanged),
+a sealed race's ``seed`` (its ``code`` is null: the deal is derived at the start); a header of
+the previous release holds its ``code`` and ``salt``.
+
+:data:`COMMANDS` is the one list of entry kinds: each :class:`Command` says what its entry does
+to a race and, for the commands clients send (:data:`CLIENT_KINDS`), the check that refuses it
+before it is logged; :func:`apply_entry` and :func:`check_entry` dispatch through it. Logs of
+this release and the previous ones replay unchanged: ``tests/vectors/room_logs/`` holds a
+journal and a Redis log of each kind of room (``tests/server/build_room_logs.py``).
 
 >>> from halfmoon.codes import DealCode
 >>> from halfmoon_server.core.race import Race, RaceConfig
@@ -30,7 +38,8 @@ deal is derived at the start); a header of the previous release holds its ``code
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from halfmoon.codes import DealCode
@@ -43,29 +52,9 @@ from halfmoon_server.errors import Refusal
 
 Entry = dict[str, Any]
 
-#: The commands a log may hold.
-KINDS = frozenset(
-    {
-        "join",
-        "single",
-        "watch",
-        "unwatch",
-        "connect",
-        "present",
-        "disconnect",
-        "leave",
-        "start",
-        "move",
-        "undo",
-        "give_up",
-        "tick",
-        "abandon",
-        "recorded",
-        "stored",
-        "rematch",
-        "accept",
-    }
-)
+#: The log format's version, in every room header (``"v"``); a header without one is version 0,
+#: the logs written before it was there: the entries are the same, and they replay unchanged.
+LOG_VERSION = 1
 
 
 def _move_of(entry: Mapping[str, Any]) -> Move:
@@ -76,84 +65,112 @@ def _move_of(entry: Mapping[str, Any]) -> Move:
         raise Refusal("illegal_move", str(exc), reason=exc.code) from None
 
 
+Apply = Callable[[Race, Mapping[str, Any], int, "str | None"], list[Event]]
+Check = Callable[[Race, Mapping[str, Any], "str | None"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One kind of log entry: what it does to a race (``apply``), and — for the commands clients
+    send — the check that refuses it before it is logged (``check``: None for the room's own)."""
+
+    kind: str
+    apply: Apply
+    check: Check | None = None
+
+
+def _single(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
+    bot, first = bool(entry.get("bot", False)), bool(entry.get("r", True))
+    events = race.join(entry["n"], now, bot=bot, daily_first=first)[1]
+    race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
+    return events + race.begin(now)
+
+
+def _rematch(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
+    if "seed" in entry:
+        return race.rematch(player, now, seed=entry["seed"], entropy=entry.get("e"))
+    # an entry of the previous release: the next deal's code, and its salt
+    return race.rematch(player, now, code=DealCode.parse(entry["c"]), salt=entry["salt"])
+
+
+def _member(race: Race, entry: Mapping[str, Any], player: str | None) -> None:
+    race.check_member(player)
+
+
+def _recorded(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
+    if _player(player) not in race.unrecorded:
+        return []  # recorded already (by another instance): the first one counts
+    return race.recorded(_player(player), entry.get("g"), now)  # an old entry's "a" is ignored
+
+
+#: Every command a log may hold, by kind: the one list (the room shell, the docs and the tests
+#: read it from here).
+COMMANDS: dict[str, Command] = {
+    command.kind: command
+    for command in (
+        Command(
+            "move",
+            lambda race, e, now, p: race.move(p, _move_of(e), now),
+            lambda race, e, p: race.check_move(p, _move_of(e), e.get("t", 0)),
+        ),
+        Command("undo", lambda race, e, now, p: race.undo(p, now), lambda race, e, p: race.check_undo(p)),
+        Command("tick", lambda race, e, now, p: race.tick(now)),
+        Command(
+            "join",
+            lambda race, e, now, p: race.join(e["n"], now, e.get("e"), bot=bool(e.get("bot", False)))[1],
+            lambda race, e, p: race.check_join(e["n"]),
+        ),
+        Command("single", _single),
+        Command("watch", lambda race, e, now, p: race.watch(), lambda race, e, p: race.check_watch()),
+        Command("unwatch", lambda race, e, now, p: race.unwatch()),
+        # a seat's own commands: checked too (a seat a rematch left out has none)
+        Command("connect", lambda race, e, now, p: race.connect(_player(p), now, e.get("e")), _member),
+        Command("present", lambda race, e, now, p: race.connect(_player(p), now), _member),
+        Command("disconnect", lambda race, e, now, p: race.disconnect(_player(p), now), _member),
+        Command("leave", lambda race, e, now, p: race.leave(_player(p), now), _member),
+        Command(
+            "start",
+            lambda race, e, now, p: race.start(p, e.get("lim"), now, e.get("ser")),
+            lambda race, e, p: race.check_start(p, e.get("ser")),
+        ),
+        Command("rematch", _rematch, lambda race, e, p: race.check_rematch(p)),
+        Command(
+            "accept", lambda race, e, now, p: race.accept(p, now, e.get("e")), lambda race, e, p: race.check_accept(p)
+        ),
+        Command("give_up", lambda race, e, now, p: race.give_up(p, now), lambda race, e, p: race.check_give_up(p)),
+        Command("abandon", lambda race, e, now, p: race.abandon(now)),
+        Command("stored", lambda race, e, now, p: []),  # the game is in the database: the room's business
+        Command("recorded", _recorded),
+    )
+}
+#: The commands a log may hold.
+KINDS = frozenset(COMMANDS)
+#: The commands the race checks before they are logged (a refused one never is): the clients'
+#: (move, undo, give_up, start, join, watch, rematch, accept) and a seat's own (connect, present,
+#: disconnect, leave); the room's own (tick, abandon, recorded, …) are not refused.
+CLIENT_KINDS = frozenset(kind for kind, command in COMMANDS.items() if command.check is not None)
+_APPLY = {kind: command.apply for kind, command in COMMANDS.items()}  # (one lookup a move)
+
+
 def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
     """Run one log entry on ``race`` and return its events. Raises :class:`Refusal` when the
-    race refuses it (nothing changes), exactly as when it was first given."""
+    race refuses it (nothing changes), exactly as when it was first given, and ``bad_message``
+    for a kind no log holds."""
     kind = entry["k"]
-    now: int = entry["t"]
-    player: str | None = entry.get("p")
-    match kind:
-        case "move":
-            return race.move(player, _move_of(entry), now)
-        case "undo":
-            return race.undo(player, now)
-        case "tick":
-            return race.tick(now)
-        case "join":
-            return race.join(entry["n"], now, entry.get("e"), bot=bool(entry.get("bot", False)))[1]
-        case "single":
-            bot, first = bool(entry.get("bot", False)), bool(entry.get("r", True))
-            events = race.join(entry["n"], now, bot=bot, daily_first=first)[1]
-            race.time_limit_s = entry.get("lim")  # a daily attempt's time limit
-            return events + race.begin(now)
-        case "watch":
-            return race.watch()
-        case "unwatch":
-            return race.unwatch()
-        case "connect":
-            return race.connect(_player(player), now, entry.get("e"))
-        case "present":
-            return race.connect(_player(player), now)
-        case "disconnect":
-            return race.disconnect(_player(player), now)
-        case "leave":
-            return race.leave(_player(player), now)
-        case "start":
-            return race.start(player, entry.get("lim"), now, entry.get("ser"))
-        case "rematch":
-            if "seed" in entry:
-                return race.rematch(player, now, seed=entry["seed"], entropy=entry.get("e"))
-            # an entry of the previous release: the next deal's code, and its salt
-            return race.rematch(player, now, code=DealCode.parse(entry["c"]), salt=entry["salt"])
-        case "accept":
-            return race.accept(player, now, entry.get("e"))
-        case "give_up":
-            return race.give_up(player, now)
-        case "abandon":
-            return race.abandon(now)
-        case "stored":  # the game is in the database: the room's business, not the race's
-            return []
-        case "recorded":
-            if _player(player) not in race.unrecorded:
-                return []  # recorded already (by another instance): the first one counts
-            return race.recorded(_player(player), entry.get("g"), now)  # an old entry's "a" is ignored
-    raise Refusal("bad_message", f"no room command {kind!r}")
+    if kind == "move":  # (most entries: applied without the registry's extra call)
+        return race.move(entry.get("p"), _move_of(entry), entry["t"])
+    apply = _APPLY.get(kind)
+    if apply is None:
+        raise Refusal("bad_message", f"no room command {entry['k']!r}")
+    return apply(race, entry, entry["t"], entry.get("p"))
 
 
 def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
     """Raise the :class:`Refusal` that :func:`apply_entry` would, for the commands clients send,
     changing nothing (a deadline due meanwhile is settled only when the entry is applied)."""
-    kind = entry["k"]
-    player: str | None = entry.get("p")
-    match kind:
-        case "move":
-            race.check_move(player, _move_of(entry), entry.get("t", 0))
-        case "undo":
-            race.check_undo(player)
-        case "give_up":
-            race.check_give_up(player)
-        case "start":
-            race.check_start(player, entry.get("ser"))
-        case "rematch":
-            race.check_rematch(player)
-        case "accept":
-            race.check_accept(player)
-        case "join":
-            race.check_join(entry["n"])
-        case "watch":
-            race.check_watch()
-        case "connect" | "present" | "disconnect" | "leave":
-            race.check_member(player)
+    command = COMMANDS.get(entry["k"])
+    if command is not None and command.check is not None:
+        command.check(race, entry, entry.get("p"))
 
 
 def _player(player: str | None) -> str:
@@ -169,6 +186,7 @@ def room_header(
     derived at its start from the header's ``seed``), creation time, a random nonce (the game ids
     of its players derive from it) and, for a daily attempt, the day."""
     return {
+        "v": LOG_VERSION,
         "room": room_id,
         "mode": str(mode),
         "code": code,

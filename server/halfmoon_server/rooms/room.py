@@ -43,7 +43,7 @@ from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import Entry, check_entry
+from halfmoon_server.core.commands import CLIENT_KINDS, Entry, check_entry
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.core.room_state import (
@@ -80,12 +80,6 @@ RECORD_WAIT_S = 2.0
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
 _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
-#: the commands checked before they are logged (a refused one is never logged): the clients',
-#: and a seat's own (``connect``, ``present``, ``disconnect``, ``leave``: a seat a rematch left out)
-_PRECHECKED = frozenset(
-    {"move", "undo", "give_up", "start", "join", "watch", "rematch", "accept"}
-    | {"connect", "present", "disconnect", "leave"}
-)
 _SEATING = frozenset(("join", "single", "connect"))
 
 
@@ -235,7 +229,7 @@ class Room:
         Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
         refused command is never logged), and ``unavailable`` when the log cannot take it or
         cannot confirm it in time (the client may try again)."""
-        if entry["k"] in _PRECHECKED:
+        if entry["k"] in CLIENT_KINDS:  # (the registry says which kinds are checked)
             check_entry(self.race, entry)
         # the token in clear goes to its player's welcome, never to the log: a join logs its hash
         token = entry.pop("tok", None)

@@ -1,0 +1,63 @@
+"""The Redis room log's batching: appends sent together in one pipeline are each answered."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from halfmoon_server.adapters.redis_log import RedisLog
+from tests.conftest import require_service
+from tests.server.instances import RedisServer
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    server = await RedisServer(tmp_path / "redis").start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+class Follower:
+    """A room as the log sees it: an id, how far it has applied, what it was delivered."""
+
+    def __init__(self, room_id: str) -> None:
+        self.id = room_id
+        self.applied = 0
+        self.lost = False
+        self.delivered: list[tuple[int, dict[str, Any]]] = []
+
+    def deliver(self, number: int, entry: dict[str, Any]) -> None:
+        self.applied = number
+        self.delivered.append((number, entry))
+
+    def went_back(self) -> None:
+        self.lost = True
+
+
+async def test_an_append_whose_waiter_gave_up_leaves_the_rest_of_its_batch_answered(
+    redis_server: RedisServer,
+) -> None:
+    log = RedisLog(redis_server.url)
+    await log.ping()  # (no feed: one instance, nobody else to hear)
+    try:
+        room = Follower("K7WQ2M")
+        assert await log.create({"room": room.id})
+        log.follow(room)
+        first = asyncio.create_task(log.append(room.id, {"k": "tick", "t": 1}))
+        second = asyncio.create_task(log.append(room.id, {"k": "tick", "t": 2}))
+        await asyncio.sleep(0)  # both queued: one pipeline
+        first.cancel()  # its connection closed while it was being written
+        async with asyncio.timeout(5):
+            await second
+        assert [number for number, _ in room.delivered] == [1, 2]  # the first is in the log all the same
+    finally:
+        await log.close()
