@@ -25,7 +25,18 @@ the previous release holds its ``code`` and ``salt``.
 
 :data:`COMMANDS` is the one list of entry kinds: each :class:`Command` says what its entry does
 to a race and, for the commands clients send (:data:`CLIENT_KINDS`), the check that refuses it
-before it is logged; :func:`apply_entry` and :func:`check_entry` dispatch through it. Logs of
+before it is logged, and its entry class; :func:`apply_entry` and :func:`check_entry` dispatch
+through it.
+
+The entry classes (:mod:`halfmoon_server.core.entries`: ``Move``, ``Join``, ``Rematch``, … one
+frozen class per kind, ``Command.entry``) are the log's schema and its validated view, with named
+fields for the keys (``time`` ``t``, ``player`` ``p``, ``origin`` ``o``, ``message_id`` ``id``,
+``holder`` ``h``, ``positions`` ``m``, ``token_hash`` ``th``, …): :func:`parse_entry` reads a
+logged dict into its class (``bad_message`` for an unknown kind or a malformed entry) and
+``to_json`` gives back the same keys and values (not always in the same order). The room still
+appends and applies the dicts themselves, unchanged — a move, most of the log, is applied with
+no parse — so a log's bytes are what the room appended; ``apply_entry(race, entry.to_json())``
+runs a typed one. :func:`log_version` reads a header's version (0 without ``v``). Logs of
 this release and the previous ones replay unchanged: ``tests/vectors/room_logs/`` holds a
 journal and a Redis log of each kind of room (``tests/server/build_room_logs.py``).
 
@@ -39,22 +50,29 @@ journal and a Redis log of each kind of room (``tests/server/build_room_logs.py`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
 from halfmoon.game import Move
 from halfmoon.protocol import Mode
+from halfmoon_server.core.entries import ENTRY_CLASSES, LogEntry, parse_entry
 from halfmoon_server.core.events import Event
 from halfmoon_server.core.race import Race
 from halfmoon_server.errors import Refusal
 
+#: An entry as the log holds it and the room applies it (:func:`parse_entry` types it).
 Entry = dict[str, Any]
 
 #: The log format's version, in every room header (``"v"``); a header without one is version 0,
 #: the logs written before it was there: the entries are the same, and they replay unchanged.
 LOG_VERSION = 1
+
+__all__ = [
+    "CLIENT_KINDS", "COMMANDS", "KINDS", "LOG_VERSION", "Command", "Entry", "LogEntry",
+    "apply_entry", "check_entry", "log_version", "parse_entry", "room_header",
+]  # fmt: skip
 
 
 def _move_of(entry: Mapping[str, Any]) -> Move:
@@ -72,11 +90,16 @@ Check = Callable[[Race, Mapping[str, Any], "str | None"], None]
 @dataclass(frozen=True, slots=True)
 class Command:
     """One kind of log entry: what it does to a race (``apply``), and — for the commands clients
-    send — the check that refuses it before it is logged (``check``: None for the room's own)."""
+    send — the check that refuses it before it is logged (``check``: None for the room's own);
+    ``entry``: its class (:mod:`halfmoon_server.core.entries`), its typed schema."""
 
     kind: str
     apply: Apply
     check: Check | None = None
+    entry: type[LogEntry] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entry", ENTRY_CLASSES[self.kind])  # (a kind with no class: no import)
 
 
 def _single(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
@@ -177,6 +200,16 @@ def _player(player: str | None) -> str:
     if player is None:
         raise Refusal("not_playing", "spectators cannot do that")
     return player
+
+
+def log_version(header: Mapping[str, Any]) -> int:
+    """The log format's version of a room's header: its ``v``, 0 for a header without one (the
+    logs written before). Raises :class:`Refusal` (``bad_message``) for a ``v`` that is not a
+    version, or one newer than this release reads (:data:`LOG_VERSION`)."""
+    version = header.get("v", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= LOG_VERSION:
+        raise Refusal("bad_message", f"a room log of version {version!r}: this release reads 0 to {LOG_VERSION}")
+    return version
 
 
 def room_header(
