@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from halfmoon.codes import DealCode
@@ -59,7 +60,7 @@ from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server.core.entries import ENTRY_CLASSES, LogEntry, parse_entry
 from halfmoon_server.core.events import Event
-from halfmoon_server.core.race import Race
+from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.errors import Refusal
 
 #: An entry as the log holds it and the room applies it (:func:`parse_entry` types it).
@@ -227,3 +228,21 @@ def room_header(
         "nonce": nonce,
         "day": daily_day,
     }
+
+
+def race_of(header: Entry) -> Race:
+    """A new race from a room's header (:func:`room_header`). Raises :class:`Refusal`
+    (``bad_message``) for a header of a log format this release does not read (:func:`log_version`:
+    a newer server's)."""
+    log_version(header)
+    day = header.get("day")
+    return Race(
+        header["room"],
+        Mode(header["mode"]),
+        None if header["code"] is None else DealCode.parse(header["code"]),
+        RaceConfig(**header["config"]),
+        now=header["created_at"],
+        daily_day=date.fromisoformat(day) if day else None,
+        salt=header.get("salt"),
+        seed=header.get("seed"),
+    )

@@ -34,18 +34,14 @@ import itertools
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from halfmoon import protocol as wire
-from halfmoon.codes import DealCode
 from halfmoon.game import Move
-from halfmoon.protocol import Mode
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import CLIENT_KINDS, Entry, check_entry
+from halfmoon_server.core.commands import CLIENT_KINDS, Entry, check_entry, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
-from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.core.room_state import (
     GAP,
     RECORD,
@@ -66,7 +62,6 @@ __all__ = [
     "Room",
     "RoomServices",
     "game_id",
-    "race_of",
     "token_hash",
 ]
 
@@ -139,20 +134,6 @@ class _Waiting:
     #: log keeps only its hash (:func:`token_hash`)
     token: str | None = None
 
-
-def race_of(header: Entry) -> Race:
-    """A new race from a room's header (:func:`halfmoon_server.core.commands.room_header`)."""
-    day = header.get("day")
-    return Race(
-        header["room"],
-        Mode(header["mode"]),
-        None if header["code"] is None else DealCode.parse(header["code"]),
-        RaceConfig(**header["config"]),
-        now=header["created_at"],
-        daily_day=date.fromisoformat(day) if day else None,
-        salt=header.get("salt"),
-        seed=header.get("seed"),
-    )
 
 
 class Room:

@@ -14,6 +14,7 @@ from halfmoon_server.core.commands import (
     LOG_VERSION,
     apply_entry,
     check_entry,
+    race_of,
     room_header,
 )
 from halfmoon_server.core.race import Race, RaceConfig
@@ -59,3 +60,13 @@ def test_a_client_command_is_checked_through_the_registry_before_it_is_logged() 
     assert refused.value.code == "not_host"
     check_entry(race, {"k": "start", "p": "p1"})
     assert race.phase.value == "lobby"  # a check changes nothing
+
+
+def test_a_header_of_a_newer_log_format_is_refused_and_an_older_one_read() -> None:
+    header = room_header("K7WQ2M", Mode.RACE, "HM1-N-AAAAAAB", created_at=5, nonce="n", daily_day=None)
+    header["config"] = {}
+    assert race_of(header).code is not None
+    assert race_of({k: v for k, v in header.items() if k != "v"}).code is not None  # version 0
+    with pytest.raises(Refusal) as refused:
+        race_of({**header, "v": LOG_VERSION + 1})
+    assert refused.value.code == "bad_message" and f"reads 0 to {LOG_VERSION}" in refused.value.message

@@ -29,8 +29,7 @@ from halfmoon.protocol import Mode, commitment_of
 from halfmoon_client.verify import opening_board
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.core import race as race_module
-from halfmoon_server.core.commands import apply_entry, room_header
-from halfmoon_server.rooms.room import race_of
+from halfmoon_server.core.commands import apply_entry, race_of, room_header
 from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
