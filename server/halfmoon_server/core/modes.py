@@ -74,9 +74,6 @@ class ModeRules:
     #: one deal a day for everyone: its code is told to nobody (its own player included) until
     #: every attempt of the day has ended, and the day's salt opens its commitment
     daily: bool
-    #: the deal is committed to before play: the code, once shown, comes with the salt or seed
-    #: that opens the commitment (otherwise the code is all there is)
-    committed: bool
     #: a game may be left for a new one: a game its player left is no result on a leaderboard
     #: (the page offers a new game where other modes give up)
     new_game: bool
@@ -96,7 +93,6 @@ RULES: dict[Mode, ModeRules] = {
             may_seal=True,
             own_clock=False,
             daily=False,
-            committed=True,
             new_game=False,
             ranked=Ranked.IF_SEALED,
             time_limit=TimeLimit.HOST,
@@ -109,7 +105,6 @@ RULES: dict[Mode, ModeRules] = {
             may_seal=False,
             own_clock=True,
             daily=False,
-            committed=False,
             new_game=True,
             ranked=Ranked.NEVER,
             time_limit=TimeLimit.NONE,
@@ -122,7 +117,6 @@ RULES: dict[Mode, ModeRules] = {
             may_seal=False,
             own_clock=False,
             daily=True,
-            committed=True,
             new_game=False,
             ranked=Ranked.FIRST_OF_DAY,
             time_limit=TimeLimit.DAILY,
