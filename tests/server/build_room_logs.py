@@ -223,7 +223,7 @@ async def race(play: Play) -> None:
     await bob.send("undo", id=2)
     await bob.next("moved")
     await spectator.close()  # the spectator goes: an unwatch
-    await play.until(lambda r: not r.watchers)
+    await play.until(lambda r: not r.state.watchers)
     await play.wait(1000)
     await bob.send("give_up")
     await bob.next("game_over")
@@ -339,14 +339,14 @@ def as_json(value: Any) -> Any:
 
 def expectation(room: Room) -> dict[str, Any]:
     """What a room holds, at its log's time: what a replay of its log must rebuild."""
-    race, now = room.race, room.last_time
+    race, now = room.race, room.state.last_time
     expected: dict[str, Any] = as_json(
         {
             "seq": room.seq,
             "applied": room.applied,
             "now": now,
-            "tokens": dict(sorted(room.tokens.items())),
-            "unstored": sorted(room.unstored),
+            "tokens": dict(sorted(room.state.tokens.items())),
+            "unstored": sorted(room.state.results.unstored),
             "snapshots": {pid: race.snapshot(pid, now, watcher=False).to_json() for pid in sorted(race.players)},
             "watcher": race.snapshot(None, now, watcher=True).to_json(),
         }

@@ -370,7 +370,7 @@ class Lobby:
         await room.tick()
         room.forget_orphans(now)
         race = room.race
-        for player_id, holder in list(room.holders.items()):
+        for player_id, holder in list(room.state.holders.items()):
             racer = race.players.get(player_id) or race.seated.get(player_id)  # (seated: not in this race)
             if racer is None:
                 continue
@@ -379,7 +379,7 @@ class Lobby:
             elif not racer.connected and player_id in room.outboxes and _instance(holder) == self.log.instance:
                 # taken for away (a late heartbeat) while still connected here: present again
                 await room.append_quietly({"k": "present", "p": player_id, "h": holder})
-        for watch in list(room.watchers):
+        for watch in list(room.state.watchers):
             if not self.log.alive(_instance(watch)):
                 await room.append_quietly({"k": "unwatch", "h": watch})
         if room.is_stale(now):

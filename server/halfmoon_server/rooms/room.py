@@ -49,11 +49,10 @@ from halfmoon_server.core.room_state import (
     STORE_PARKED,
     ResultJob,
     RoomState,
-    game_id,
     token_hash,
 )
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
+from halfmoon_server.ports import Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
@@ -61,8 +60,6 @@ __all__ = [
     "BackgroundTasks",
     "Room",
     "RoomServices",
-    "game_id",
-    "token_hash",
 ]
 
 log = logging.getLogger("halfmoon_server.room")
@@ -163,44 +160,10 @@ class Room:
         self._timer_at: int | None = None
         self._recoveries = services.recorder.recoveries  # the database's returns seen so far
 
-    # -- what the state machine holds, by its old names ------------------------------------------
-
     @property
     def applied(self) -> int:
-        """Log entries applied."""
+        """Log entries applied (the log's :class:`~halfmoon_server.ports.Follower`)."""
         return self.state.applied
-
-    @property
-    def replaying(self) -> bool:
-        return self.state.replaying
-
-    @property
-    def tokens(self) -> dict[str, str]:
-        return self.state.tokens
-
-    @property
-    def player_keys(self) -> dict[str, str]:
-        return self.state.player_keys
-
-    @property
-    def holders(self) -> dict[str, str]:
-        return self.state.holders
-
-    @property
-    def watchers(self) -> set[str]:
-        return self.state.watchers
-
-    @property
-    def last_time(self) -> int:
-        return self.state.last_time
-
-    @property
-    def unstored(self) -> set[str]:
-        return self.state.results.unstored
-
-    @property
-    def parked(self) -> dict[str, FinishedGame]:
-        return self.state.results.parked
 
     # -- commands in --------------------------------------------------------------------------------
 
@@ -295,7 +258,7 @@ class Room:
 
     def _catch_up(self) -> None:
         """Fill a gap from the log, again while entries past it keep arriving meanwhile."""
-        if self._catching_up or self.replaying:
+        if self._catching_up or self.state.replaying:
             return
         self._catching_up = True
 
@@ -367,11 +330,11 @@ class Room:
         the entry is applied (the seat keeps its token; nobody holds it now)."""
 
         async def away() -> None:
-            player = entry.get("p") or next((p for p, o in self.holders.items() if o == entry.get("o")), None)
+            player = entry.get("p") or next((p for p, o in self.state.holders.items() if o == entry.get("o")), None)
             if player is not None:
                 await self.append_quietly({"k": "disconnect", "p": player, "h": entry.get("o")})
 
-        if not self.replaying:
+        if not self.state.replaying:
             self.services.tasks.spawn(away())
 
     # -- publishing ---------------------------------------------------------------------------------
@@ -427,7 +390,7 @@ class Room:
 
     def _arm_timer(self) -> None:
         """A timer for the race's next deadline (the countdown's end, the time limit)."""
-        if self.replaying:
+        if self.state.replaying:
             return
         deadline = self.race.next_deadline()  # (the state's next_deadline, one call less per move)
         if deadline == self._timer_at and (deadline is None or self._timer is not None):
@@ -486,7 +449,7 @@ class Room:
 
     def player_with_token(self, token: str) -> str | None:
         hashed = token_hash(token)
-        return next((pid for pid, held in self.tokens.items() if hmac.compare_digest(held, hashed)), None)
+        return next((pid for pid, held in self.state.tokens.items() if hmac.compare_digest(held, hashed)), None)
 
     def holds(self, player_id: str | None, outbox: Outbox) -> bool:
         """This outbox is a member here: the player's current connection, or a spectator."""
@@ -506,7 +469,7 @@ class Room:
         if self.outboxes.get(player_id) is not outbox:
             return None
         del self.outboxes[player_id]
-        return self.holders.get(player_id)
+        return self.state.holders.get(player_id)
 
     # -- recording: the results outbox's jobs ----------------------------------------------------------
 
@@ -514,7 +477,7 @@ class Room:
         """Start the results' jobs due now (the one way a finished game is recorded, stored, or
         tried again): the state machine says which; each reports back when it is over."""
         self.state.results.changed = False
-        if self.replaying or not self.state.results_pending:
+        if self.state.replaying or not self.state.results_pending:
             return
         now = self.clock.now_ms()
         recoveries = self.services.recorder.recoveries

@@ -30,12 +30,13 @@ from halfmoon_server.core import events
 from halfmoon_server.core.commands import apply_entry
 from halfmoon_server.core.events import Rematched
 from halfmoon_server.core.race import Race, RaceConfig
+from halfmoon_server.core.room_state import game_id
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.ports import FinishedGame
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.results import Recorder
-from halfmoon_server.rooms.room import BackgroundTasks, RoomServices, game_id
+from halfmoon_server.rooms.room import BackgroundTasks, RoomServices
 from halfmoon_server.web import keys
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
@@ -341,19 +342,19 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
             await asyncio.sleep(0.05)
             if room.race.results is not None:
                 break
-        assert room.race.results is not None and room.unstored == {"p1", "p2"}
+        assert room.race.results is not None and room.state.results.unstored == {"p1", "p2"}
         first = {line.player: line.game for line in room.race.results}
         await room.submit({"k": "rematch", "p": "p1", "c": str(NEXT), "salt": SALT})
-        assert set(room.parked) == set(first.values()) and not room.unstored and room.busy
+        assert set(room.state.results.parked) == set(first.values()) and not room.state.results.unstored and room.busy
         await room.submit({"k": "accept", "p": "p2"})
         await room.submit({"k": "start", "p": "p1"})
         await room.tick()
         assert room.race.round == 2 and room.race.phase is Phase.RUNNING
         # the process dies (what it held in memory is gone); another rebuilds the room from the
         # journal, parked games included
-        parked = dict(room.parked)
-        room.parked.clear()
-        room.unstored.clear()
+        parked = dict(room.state.results.parked)
+        room.state.results.parked.clear()
+        room.state.results.unstored.clear()
         lobby._release(room)
         # ... and its tasks die with it: the dead process's retries must not store (and log
         # `stored` into the same journal) beside the instance that rebuilt the room
@@ -372,7 +373,7 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
         assert await lobby2.restore() == 1
         again = lobby2.rooms[room.id]
         assert again.race.round == 2 and again.race.phase is Phase.RUNNING and set(again.race.players) == {"p1", "p2"}
-        assert again.parked == parked
+        assert again.state.results.parked == parked
         assert again.race.snapshot("p1", clock.now_ms(), watcher=False) == room.race.snapshot(
             "p1", clock.now_ms(), watcher=False
         )
@@ -385,7 +386,7 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
             await asyncio.sleep(0.05)
             if not again.parked and not again.unstored and again.race.results is not None:
                 break
-        assert not again.parked and not again.unstored
+        assert not again.state.results.parked and not again.state.results.unstored
         second = {line.player: line.game for line in again.race.results or ()}
         assert len({*first.values(), *second.values()}) == 4  # one game per player per race
         for gid in (*first.values(), *second.values()):

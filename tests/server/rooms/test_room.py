@@ -155,7 +155,7 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
     await tasks.settle()
     assert storage.attempts == 1  # the first write failed at once ...
     assert "game_over" in box.kinds(), "... and game_over did not wait for it"
-    assert room.unstored == {player} and room.state.results.busy
+    assert room.state.results.unstored == {player} and room.state.results.busy
     for wait in (500, 1_000, 2_000):  # tried again after each backoff, and not before
         clock.advance(wait - 1)
         attempts = storage.attempts
@@ -166,7 +166,7 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
         await room.tick()
         await tasks.settle()
         assert storage.attempts == attempts + 1, f"not tried again after {wait} ms"
-    assert room.unstored == set() and not room.busy
+    assert room.state.results.unstored == set() and not room.busy
     assert list(storage.games) == [room.state.game_id(player)]
     logged = [e["k"] for e in log.entries[room.id]]
     assert logged.count("recorded") == 1 and logged.count("stored") == 1
@@ -196,7 +196,7 @@ async def test_a_waiting_write_is_tried_at_once_when_the_database_comes_back(mon
     player, box = await _seated(room)
     await room.submit({"k": "give_up", "p": player}, box)
     await room.services.tasks.settle()
-    assert storage.attempts == 1 and room.unstored == {player}
+    assert storage.attempts == 1 and room.state.results.unstored == {player}
     await room.tick()  # the clock has not moved: the backoff holds the retry
     await room.services.tasks.settle()
     assert storage.attempts == 1
@@ -206,7 +206,7 @@ async def test_a_waiting_write_is_tried_at_once_when_the_database_comes_back(mon
             await asyncio.sleep(0.01)
     await room.tick()  # still not a millisecond later
     await room.services.tasks.settle()
-    assert storage.attempts == 2 and room.unstored == set()
+    assert storage.attempts == 2 and room.state.results.unstored == set()
     assert list(storage.games) == [room.state.game_id(player)]
     await room.services.recorder.close()
     room.close_timer()

@@ -623,7 +623,7 @@ async def test_a_rooms_log_time_never_goes_backwards(tmp_path: Path) -> None:
     # goes back — checked here where the fake log keeps each instance's own stamp)
     for room in (room_a, room_b):
         joined = [r.away_since for r in room.race.players.values()]
-        assert room.last_time == T0 + 2000, "B's join is applied at A's later time, not 2 s back"
+        assert room.state.last_time == T0 + 2000, "B's join is applied at A's later time, not 2 s back"
         assert joined == [None, None]
 
 
