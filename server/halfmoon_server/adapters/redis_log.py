@@ -173,6 +173,15 @@ def _entry(line: bytes | str) -> Entry:
     return entry
 
 
+def _reason(exc: BaseException) -> str:
+    """What a Redis failure says, without the command it failed on. redis-py quotes a pipeline's
+    failing command in the error («Command # 1 (SET hm:{ROOM}:h {…"code": …}) of pipeline caused
+    error: …»): its arguments are a room's header (a daily's deal code, a sealed race's seed) or an
+    entry (a rematch's seed), and these messages reach clients (``unavailable``) and log lines."""
+    text = str(exc)
+    return text.rsplit(" caused error: ", 1)[1] if " caused error: " in text else text
+
+
 def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
     """Answer an append's waiter — its entry's number, or why it failed — unless it gave up
     waiting (cancelled: its connection closed), so the rest of its batch is still answered."""
@@ -259,7 +268,7 @@ class RedisLog:
             if info.get("cluster_enabled"):
                 await self._open_cluster()
         except _FAILURES as exc:
-            raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
+            raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
 
@@ -294,7 +303,7 @@ class RedisLog:
         try:
             await self.redis.ping()
         except _FAILURES as exc:
-            raise LogUnavailable(f"Redis at {self.url} does not answer: {exc}") from exc
+            raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
 
     def _node(self, room_id: str) -> aioredis.Redis:
         """The client for the room's keys: in a Redis Cluster, the master that owns their slot
@@ -346,7 +355,7 @@ class RedisLog:
                 created, *acks = await pipe.execute()
         except _FAILURES as exc:
             self._lost_node()
-            raise LogUnavailable(f"Redis: {exc}") from exc
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         if acks and int(acks[0]) < self.replicas:
             raise LogUnavailable(self._unconfirmed(int(acks[0])), certain=False)
         return bool(created)
@@ -375,7 +384,7 @@ class RedisLog:
                     client = self._node(item.room.id)
                 except _FAILURES as exc:  # no master owns the slot: nothing was sent
                     self._lost_node()
-                    _settle(item.done, LogUnavailable(f"Redis: {exc}"))
+                    _settle(item.done, LogUnavailable(f"Redis: {_reason(exc)}"))
                     continue
                 groups.setdefault(id(client), (client, []))[1].append(item)
             await asyncio.gather(*(self._commit(client, items) for client, items in groups.values()))
@@ -416,10 +425,10 @@ class RedisLog:
         for item, answer in zip(batch, answers, strict=True):
             if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
-                _settle(item.done, LogUnavailable(f"Redis: {type(answer).__name__}: {answer}"))
+                _settle(item.done, LogUnavailable(f"Redis: {type(answer).__name__}: {_reason(answer)}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
                 self._lost_node()
-                _settle(item.done, LogUnavailable(f"Redis: {answer}", certain=False))
+                _settle(item.done, LogUnavailable(f"Redis: {_reason(answer)}", certain=False))
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
@@ -476,7 +485,7 @@ class RedisLog:
                 (header, lines), acks = await pipe.execute()
         except _FAILURES as exc:
             self._lost_node()
-            raise LogUnavailable(f"Redis: {exc}") from exc
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         if int(acks) < self.replicas:
             raise LogUnavailable(self._unconfirmed(int(acks)))
         return header, lines
@@ -494,7 +503,7 @@ class RedisLog:
                 lines = await self._node(room_id).lrange(_log_key(room_id), applied, -1)
             except _FAILURES as exc:
                 self._lost_node()
-                raise LogUnavailable(f"Redis: {exc}") from exc
+                raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         for number, line in enumerate(lines, applied + 1):
             room.deliver(number, _entry(line))
 
@@ -520,7 +529,7 @@ class RedisLog:
             await self.redis.zrem(self._wake_key(room_id), room_id)
         except _FAILURES as exc:
             self._lost_node()
-            raise LogUnavailable(f"Redis: {exc}") from exc
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
 
     def _wake_key(self, room_id: str) -> str:
         """The wake set's bucket of the room (one bucket on a single Redis node)."""
@@ -546,7 +555,7 @@ class RedisLog:
                 if len(orphans) >= 50:
                     break
         except _FAILURES as exc:
-            raise LogUnavailable(f"Redis: {exc}") from exc
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         return orphans
 
     async def wake(self, room_id: str, at: int | None) -> None:
@@ -556,7 +565,7 @@ class RedisLog:
             else:
                 await self.redis.zadd(self._wake_key(room_id), {room_id: at})
         except _FAILURES as exc:
-            raise LogUnavailable(f"Redis: {exc}") from exc
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
 
     # -- following ------------------------------------------------------------------------------------
 

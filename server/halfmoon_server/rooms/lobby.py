@@ -194,7 +194,9 @@ class Lobby:
         try:
             room = Room(header, self.services)
         except Exception as exc:  # a header this version cannot read: a newer server's, or damaged
-            log.error("room %s cannot be rebuilt from its log: %r", room_id, exc)
+            # (the kind of failure, not its text: a damaged header's deal code or seed is quoted there)
+            why = exc.message if isinstance(exc, Refusal) else type(exc).__name__
+            log.error("room %s cannot be rebuilt from its log: %s", room_id, why)
             message = f"room {room_id} cannot be rebuilt on this server; the games already over in it are kept"
             raise Refusal("unavailable", message) from None
         if hold:

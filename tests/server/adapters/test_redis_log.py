@@ -1,15 +1,21 @@
-"""The Redis room log's batching: appends sent together in one pipeline are each answered."""
+"""The Redis room log's batching (appends sent together in one pipeline are each answered) and
+its failures (what they say quotes no secret of the room's)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from halfmoon.codes import daily_code
+from halfmoon.protocol import Mode
 from halfmoon_server.adapters.redis_log import RedisLog
+from halfmoon_server.core.commands import room_header
+from halfmoon_server.errors import LogUnavailable
 from tests.conftest import require_service
 from tests.server.instances import RedisServer
 
@@ -60,4 +66,29 @@ async def test_an_append_whose_waiter_gave_up_leaves_the_rest_of_its_batch_answe
             await second
         assert [number for number, _ in room.delivered] == [1, 2]  # the first is in the log all the same
     finally:
+        await log.close()
+
+
+async def test_a_write_redis_refuses_says_why_without_quoting_the_rooms_header(redis_server: RedisServer) -> None:
+    """redis-py quotes a pipeline's failing command in its error; a daily room's header holds the
+    day's code (a sealed race's, its seed), and the error reaches the client as ``unavailable``."""
+    from redis.asyncio import Redis
+
+    code = str(daily_code(date(2026, 11, 28), b"secret", long=True))
+    header = room_header("K7WQ2M", Mode.DAILY, code, created_at=0, nonce="n", daily_day="2026-11-28")
+    header["seed"] = "5e" * 32
+    admin = Redis.from_url(redis_server.url)
+    log = RedisLog(redis_server.url)
+    await log.ping()
+    try:
+        await admin.config_set("maxmemory-policy", "noeviction")
+        await admin.config_set("maxmemory", 1)  # every write refused: "used memory > 'maxmemory'"
+        with pytest.raises(LogUnavailable) as refused:
+            await log.create(header)
+        said = str(refused.value)
+        assert "maxmemory" in said
+        assert code[6:13] not in said and "5e5e" not in said and "hm:{" not in said, said
+    finally:
+        await admin.config_set("maxmemory", 0)
+        await admin.aclose()
         await log.close()

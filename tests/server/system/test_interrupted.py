@@ -12,6 +12,7 @@ server from starting, and answers ``unavailable`` — not ``finished`` with the 
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import sqlite3
 from pathlib import Path
@@ -142,7 +143,7 @@ async def test_a_race_whose_time_ran_out_while_the_server_was_down_ends_with_eve
 
 
 async def test_a_room_that_cannot_be_rebuilt_is_unavailable_not_finished_and_the_others_go_on(
-    start_server: StartServer, tmp_path: Path
+    start_server: StartServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = await start_server()
     base = str(server.make_url("")).rstrip("/")
@@ -159,14 +160,19 @@ async def test_a_room_that_cannot_be_rebuilt_is_unavailable_not_finished_and_the
         (raw,) = journal.execute("SELECT header FROM rooms WHERE id = ?", (broken,)).fetchone()
         header = json.loads(raw)
         header["config"]["a_setting_from_the_future"] = 1
+        damaged = header["code"] = f"{CODE[:-1]}!"  # (and a code it cannot parse: its error quotes it)
         journal.execute("UPDATE rooms SET header = ? WHERE id = ?", (json.dumps(header), broken))
     journal.close()
+    caplog.set_level(logging.INFO)
 
     server = await start_server()  # starts: one damaged room does not keep the others down
     base = str(server.make_url("")).rstrip("/")
     status, answer = await read_room(base, broken)
     assert status == 503 and answer["error"]["code"] == "unavailable", answer
     assert "cannot be rebuilt" in answer["error"]["message"]
+    said = [r.getMessage() for r in caplog.records]
+    assert any("cannot be rebuilt from its log" in line for line in said)
+    assert not [line for line in said if damaged[:12] in line], "no log line carries a deal code"
     again = await WsClient.connect(server, "solo2")
     await again.send("resume", room=welcome["room"]["room"], token=welcome["token"])
     snapshot = (await again.next("welcome"))["room"]
