@@ -103,6 +103,10 @@ class Command:
         object.__setattr__(self, "entry", ENTRY_CLASSES[self.kind])  # (a kind with no class: no import)
 
 
+def _move(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
+    return race.move(player, _move_of(entry), now)
+
+
 def _single(race: Race, entry: Mapping[str, Any], now: int, player: str | None) -> list[Event]:
     bot, first = bool(entry.get("bot", False)), bool(entry.get("r", True))
     events = race.join(entry["n"], now, bot=bot, daily_first=first)[1]
@@ -132,11 +136,7 @@ def _recorded(race: Race, entry: Mapping[str, Any], now: int, player: str | None
 COMMANDS: dict[str, Command] = {
     command.kind: command
     for command in (
-        Command(
-            "move",
-            lambda race, e, now, p: race.move(p, _move_of(e), now),
-            lambda race, e, p: race.check_move(p, _move_of(e), e.get("t", 0)),
-        ),
+        Command("move", _move, lambda race, e, p: race.check_move(p, _move_of(e), e.get("t", 0))),
         Command("undo", lambda race, e, now, p: race.undo(p, now), lambda race, e, p: race.check_undo(p)),
         Command("tick", lambda race, e, now, p: race.tick(now)),
         Command(
@@ -173,7 +173,8 @@ KINDS = frozenset(COMMANDS)
 #: (move, undo, give_up, start, join, watch, rematch, accept) and a seat's own (connect, present,
 #: disconnect, leave); the room's own (tick, abandon, recorded, …) are not refused.
 CLIENT_KINDS = frozenset(kind for kind, command in COMMANDS.items() if command.check is not None)
-_APPLY = {kind: command.apply for kind, command in COMMANDS.items()}  # (one lookup a move)
+_APPLY = {kind: command.apply for kind, command in COMMANDS.items()}
+_CHECK = {kind: command.check for kind, command in COMMANDS.items() if command.check is not None}
 
 
 def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
@@ -181,8 +182,8 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
     race refuses it (nothing changes), exactly as when it was first given, and ``bad_message``
     for a kind no log holds."""
     kind = entry["k"]
-    if kind == "move":  # (most entries: applied without the registry's extra call)
-        return race.move(entry.get("p"), _move_of(entry), entry["t"])
+    if kind == "move":  # (most entries: no registry lookup)
+        return _move(race, entry, entry["t"], entry.get("p"))
     apply = _APPLY.get(kind)
     if apply is None:
         raise Refusal("bad_message", f"no room command {entry['k']!r}")
@@ -190,11 +191,12 @@ def apply_entry(race: Race, entry: Mapping[str, Any]) -> list[Event]:
 
 
 def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
-    """Raise the :class:`Refusal` that :func:`apply_entry` would, for the commands clients send,
-    changing nothing (a deadline due meanwhile is settled only when the entry is applied)."""
-    command = COMMANDS.get(entry["k"])
-    if command is not None and command.check is not None:
-        command.check(race, entry, entry.get("p"))
+    """Raise the :class:`Refusal` that :func:`apply_entry` would, for the kinds checked before they
+    are logged (:data:`CLIENT_KINDS`; nothing for the others), changing nothing (a deadline due
+    meanwhile is settled only when the entry is applied)."""
+    check = _CHECK.get(entry["k"])
+    if check is not None:
+        check(race, entry, entry.get("p"))
 
 
 def _player(player: str | None) -> str:

@@ -37,10 +37,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from halfmoon import protocol as wire
-from halfmoon.game import Move
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import CLIENT_KINDS, Entry, check_entry, race_of
+from halfmoon_server.core.commands import Entry, check_entry, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.room_state import (
     GAP,
@@ -138,7 +137,6 @@ class Room:
     events, its timer. A :class:`~halfmoon_server.ports.Follower` of the room's log."""
 
     def __init__(self, header: Entry, services: RoomServices) -> None:
-        self.header = header
         self.race = race_of(header)
         self.id = self.race.id
         self.state = RoomState(header, self.race, services.instance)
@@ -173,8 +171,7 @@ class Room:
         Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
         refused command is never logged), and ``unavailable`` when the log cannot take it or
         cannot confirm it in time (the client may try again)."""
-        if entry["k"] in CLIENT_KINDS:  # (the registry says which kinds are checked)
-            check_entry(self.race, entry)
+        check_entry(self.race, entry)  # (the kinds the registry checks; a refused one is never logged)
         # the token in clear goes to its player's welcome, never to the log: a join logs its hash
         token = entry.pop("tok", None)
         if token is not None and entry["k"] in ("join", "single"):
@@ -219,10 +216,6 @@ class Room:
         for origin, waiting in list(self._waiting.items()):
             if waiting.orphaned_at is not None and now - waiting.orphaned_at > ORPHAN_MS:
                 del self._waiting[origin]
-
-    def precheck_move(self, player_id: str | None, move: Move) -> None:
-        """Refuse a move the race would refuse, before it is logged. Raises :class:`Refusal`."""
-        self.race.check_move(player_id, move, self.clock.now_ms())
 
     # -- entries in, in log order (the Follower) ----------------------------------------------------------
 

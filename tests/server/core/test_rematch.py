@@ -384,7 +384,7 @@ async def test_a_rematch_keeps_the_earlier_races_unstored_games_and_survives_a_r
         for _ in range(100):
             await lobby2.tick()
             await asyncio.sleep(0.05)
-            if not again.parked and not again.unstored and again.race.results is not None:
+            if not again.state.results.parked and not again.state.results.unstored and again.race.results is not None:
                 break
         assert not again.state.results.parked and not again.state.results.unstored
         second = {line.player: line.game for line in again.race.results or ()}

@@ -252,12 +252,10 @@ CODE = won_record().code
 
 
 async def test_refused_commands_are_not_logged(start_server: StartServer) -> None:
-    """Only ``move`` is checked before it is logged (`Room.precheck_move`); ``undo`` with nothing
-    to undo, ``give_up``/``undo`` after the game is over, ``start`` by a non-host, ``join`` with a
-    taken name are appended (durably: a journal commit, or a Redis RPUSH and PUBLISH to every
-    instance) and then refused. At the default rate limit (10/s per connection, any number of
-    connections) one client adds 36 000 entries an hour to a room's log, which is never
-    compacted: every instance that loads the room replays them all, and Redis keeps them."""
+    """A command the race refuses is never logged (`Room.submit` checks it first,
+    `commands.check_entry`): ``undo`` with nothing to undo, ``give_up``/``undo`` after the game is
+    over, ``start`` by a non-host, ``join`` with a taken name — so refused commands cannot grow a
+    room's durable log, which every instance that loads the room replays."""
     server = await start_server()
     ada = await WsClient.connect(server, "ada")
     await ada.send("solo", name="Ada", code=str(CODE))
