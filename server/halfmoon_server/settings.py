@@ -272,7 +272,7 @@ class Settings:
     #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
     #: ``full`` (survives a power cut too, at a higher cost per commit).
     journal_sync: str = "normal"
-    #: Open WebSockets one client address may hold (0: no limit); one more is refused with 429.
+    #: Open WebSockets one client address may hold (0: no limit); one more is closed at once with 1013.
     max_connections_per_address: int = 256
     #: The garbage collector: every ``gc_freeze_s`` the objects that survived are frozen
     #: (``gc.freeze()``: out of every collection's sight; freed as usual when their count drops),

@@ -604,7 +604,9 @@ class RoomSnapshot:
     sealed: bool = False
     commitment: str | None = None
     game_over: Json | None = None  # the viewer's own game_over body, once their game is recorded
-    salt: str | None = None  # a sealed race's salt, once its code is out (docs/protocol.md, "Sealed races")
+    #: a daily's salt (or a sealed race's of the previous release), once its code is out
+    #: (docs/protocol.md, "Sealed races")
+    salt: str | None = None
     #: the room's race number (a rematch makes the next), its series, and the players seated in
     #: the room who have not taken their place in this race (yet): sent from the second race on,
     #: or in a series, so a one-race room's snapshot is unchanged

@@ -4,7 +4,7 @@ core and its audience (:class:`~halfmoon_server.core.race.Race`,
 :class:`~halfmoon_server.core.audience.Audience`) driven as the room drives them: each event
 numbered in turn, a finished game recorded at once, a spectator's welcome the room's snapshot.
 
-``tests/server/test_spectators.py`` checks that this script still records the committed file byte
+``tests/server/core/test_spectators.py`` checks that this script still records the committed file byte
 for byte (the audience encoding is pinned), and that the recording keeps the rules of
 docs/protocol.md ("Who sees what"), checked from each racer's game, not from the server's view.
 

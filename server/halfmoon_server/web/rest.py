@@ -266,7 +266,7 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
         opened = {"sealed": True, "commitment": seal_commitment(seed), "seed": seed}
         opened["contributions"] = list(first.seal["contributions"])
     elif first.salt is not None and shown:  # a daily's salt, or a previous release's sealed race's
-        opened = {"sealed": first.sealed, "salt": first.salt}
+        opened = {"sealed": first.sealed, "commitment": commitment_of(first.code, first.salt), "salt": first.salt}
     return json_response(
         {
             **opened,

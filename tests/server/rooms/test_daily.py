@@ -290,6 +290,7 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
         assert game.status == 200
         # the salt that opens the day's commitment comes with the code, from the room as from the game
         assert past["salt"] == (await game.json())["salt"] == server.app[keys.DAILY].salt_for(utc_day(T0))
+        assert past["commitment"] == commitment_of(code, past["salt"])  # the one published a day ahead
 
 
 def _today(clock: ManualClock) -> str:
