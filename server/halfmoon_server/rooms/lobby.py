@@ -313,7 +313,18 @@ class Lobby:
             raise Refusal("internal", "the daily challenge is unavailable right now") from None
         finally:
             self._claiming -= 1
+        if self.daily_service.revealed(day):
+            # set up across the day's reveal (a database slow at the stroke of the reveal): the day's
+            # code is public now, and an attempt on it would be ranked on a deal anyone can read
+            await self._discard(room)
+            raise Refusal("unavailable", "the daily challenge changed while your attempt was set up; ask for it again")
         return room, await self._start_single(room, outbox, name, ranked=ranked, day=day, player=player, bot=bot)
+
+    async def _discard(self, room: Room) -> None:
+        """Drop a room made for nobody (no entry in its log yet) and clear its log."""
+        self._release(room)
+        with contextlib.suppress(LogUnavailable):
+            await self.log.forget(room.id)
 
     def _single_time_limit(self, rules: ModeRules, day: date | None) -> int | None:
         """The time limit (s) of a game started at once, as its mode's rules say: none, or the

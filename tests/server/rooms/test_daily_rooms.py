@@ -36,3 +36,27 @@ async def test_a_late_daily_attempt_opens_its_code_when_the_day_does(
     assert race.time_limit_s is not None and race.time_limit_s < 600  # shortened: it ends by then
     assert race.reveal_at() == published
     assert race.snapshot("p1", published - 1_000, watcher=False).code is None
+
+
+async def test_a_daily_attempt_set_up_across_its_days_reveal_is_refused_and_leaves_no_room(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """Asked for just before midnight, with a database so slow that the day's code is published
+    (midnight + the daily time limit) before the attempt starts: it would start on a code anyone
+    can read, so it is refused (a clear 'ask again'), and the room made for it goes."""
+    server = await start_server(daily_time_limit_s=60)
+    storage = server.app[keys.STORAGE]
+    real_claim = storage.claim_daily_attempt
+
+    async def slow_claim(*args: Any, **kwargs: Any) -> bool:
+        clock.advance(61_000)  # the database took a minute: the day's code is public by then
+        return await real_claim(*args, **kwargs)
+
+    storage.claim_daily_attempt = slow_claim  # type: ignore[method-assign]
+    clock.set(day_start_ms(date(2026, 11, 29)) - 100)
+    client = await WsClient.connect(server, "late")
+    await client.send("daily", name="Late")
+    error = await client.next("error")
+    await client.close()
+    assert error["code"] == "unavailable" and "ask for it again" in error["message"]
+    assert server.app[keys.LOBBY].rooms == {}
