@@ -44,12 +44,22 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
-def _game(name: str, score: int, time_ms: int, *, code: str = "HM1-N-AAAAAAA", day: date | None = None,
-          ranked: bool = True) -> FinishedGame:
+def _game(
+    name: str, score: int, time_ms: int, *, code: str = "HM1-N-AAAAAAA", day: date | None = None, ranked: bool = True
+) -> FinishedGame:
     return FinishedGame(
-        nickname=name, code=code, mode="daily" if day else "race", room="ABCDEF", score=score,
-        moves=score // 10, time_ms=time_ms, outcome="won" if score == 520 else "gave_up",
-        record={"code": code, "moves": [["1", "2"]]}, ranked=ranked, daily_date=day, finished_at=NOW,
+        nickname=name,
+        code=code,
+        mode="daily" if day else "race",
+        room="ABCDEF",
+        score=score,
+        moves=score // 10,
+        time_ms=time_ms,
+        outcome="won" if score == 520 else "gave_up",
+        record={"code": code, "moves": [["1", "2"]]},
+        ranked=ranked,
+        daily_date=day,
+        finished_at=NOW,
     )
 
 
@@ -235,16 +245,46 @@ async def test_the_migration_to_0007_makes_the_open_races_stored_under_0006_casu
         config = alembic_config(sync_conn)
         command.upgrade(config, "0006")
         games = sa.table(  # the games table as 0006's storage wrote it (the JSON type's default)
-            "games", *(sa.column(c) for c in ("id", "nickname", "name_key", "code", "mode", "room", "score", "moves",
-                                              "time_ms", "outcome", "ranked", "finished_at")),
-            sa.column("record", sa.JSON()), sa.column("seal", sa.JSON()),
+            "games",
+            *(
+                sa.column(c)
+                for c in (
+                    "id",
+                    "nickname",
+                    "name_key",
+                    "code",
+                    "mode",
+                    "room",
+                    "score",
+                    "moves",
+                    "time_ms",
+                    "outcome",
+                    "ranked",
+                    "finished_at",
+                )
+            ),
+            sa.column("record", sa.JSON()),
+            sa.column("seal", sa.JSON()),
         )
         for game_id, mode, sealed in [("open", "race", None), ("sealed", "race", seal), ("solo", "solo", None)]:
-            sync_conn.execute(games.insert().values(
-                id=game_id, nickname="Ada", name_key="ada", code="HM1-N-AAAAAAA", mode=mode, room="ABCDEF",
-                score=10, moves=1, time_ms=1000, outcome="gave_up", record={}, ranked=True, finished_at=NOW,
-                seal=sealed,
-            ))
+            sync_conn.execute(
+                games.insert().values(
+                    id=game_id,
+                    nickname="Ada",
+                    name_key="ada",
+                    code="HM1-N-AAAAAAA",
+                    mode=mode,
+                    room="ABCDEF",
+                    score=10,
+                    moves=1,
+                    time_ms=1000,
+                    outcome="gave_up",
+                    record={},
+                    ranked=True,
+                    finished_at=NOW,
+                    seal=sealed,
+                )
+            )
         command.upgrade(config, "head")
         found = sync_conn.execute(text("SELECT id, ranked, unranked_reason FROM games ORDER BY id"))
         return [(r[0], bool(r[1]), r[2]) for r in found]
@@ -295,6 +335,18 @@ async def test_concurrent_daily_claims_from_one_address_rank_at_most_the_cap(any
     assert await any_storage.claim_daily_attempt(day, "other", NOW, address="203.0.113.8", per_address=cap)
     next_day = date(2026, 11, 29)
     assert await any_storage.claim_daily_attempt(next_day, "name-0", NOW, address="203.0.113.7", per_address=cap)
+
+
+async def test_with_no_per_address_cap_every_names_first_daily_attempt_is_ranked(any_storage: Storage) -> None:
+    """``per_address=0`` (--daily-ranked-per-address 0): no cap per address — every name's first
+    attempt from one address is ranked, and a name's second is still not."""
+    day = date(2026, 11, 28)
+    firsts = [
+        await any_storage.claim_daily_attempt(day, f"name-{i}", NOW, address="203.0.113.7", per_address=0)
+        for i in range(12)
+    ]
+    assert all(firsts)
+    assert not await any_storage.claim_daily_attempt(day, "name-0", NOW, address="203.0.113.7")
 
 
 async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
