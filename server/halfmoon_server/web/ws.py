@@ -283,7 +283,7 @@ def room_in_url(request: web.Request) -> tuple[str | None, str | None]:
     try:
         return normalise_room(named[0]), None
     except BadMessageError:
-        return None, f"the room in the URL is not a room id: {named[0][:40]!r} (a room id is 6 characters like 'K7WQ2M')"
+        return None, f"the room in the URL is not a room id: {named[0][:40]!r} (6 characters like 'K7WQ2M')"
 
 
 def _check_url_room(message: ClientMessage, url_room: str | None) -> None:
