@@ -4,11 +4,17 @@
 Starts its own ``redis-server``, ``halfmoon serve --redis`` instances (each its own SQLite
 database, every limit lifted) and a real nginx running deploy/nginx.conf in front of them, on
 ports of their own (``--port-base P``: P, P+1, …; else free ones). Then plays **the same rooms
-and moves** in three set-ups, one after the other, each on fresh processes:
+and moves** in four set-ups, one after the other, each on fresh processes:
 
 - ``one``: one instance behind nginx;
 - ``two-by-room``: two instances behind nginx's ``hash $halfmoon_room consistent``, every client
   connecting to ``/ws?room=ID`` as the browser and terminal clients do;
+- ``two-by-room-made-there``: the same, but every room is held by the one instance nginx routes
+  it to: today the instance that makes a room (``POST /api/rooms``, which names no room yet, so
+  nginx balances it round robin) holds it too, and follows its moves beside the instance its
+  members reach; this set-up keeps only rooms made on the instance they route to (see
+  :func:`rooms_made_where_routed`): what routing gives once a room is held where its members go
+  (the owner work of issue 30);
 - ``two-round-robin``: the same two instances, the clients naming no room (an older client):
   nginx balances each connection round robin, so a room's players are spread.
 
@@ -23,8 +29,8 @@ and Redis's ``INFO commandstats`` (``publish`` + ``spublish`` calls, the Lua app
 included). Reported per set-up: moves acknowledged, instance CPU per move (total over the
 instances), PUBLISH+SPUBLISH per move, Redis CPU per move, and how many rooms two instances
 followed (Redis's followers set of each room, read at the end of the play). Then the ratios the
-issue asks for: total instance CPU per move, two instances ÷ one (by room, and round robin), and
-PUBLISH+SPUBLISH per move by room. Figures go in docs/benchmarks.md ("Routing by room").
+issue asks for: total instance CPU per move, two instances ÷ one, and PUBLISH+SPUBLISH per move,
+for each two-instance set-up. Figures go in docs/benchmarks.md ("Routing by room").
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from benchlib import cpu_seconds, free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = 4  # players in a room
-SETUPS = ("one", "two-by-room", "two-round-robin")
+SETUPS = ("one", "two-by-room", "two-by-room-made-there", "two-round-robin")
 #: every limit a load would hit, lifted (each is a server setting)
 LIFTED = {
     "HALFMOON_RATE_BURST": "1000000",
@@ -97,6 +103,7 @@ class Processes:
     redis_pid: int
     redis_port: int
     instance_pids: list[int]
+    instance_ports: list[int]
     base: str  # nginx's URL
 
 
@@ -149,7 +156,7 @@ async def started(instances: int, folder: Path, ports: Ports) -> AsyncIterator[P
         procs.append(subprocess.Popen([nginx_binary, "-c", str(config), "-p", str(folder)], stderr=subprocess.DEVNULL))
         base = f"http://127.0.0.1:{listen}"
         await wait_up(base, procs[-1])
-        yield Processes(redis.pid, redis_port, [s.pid for s in servers], base)
+        yield Processes(redis.pid, redis_port, [s.pid for s in servers], instance_ports, base)
     finally:
         for proc in reversed(procs):
             proc.terminate()
@@ -209,6 +216,7 @@ class Member:
         self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.acked: asyncio.Future[dict[str, Any]] | None = None
         self.failed: Exception | None = None
+        self.not_host = 0
         self.reader = asyncio.create_task(self.read())
 
     async def read(self) -> None:
@@ -217,7 +225,10 @@ class Member:
                 continue
             message = json.loads(frame.data)
             kind = message["type"]
-            if kind == "error":  # nothing in this play is refused: stop the run, saying what
+            if kind == "error" and message.get("code") == "not_host":
+                self.not_host += 1  # (a start refused: the race tries its next player)
+                continue
+            if kind == "error":  # nothing else in this play is refused: stop the run, saying what
                 self.fail(RuntimeError(f"refused: {message}"))
                 return
             if kind == "moved" and message.get("id") is not None and self.acked is not None:
@@ -254,6 +265,39 @@ class Member:
         return len(line)
 
 
+async def rooms_made_where_routed(
+    http: aiohttp.ClientSession, procs: Processes, code: str, rooms: int
+) -> list[tuple[str, Member]]:
+    """``rooms`` rooms each held by the one instance nginx routes it to, with their first player
+    in: rooms are made on each instance in turn (``POST /api/rooms`` to it, not through nginx),
+    their first player joins through nginx (``/ws?room=``), and a room is kept when no second
+    instance follows it (Redis's followers set). What routing gives once a room is held where its
+    members are routed (today a room made through nginx is held by the instance that made it too);
+    the other rooms are left in their lobbies, their player gone."""
+    kept: list[tuple[str, Member]] = []
+    ws_base = procs.base.replace("http", "ws", 1) + "/ws"
+    made = 0
+    while len(kept) < rooms:
+        batch = []
+        for _ in range(2 * (rooms - len(kept))):
+            port = procs.instance_ports[made % len(procs.instance_ports)]
+            made += 1
+            async with http.post(f"http://127.0.0.1:{port}/api/rooms", json={"code": code}) as answer:
+                room = (await answer.json())["room"]
+            first = Member(await http.ws_connect(f"{ws_base}?room={room}", max_msg_size=0))
+            welcome = first.expect("welcome")
+            await first.send("join", room=room, name="P0")
+            await asyncio.wait_for(welcome, 30)
+            batch.append((room, first))
+        await asyncio.sleep(0.3)  # (an instance adds itself to a room's followers in a task of its own)
+        for room, first in batch:
+            if len(kept) < rooms and await followers(procs.redis_port, room) == 1:
+                kept.append((room, first))
+            else:
+                await first.ws.close()
+    return kept
+
+
 @dataclass
 class Result:
     setup: str
@@ -275,12 +319,18 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
     async with started(instances, folder, ports) as procs, aiohttp.ClientSession(connector=connector) as http:
         ws_base = procs.base.replace("http", "ws", 1) + "/ws"
         tables: list[tuple[str, list[Member]]] = []
+        made_there = []
+        if setup == "two-by-room-made-there":
+            made_there = await rooms_made_where_routed(http, procs, code, rooms)
         for number in range(rooms):
-            async with http.post(f"{procs.base}/api/rooms", json={"code": code}) as answer:
-                room = (await answer.json())["room"]
+            if made_there:
+                room, first = made_there[number]
+            else:
+                async with http.post(f"{procs.base}/api/rooms", json={"code": code}) as answer:
+                    room, first = (await answer.json())["room"], None
             url = f"{ws_base}?room={room}" if by_room else ws_base
-            members = []
-            for seat in range(TABLE):
+            members = [] if first is None else [first]
+            for seat in range(len(members), TABLE):
                 member = Member(await http.ws_connect(url, max_msg_size=0))
                 welcome = member.expect("welcome")
                 await member.send("join", room=room, name=f"P{seat}")
@@ -298,7 +348,13 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
 
         async def race(members: list[Member]) -> int:
             starts = [m.expect("started") for m in members]
-            await members[0].send("start")
+            # the first to join hosts; on a machine so busy that an instance's heartbeat lapses,
+            # another instance may take its players for gone and pass the host on: then the next
+            for member in members:
+                await member.send("start")
+                done, _ = await asyncio.wait([starts[0]], timeout=2)
+                if done:
+                    break
             await asyncio.wait_for(asyncio.gather(*starts), 30)
             return sum(await asyncio.gather(*(m.play(line) for m in members)))
 
@@ -330,8 +386,10 @@ def ratios(results: list[Result]) -> dict[str, float]:
     one = by["one"].instance_cpu_per_move_us
     return {
         "cpu_two_by_room_over_one": round(by["two-by-room"].instance_cpu_per_move_us / one, 3),
+        "cpu_two_by_room_made_there_over_one": round(by["two-by-room-made-there"].instance_cpu_per_move_us / one, 3),
         "cpu_two_round_robin_over_one": round(by["two-round-robin"].instance_cpu_per_move_us / one, 3),
         "publish_per_move_by_room": by["two-by-room"].publish_per_move,
+        "publish_per_move_by_room_made_there": by["two-by-room-made-there"].publish_per_move,
         "publish_per_move_round_robin": by["two-round-robin"].publish_per_move,
     }
 
@@ -367,7 +425,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rooms", type=int, default=40, help="races of 4 players in each set-up (default 40)")
     parser.add_argument("--spectator-every", type=int, default=10, help="one spectator per this many rooms (0: none)")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of the three set-ups, interleaved")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the four set-ups, interleaved")
     parser.add_argument("--port-base", type=int, help="use ports from this one up (else free ones)")
     parser.add_argument("--quick", action="store_true", help="3 rooms, one round: to see that it runs")
     parser.add_argument("--out", type=Path, help="write the summary (JSON) here")

@@ -1,5 +1,6 @@
 """The routing benchmark still runs: ``bench/bench_routing.py --quick`` plays the same rooms and
-moves on one instance and on two behind a real nginx (by room, and round robin), and reads each
+moves on one instance and on two behind a real nginx (by room, by room with each room held where
+it routes, and round robin), and reads each
 instance's CPU and Redis's publish counts. Figures are measured by hand and written in
 docs/benchmarks.md, never asserted here: only what holds whatever the machine's load."""
 
@@ -29,7 +30,7 @@ def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Pa
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(out.read_text())
     runs = {run["setup"]: run for run in summary["runs"]}
-    assert set(runs) == {"one", "two-by-room", "two-round-robin"}
+    assert set(runs) == {"one", "two-by-room", "two-by-room-made-there", "two-round-robin"}
     line = [step for step in json.loads((ROOT / "tests/vectors/won_records.json").read_text())["records"][0]["moves"]]
     assert {run["moves"] for run in runs.values()} == {3 * 4 * len(line)}, "the same moves, all acknowledged"
     assert len(runs["one"]["instance_cpu_s"]) == 1 and len(runs["two-by-room"]["instance_cpu_s"]) == 2
@@ -37,11 +38,10 @@ def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Pa
     # one instance has nobody to publish to; round robin splits every room of 4 over both
     assert runs["one"]["publish_per_move"] == 0 and runs["one"]["rooms_followed_twice"] == 0
     assert runs["two-round-robin"]["publish_per_move"] > 0
+    # routed by room, a room held where its members go: one instance follows it, nobody to publish to
+    assert runs["two-by-room-made-there"]["rooms_followed_twice"] == 0
+    assert runs["two-by-room-made-there"]["publish_per_move"] == 0
     (ratios,) = summary["ratios"]
-    assert set(ratios) == {
-        "cpu_two_by_room_over_one",
-        "cpu_two_round_robin_over_one",
-        "publish_per_move_by_room",
-        "publish_per_move_round_robin",
-    }
+    kinds = ("by_room", "by_room_made_there", "round_robin")
+    assert set(ratios) == {f"cpu_two_{k}_over_one" for k in kinds} | {f"publish_per_move_{k}" for k in kinds}
     assert summary["median"] == ratios
