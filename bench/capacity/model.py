@@ -45,7 +45,11 @@ UNITS = HERE / "unit_costs.json"
 VALIDATION = HERE / "validation.json"
 TARGETS = (10_000, 100_000, 1_000_000)
 
-Placement = Literal["spread", "room"]
+#: "spread": nginx round robin (an older client: every connection anywhere); "routed": nginx
+#: routing by room (deploy/nginx.conf) as it is today, where the instance that made a room (over
+#: REST, or a new game's first socket: they name no room yet) holds it too; "room": one instance
+#: per room (a room held where its members are routed: the owner work of issue 30)
+Placement = Literal["spread", "routed", "room"]
 #: "bots": the bots' own think time (no round trip: the most moves a second); "measured": the gaps
 #: between a bot's moves measured here (think time plus this loaded machine's round trip)
 Pace = Literal["bots", "measured"]
@@ -182,8 +186,8 @@ class LoadModel:
             raise ModelError("spectators, lobby time, think scale and peak width must be positive")
         if self.pace not in ("bots", "measured"):
             raise ModelError(f"pace is 'bots' or 'measured', not {self.pace!r}")
-        if self.placement not in ("spread", "room"):
-            raise ModelError(f"placement is 'spread' or 'room', not {self.placement!r}")
+        if self.placement not in ("spread", "routed", "room"):
+            raise ModelError(f"placement is 'spread', 'routed' or 'room', not {self.placement!r}")
 
     def rate(self, t: float) -> float:
         """The arrival rate at ``t`` seconds from the reset, relative to the day's base rate."""
@@ -449,10 +453,14 @@ def simulate_peak(
 
 
 def expected_holders(connections: int, instances: int, placement: Placement) -> float:
-    """How many instances hold a room on average: one when the balancer routes by room; with
-    today's round robin, each connection lands on any instance, so E = I·(1 − (1 − 1/I)^c)."""
+    """How many instances hold a room on average: one when a room is held where the balancer
+    routes its members (``room``); routed by room but also held by the instance that made it,
+    which the balancer chose round robin (``routed``): E = 1 + (1 − 1/I); with round robin
+    (``spread``), each connection lands on any instance, so E = I·(1 − (1 − 1/I)^c)."""
     if placement == "room" or instances <= 1:
         return 1.0
+    if placement == "routed":
+        return 1.0 + (1 - 1 / instances)
     return instances * (1 - (1 - 1 / instances) ** connections)
 
 
@@ -695,7 +703,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=Path, default=UNITS)
     parser.add_argument("--players", type=int, nargs="+", default=list(TARGETS))
-    parser.add_argument("--placement", choices=["spread", "room"], nargs="+", default=["spread", "room"])
+    parser.add_argument(
+        "--placement", choices=["spread", "routed", "room"], nargs="+", default=["spread", "routed", "room"]
+    )
     parser.add_argument("--think-scale", type=float, default=1.0, help="think times × this (1: the bots')")
     parser.add_argument("--sample", type=int, default=300, help="players at the peak in the simulated sample")
     parser.add_argument("--validate", action="store_true", help=f"write {VALIDATION.name} from the units' runs")

@@ -6,6 +6,8 @@
 ('https://halfmoon.example', 'K7WQ2M')
 >>> websocket_url("https://halfmoon.example")
 'wss://halfmoon.example/ws'
+>>> websocket_url("http://127.0.0.1:8080", room="k7wq2m")
+'ws://127.0.0.1:8080/ws?room=K7WQ2M'
 """
 
 from __future__ import annotations
@@ -41,10 +43,14 @@ def normalize_server(url: str) -> str:
     return f"{scheme}://{parts.netloc}"
 
 
-def websocket_url(server: str) -> str:
-    """The ``/ws`` endpoint of a server: ``http`` becomes ``ws``, ``https`` becomes ``wss``."""
+def websocket_url(server: str, room: str | None = None) -> str:
+    """The ``/ws`` endpoint of a server: ``http`` becomes ``ws``, ``https`` becomes ``wss``; with
+    ``room``, ``/ws?room=ID``, so that a balancer routing by room (deploy/nginx.conf) sends every
+    connection of a room to the same instance (docs/protocol.md, "Routing by room"). Raises
+    :class:`AddressError` when ``room`` cannot be a room id."""
     base = normalize_server(server)
-    return ("wss" + base[5:] if base.startswith("https") else "ws" + base[4:]) + "/ws"
+    url = ("wss" + base[5:] if base.startswith("https") else "ws" + base[4:]) + "/ws"
+    return url if room is None else f"{url}?room={parse_room(room)}"
 
 
 def parse_room(text: str) -> str:

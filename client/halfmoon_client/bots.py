@@ -145,7 +145,7 @@ async def run_bot(
             return session.resume_message()
         return session.join_message(room, name, None, session.contribute(), bot=True)
 
-    link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout)
+    link = Link(server, hello=hello, backoff=backoff, open_timeout=open_timeout, room=room)
 
     def on_event(kind: str, data: dict[str, object]) -> None:
         brain.waiting = False  # a move lost with the connection is answered by the resume

@@ -6,6 +6,10 @@ along a :class:`Backoff` schedule, reconnects and sends its ``hello`` again — 
 is ``resume`` with the token and the highest ``seq`` seen, so the game continues exactly where
 it was. The first connection is not retried: an unreachable server is reported at once. A
 close with code 4001 (the player resumed on another connection) is final, not a drop.
+
+A link for a known room (``room=``: a join, a resume, a watch) puts it in its URL,
+``/ws?room=ID``, on the first connection and on every reconnection, so that a balancer routing by
+room sends every member of a room to the same instance (docs/protocol.md, "Routing by room").
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from halfmoon_client.session import ENTRY_ERRORS, Message, Session
 EventHook = Callable[[str, dict[str, Any]], None]
 #: The close code of a connection whose player resumed on another one: never reconnect then.
 RESUMED_ELSEWHERE = 4001
+#: The close code of a connection whose URL named no room id (``/ws?room=``): the same URL would
+#: be refused again, so never reconnect then.
+BAD_ROOM_IN_URL = 4003
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +85,9 @@ class Link:
     """One player's or spectator's connection; see the module docstring.
 
     ``hello()`` gives the first message on every (re)connection; ``on_event`` hears
-    ``reconnecting`` (``delay``, ``attempt``, ``reason``) and ``reconnected``.
+    ``reconnecting`` (``delay``, ``attempt``, ``reason``) and ``reconnected``; ``room``: the room
+    the link is for, put in its URL (raises :class:`~halfmoon_client.errors.AddressError` when it
+    cannot be a room id).
     """
 
     def __init__(
@@ -89,9 +98,10 @@ class Link:
         on_event: EventHook | None = None,
         backoff: Backoff | None = None,
         open_timeout: float = 5.0,
+        room: str | None = None,
     ) -> None:
         self.server = normalize_server(server)
-        self.url = websocket_url(self.server)
+        self.url = websocket_url(self.server, room)
         self.hello = hello
         self.on_event = on_event or (lambda kind, data: None)
         self.backoff = backoff or Backoff()
@@ -138,7 +148,8 @@ class Link:
         """Every server message, across reconnections, until :meth:`close`.
 
         Raises :class:`UnreachableError` when every reconnection attempt failed,
-        :class:`RefusedError` when the player was resumed on another connection (close 4001),
+        :class:`RefusedError` when the player was resumed on another connection (close 4001) or
+        the server refused the room in the URL (close 4003),
         and :class:`ProtocolError` on a frame that is not a JSON object.
         """
         while not self._closing:
@@ -154,6 +165,9 @@ class Link:
                 if exc.rcvd is not None and exc.rcvd.code == RESUMED_ELSEWHERE:
                     self._ws = None
                     raise RefusedError("resumed_elsewhere", "this player was resumed on another connection") from None
+                if exc.rcvd is not None and exc.rcvd.code == BAD_ROOM_IN_URL:
+                    self._ws = None
+                    raise RefusedError("no_such_room", f"the server refused the room in {self.url}") from None
                 reason = exc.rcvd.reason if exc.rcvd is not None and exc.rcvd.reason else "connection closed"
                 await self._reconnect(reason)
                 continue

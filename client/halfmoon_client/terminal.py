@@ -184,7 +184,7 @@ async def _race(
         racer.message = say(kind, lang, **data)
         screen.draw(racer.screen(clock(), color=color))
 
-    link = Link(server, hello=hello, on_event=on_event, backoff=backoff)
+    link = Link(server, hello=hello, on_event=on_event, backoff=backoff, room=room)
 
     def feed(message: Message) -> None:
         nonlocal kept
@@ -275,7 +275,7 @@ async def watch_room(
         state["message"] = say(kind, lang, **data)
         draw()
 
-    link = Link(server, hello=hello, on_event=on_event, backoff=backoff)
+    link = Link(server, hello=hello, on_event=on_event, backoff=backoff, room=room)
 
     async def tick() -> None:
         nonlocal page

@@ -63,7 +63,7 @@ def test_the_sample_is_scaled_by_its_mean_concurrency(model: Any, units: Any, th
     assert peak.players < peak.connections  # a spectator per room comes on top
 
 
-@pytest.mark.parametrize("placement", ["spread", "room"])
+@pytest.mark.parametrize("placement", ["spread", "routed", "room"])
 def test_more_players_never_need_fewer_machines(model: Any, units: Any, placement: str) -> None:
     load, machines = model.LoadModel(placement=placement), model.Machines()
     targets = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000)
@@ -85,9 +85,19 @@ def test_spreading_a_room_over_instances_never_costs_less_than_routing_by_room(m
     machines = model.Machines()
     for players in (10_000, 100_000, 1_000_000):
         spread = model.plan(units, model.LoadModel(placement="spread"), machines, players, peak)
+        routed = model.plan(units, model.LoadModel(placement="routed"), machines, players, peak)
         by_room = model.plan(units, model.LoadModel(placement="room"), machines, players, peak)
-        assert by_room.holders_per_room == 1.0 < spread.holders_per_room
-        assert spread.instances >= by_room.instances
+        assert by_room.holders_per_room == 1.0 < routed.holders_per_room < 2.0 < spread.holders_per_room
+        assert spread.instances >= routed.instances >= by_room.instances
+
+
+def test_a_routed_room_is_held_by_its_maker_too_unless_they_are_the_same_instance(model: Any) -> None:
+    """Routed by room, a room is also held by the instance that made it, chosen round robin: the
+    same one once in I (E = 1 + (1 − 1/I)), whatever the room's size."""
+    assert model.expected_holders(6, 1, "routed") == 1.0
+    assert model.expected_holders(6, 2, "routed") == 1.5 == model.expected_holders(2, 2, "routed")
+    assert model.expected_holders(6, 100, "routed") == pytest.approx(1.99)
+    assert model.expected_holders(6, 100, "room") == 1.0
 
 
 def test_the_validation_fixture_matches_the_measured_runs(model: Any, units: Any) -> None:

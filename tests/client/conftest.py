@@ -39,13 +39,15 @@ async def server_url(aiohttp_server: Callable[..., Awaitable[TestServer]], tmp_p
 
 class Proxy:
     """Forwards 127.0.0.1:<port> to the server; ``cut()`` drops every connection and refuses
-    new ones until ``restore()``."""
+    new ones until ``restore()``. ``requests`` holds each connection's HTTP request line
+    (``GET /ws?room=K7WQ2M HTTP/1.1``): what a balancer in its place would route on."""
 
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
         self.port = 0
         self.accepting = True
         self.cuts = 0
+        self.requests: list[str] = []
         self._server: asyncio.Server | None = None
         self._pipes: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -64,6 +66,10 @@ class Proxy:
             return
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         self._writers |= {writer, up_writer}
+        with contextlib.suppress(ConnectionError, OSError):
+            first = await reader.readline()
+            self.requests.append(first.decode("latin-1").strip())
+            up_writer.write(first)
         for src, dst in ((reader, up_writer), (up_reader, writer)):
             task = asyncio.create_task(self._pipe(src, dst))
             self._pipes.add(task)

@@ -40,3 +40,12 @@ def test_server_urls() -> None:
         normalize_server("http://h:99999")
     with pytest.raises(AddressError):
         parse_room("")
+
+
+def test_the_websocket_url_of_a_room_names_it_for_a_balancer_to_route_on() -> None:
+    assert websocket_url("http://h:1", room=" k7wq2m") == "ws://h:1/ws?room=K7WQ2M"
+    assert websocket_url("https://h/", room="K7WQ2M") == "wss://h/ws?room=K7WQ2M"
+    assert websocket_url("https://h", room=None) == "wss://h/ws"
+    for bad in ("K7WQ2", "K7WQ2M&x=1", "K7 WQ2M"):  # nothing but a room id reaches the URL
+        with pytest.raises(AddressError, match="not a room id"):
+            websocket_url("http://h:1", room=bad)

@@ -1,16 +1,19 @@
-"""The link's pure parts: the backoff schedule and frame decoding; and the client modules'
-doctests (pytest collects doctests under tests/ only)."""
+"""The link's pure parts: the backoff schedule and frame decoding; a close the link never
+reconnects after (the server refused the room in its URL), against a real server; and the client
+modules' doctests (pytest collects doctests under tests/ only)."""
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import importlib
 import random
 
 import pytest
 
-from halfmoon_client.connection import Backoff, decode
-from halfmoon_client.errors import ProtocolError
+from halfmoon_client.connection import BAD_ROOM_IN_URL, Backoff, Link, decode
+from halfmoon_client.errors import ProtocolError, RefusedError
+from halfmoon_server.web.ws import CLOSE_BAD_ROOM
 
 
 def test_backoff_doubles_up_to_the_cap_for_a_fixed_number_of_attempts() -> None:
@@ -38,3 +41,30 @@ def test_decode_accepts_objects_only() -> None:
 def test_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"halfmoon_client.{module}"))
     assert result.failed == 0
+
+
+def test_the_link_and_the_server_agree_on_the_close_for_a_bad_room_in_the_url() -> None:
+    assert BAD_ROOM_IN_URL == CLOSE_BAD_ROOM
+
+
+async def test_a_close_for_a_bad_room_in_the_url_is_final_not_a_drop(server_url: str) -> None:
+    """The server closes 4003 once the URL's room is refused: reconnecting would be refused
+    again, so the link gives up at once (no ``reconnecting``) with the server's reason."""
+    events: list[str] = []
+    link = Link(
+        server_url,
+        hello=lambda: {"type": "ping", "v": 1},
+        on_event=lambda kind, data: events.append(kind),
+        backoff=Backoff(first=0.01, jitter=0, attempts=3),
+    )
+    link.url += "?room=NOTONE"  # (a Link checks the room it is given: this one reaches the server)
+    await link.connect()
+    seen = []
+    with pytest.raises(RefusedError) as refused:
+        async with asyncio.timeout(10):
+            async for message in link.messages():
+                seen.append(message)
+    assert refused.value.code == "no_such_room"
+    assert [m["code"] for m in seen] == ["no_such_room"] and "URL" in seen[0]["message"]
+    assert events == [] and link.reconnects == 0
+    await link.close()

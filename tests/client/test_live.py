@@ -192,6 +192,9 @@ async def test_the_racer_reconnects_with_backoff_and_resumes_where_it_was(server
     lines.put_nowait("g")
     (bot,) = await asyncio.wait_for(bots, 60)
     racer = await asyncio.wait_for(racer_task, 20)
+    # the join and the resume after the cut both named the room in the URL (a balancer routes on it)
+    racer_requests = [line for line in proxy.requests if line.startswith("GET /ws")]
+    assert len(racer_requests) >= 2 and set(racer_requests) == {f"GET /ws?room={created.room} HTTP/1.1"}
     assert racer.session.race_over and racer.session.players[racer.session.you or ""].moves == 2
     # what the bot did while the racer was away reached the racer with the catch-up
     bot_me = bot.session.me
@@ -202,7 +205,8 @@ async def test_bots_and_a_spectator_reconnect_and_see_the_race_to_its_end(server
     """The network drops in the middle of a race: the bots and the spectator each see it, back
     off, reconnect and follow the race to its results. The deal is one greedy bots play for a
     long while (see :data:`LONG_DEAL`), so the race is surely still on when the cut comes; and
-    the cut comes once the spectator has seen moves made, not after a guessed delay."""
+    the cut comes once the spectator has seen moves made, not after a guessed delay. Every
+    connection, reconnections too, names the room in its URL (``/ws?room=``)."""
     assert min(greedy_moves(LONG_DEAL, seed) for seed in range(20)) >= 40  # ≥ 4 s at 100 ms a move
     created = await create_room(server_url, LONG_DEAL)
     bots = asyncio.create_task(run_bots(proxy.url, players=2, room=created.room, think_ms=100, seed=4, backoff=FAST))
@@ -217,6 +221,9 @@ async def test_bots_and_a_spectator_reconnect_and_see_the_race_to_its_end(server
     spectator = await asyncio.wait_for(watcher, 20)
     assert spectator.race_over and watcher_screen.last.startswith(f"Results — room {created.room}")
     assert all(report.reconnects >= 1 for report in reports)
+    # every connection, the first ones and the reconnections, named the room in its URL
+    assert len(proxy.requests) >= 6
+    assert set(proxy.requests) == {f"GET /ws?room={created.room} HTTP/1.1"}
     for report in reports:
         session = report.session
         assert session.race_over and session.results is not None

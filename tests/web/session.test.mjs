@@ -536,3 +536,18 @@ test("the track's leader: ties lead together, then the shorter finished time; no
   s = session.reduce(s, { type: "moved", v: 1, seq: 6, player: "p1", action: "undo", positions: ["3", "4", "5"], score: 10, moves: 1, cards_left: 102, status: "playing", elapsed_ms: 7000 }, 0);
   assert.equal(session.track(s)[0].removed, 2, "an undo moves the marker back");
 });
+
+test("the room a socket is for: the seat's, else the room the page is in, else the race or watch page's", () => {
+  const at = (intent, seat = null, extra = {}) => session.roomFor({ ...session.initialState(intent, seat), ...extra });
+  assert.equal(at({ kind: "race", room: "k7wq2m" }), "K7WQ2M");
+  assert.equal(at({ kind: "watch", room: "K7WQ2M" }), "K7WQ2M");
+  assert.equal(at({ kind: "solo" }), null, "a new game has no room until its welcome");
+  assert.equal(at({ kind: "daily" }), null);
+  assert.equal(at({ kind: "solo" }, null, { room: "ABCDEF" }), "ABCDEF", "a new game's room, once welcomed");
+  assert.equal(at({ kind: "daily" }, { room: "GHJKMN", token: "t" }), "GHJKMN", "a seat kept from an earlier page");
+  assert.equal(at({ kind: "race", room: "K7WQ2M" }, { room: "GHJKMN", token: "t" }), "GHJKMN", "the seat wins");
+  for (const bad of ["K7WQ2", "K7WQ2I", "K7WQ2M?x", "", 7]) {
+    assert.equal(at({ kind: "race", room: bad }), null, `${bad} is no room id: no ?room= (the join says no_such_room)`);
+  }
+});
+

@@ -61,6 +61,9 @@ CLOSE_TRY_LATER = 1013
 #: A connection that stayed outside every room for ``join_timeout_s`` (docs/protocol.md): final,
 #: the clients do not reconnect on it (there is nothing to come back to).
 CLOSE_NO_ROOM = 4002
+#: ``/ws?room=`` named no room id (docs/protocol.md, "Routing by room"): final, the clients do
+#: not reconnect on it (the same URL would be refused again).
+CLOSE_BAD_ROOM = 4003
 
 
 def origin_allowed(request: web.Request, settings: Settings) -> bool:
@@ -143,6 +146,12 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     conn.roomless_since = conn.heard_at = loop.time()
     limit = settings.max_msg_size
     try:
+        url_room, why = room_in_url(request)
+        if why is not None:
+            app[keys.METRICS].refused("no_such_room")
+            conn.send(encode(Error("no_such_room", why)))
+            await conn.flush_and_close(CLOSE_BAD_ROOM, "bad room id in the URL")
+            return ws
         async for msg in ws:
             if msg.type is WSMsgType.ERROR:
                 break
@@ -164,7 +173,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             if isinstance(data, bytes):
                 conn.send(encode(Error("bad_json", "binary frames are not accepted: send JSON text frames")))
                 continue
-            await dispatch(app, conn, data)
+            await dispatch(app, conn, data, url_room)
     except ConnectionResetError:  # the peer went while aiohttp answered its ping: a close like any other
         log.debug("connection from %s reset", peer)
     except Exception:  # a bug: logged once, and the connection closes (never a traceback on the wire)
@@ -260,12 +269,44 @@ async def connections_ctx(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
-async def dispatch(app: web.Application, conn: Connection, frame: str) -> None:
-    """Parse and handle one frame; every error is answered, none escapes."""
+def room_in_url(request: web.Request) -> tuple[str | None, str | None]:
+    """The room a connection was opened for, ``/ws?room=ID`` (what a balancer routes on: every
+    member of a room reaches the same instance), as ``(room, None)``; ``(None, None)`` when the
+    URL names none (an older client, or a new room); ``(None, why)`` when what it names cannot be
+    a room id (one ``room`` parameter, :data:`~halfmoon.protocol.ROOM_ID_LENGTH` characters of
+    :data:`~halfmoon.protocol.ROOM_ALPHABET`, any case)."""
+    named = request.query.getall("room", [])
+    if not named or named == [""]:
+        return None, None
+    if len(named) > 1:
+        return None, "the URL names more than one room (?room= once: /ws?room=K7WQ2M)"
+    try:
+        return normalise_room(named[0]), None
+    except BadMessageError:
+        return None, f"the room in the URL is not a room id: {named[0][:40]!r} (6 characters like 'K7WQ2M')"
+
+
+def _check_url_room(message: ClientMessage, url_room: str | None) -> None:
+    """A connection opened for a room (``/ws?room=``) enters that room only: one that names another
+    was routed for the wrong room. Raises :class:`Refusal` ``room_mismatch`` (nothing changes)."""
+    if url_room is None or not isinstance(message, Join | Watch | Resume):
+        return
+    try:
+        named = normalise_room(message.room)
+    except BadMessageError:
+        return  # malformed: refused as no_such_room by the handler, as without ?room=
+    if named != url_room:
+        raise Refusal("room_mismatch", f"this connection was opened for room {url_room} (?room=), not {named}")
+
+
+async def dispatch(app: web.Application, conn: Connection, frame: str, url_room: str | None = None) -> None:
+    """Parse and handle one frame; every error is answered, none escapes. ``url_room``: the room
+    the connection's URL names (:func:`room_in_url`), which a message may not contradict."""
     msg_id: int | None = None
     try:
         message = parse_message(frame)
         msg_id = getattr(message, "msg_id", None)
+        _check_url_room(message, url_room)
         await handle(app, conn, message)
     except (Refusal, BadMessageError) as exc:
         app[keys.METRICS].refused(exc.code)

@@ -46,6 +46,11 @@ def test_nginx_config_is_valid_and_upgrades_websockets(nginx_path: str) -> None:
     text = config.read_text()
     settings = re.sub(r"#.*", "", text)
     assert "ip_hash" not in settings and "sticky" not in settings, "no sticky sessions: any instance serves any room"
+    for routed in (settings, re.sub(r"#.*", "", (DEPLOY / "nginx-site.conf").read_text())):
+        # routing by room (tests/server/system/test_routing.py runs it): the hash before keepalive
+        upstream = routed[routed.index("upstream halfmoon") :]
+        assert upstream.index("hash $halfmoon_room consistent;") < upstream.index("keepalive")
+        assert re.search(r"map \$uri \$halfmoon_room \{[^}]*/ws\s+\$arg_room;", routed)
     assert "./nginx.conf:/etc/halfmoon/nginx.conf:ro" in (DEPLOY / "compose.yaml").read_text(), "compose runs this file"
     ws_block = text[text.index("location = /ws") :]
     ws_block = ws_block[: ws_block.index("}")]

@@ -9,7 +9,7 @@ import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
 import { modeRules } from "./modes.js";
-import { Connection } from "./net.js";
+import { Connection, wsUrl } from "./net.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
 import { POSITION_NAMES } from "./cards.js";
@@ -87,7 +87,9 @@ export function openLive(app, intent) {
   // the router asks for a name before a game opens: no invented name reaches a leaderboard
   const playerName = () => app.settings.name;
 
-  const conn = new Connection(wsUrl(), {
+  // every socket names the room it is for (`/ws?room=ID`, what a balancer routes on): a new game's
+  // socket stays where it was made, and its reconnections (and reloads) name the room it learnt
+  const conn = new Connection(() => wsUrl(location, session.roomFor(s)), {
     // after a reload the page holds nothing: no `since`, so the server sends a full snapshot
     hello: () => {
       const entropy = newEntropy();
@@ -159,10 +161,6 @@ export function openLive(app, intent) {
     if (!(await checkSeal(check)) || !session.fromRacers(check)) return false;
     if (check.opening && !session.holdsOwn(sent, check.contributions)) return false; // none of the page's own is in
     return !check.opening || session.sameBoard(session.openingOf(await dealFromCode(check.code)), check.opening);
-  }
-
-  function wsUrl() {
-    return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
   }
 
   /** Take the reducer's new state (the solo deal's address, the seat); whether it changed. */

@@ -6,6 +6,14 @@ export const PROTOCOL_VERSION = 1;
 /** Close codes after which the socket stays closed (docs/protocol.md, "Connection closes"). */
 const CLOSE_RESUMED_ELSEWHERE = 4001;
 const CLOSE_NO_ROOM = 4002;
+const CLOSE_BAD_ROOM = 4003;
+
+/** The `/ws` URL of the page's own server (`loc`: `location`), for `room` (a room id, or null:
+ * none) as `/ws?room=ID`, which a balancer routes on (docs/protocol.md, "Routing by room"). */
+export function wsUrl(loc, room = null) {
+  const base = `${loc.protocol === "https:" ? "wss" : "ws"}://${loc.host}/ws`;
+  return room ? `${base}?room=${encodeURIComponent(room)}` : base;
+}
 
 export class Connection {
   /**
@@ -13,9 +21,11 @@ export class Connection {
    * "reconnecting" | "taken" (the seat was resumed on another connection — another tab: no
    * reconnecting, or the two tabs would take it from each other for ever; open() again to take
    * it back) | "idle" (closed 4002: this socket was in no room for a while — a page whose entry
-   * was refused, or whose room ended and was dropped; reconnecting would only be closed again,
-   * so it stays closed: open() again when there is something to send); hello() returns the
-   * message to send when a socket opens (null: none).
+   * was refused, or whose room ended and was dropped; or 4003: the room in its URL was refused;
+   * reconnecting would only be closed again, so it stays closed: open() again when there is
+   * something to send); hello() returns the message to send when a socket opens (null: none).
+   * `url`: the URL, or a function giving it for each socket (a reconnection names the room the
+   * page learnt meanwhile).
    */
   constructor(url, { onMessage, onState, hello }) {
     this.url = url;
@@ -30,7 +40,7 @@ export class Connection {
 
   open() {
     this.onState(this.attempt === 0 ? "connecting" : "reconnecting");
-    const ws = new WebSocket(this.url);
+    const ws = new WebSocket(typeof this.url === "function" ? this.url() : this.url);
     this.ws = ws;
     ws.onopen = () => {
       this.attempt = 0;
@@ -54,7 +64,7 @@ export class Connection {
         this.onState("taken");
         return;
       }
-      if (event.code === CLOSE_NO_ROOM) {
+      if (event.code === CLOSE_NO_ROOM || event.code === CLOSE_BAD_ROOM) {
         this.onState("idle");
         return;
       }

@@ -305,6 +305,21 @@ export function hello(state, name, playerKey = null, entropy = null) {
   }
 }
 
+/** A room id (docs/protocol.md): 6 characters of this alphabet (no look-alikes). */
+const ROOM_ID = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
+
+/** The room the next socket is for, put in its URL (`/ws?room=ID`) so that a balancer routing by
+ * room sends every member of a room to the same instance (docs/protocol.md, "Routing by room"):
+ * the seat's, else the room the page is in (a solo or daily game learns its id with the welcome),
+ * else the room a race or watch page was opened for; null for a new game not made yet, or for a
+ * room id that cannot be one (its join is refused as `no_such_room` in words, not by the URL). */
+export function roomFor(state) {
+  const { intent, seat } = state;
+  const room = (seat && seat.room) || state.room || (intent.kind === "race" || intent.kind === "watch" ? intent.room : null);
+  const id = typeof room === "string" ? room.toUpperCase() : null;
+  return id && ROOM_ID.test(id) ? id : null;
+}
+
 // -- what the screen shows
 
 export const me = (state) => (state.you ? state.players[state.you] || null : null);

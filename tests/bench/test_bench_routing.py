@@ -1,0 +1,47 @@
+"""The routing benchmark still runs: ``bench/bench_routing.py --quick`` plays the same rooms and
+moves on one instance and on two behind a real nginx (by room, by room with each room held where
+it routes, and round robin), and reads each
+instance's CPU and Redis's publish counts. Figures are measured by hand and written in
+docs/benchmarks.md, never asserted here: only what holds whatever the machine's load."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, require_service
+
+pytestmark = [pytest.mark.slow, pytest.mark.redis]
+
+
+def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Path, nginx_path: str) -> None:
+    require_service("redis-server", shutil.which("redis-server") is not None, "apt-get install redis")
+    out = tmp_path / "routing.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HALFMOON_")}
+    env["PATH"] = f"{Path(nginx_path).parent}{os.pathsep}{env.get('PATH', '')}"
+    command = [sys.executable, str(ROOT / "bench" / "bench_routing.py"), "--quick", "--out", str(out)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    runs = {run["setup"]: run for run in summary["runs"]}
+    assert set(runs) == {"one", "two-by-room", "two-by-room-made-there", "two-round-robin"}
+    line = [step for step in json.loads((ROOT / "tests/vectors/won_records.json").read_text())["records"][0]["moves"]]
+    assert {run["moves"] for run in runs.values()} == {3 * 4 * len(line)}, "the same moves, all acknowledged"
+    assert len(runs["one"]["instance_cpu_s"]) == 1 and len(runs["two-by-room"]["instance_cpu_s"]) == 2
+    assert all(cpu > 0 for run in runs.values() for cpu in run["instance_cpu_s"])
+    # one instance has nobody to publish to; round robin splits every room of 4 over both
+    assert runs["one"]["publish_per_move"] == 0 and runs["one"]["rooms_followed_twice"] == 0
+    assert runs["two-round-robin"]["publish_per_move"] > 0
+    # routed by room, a room held where its members go: one instance follows it, nobody to publish to
+    assert runs["two-by-room-made-there"]["rooms_followed_twice"] == 0
+    assert runs["two-by-room-made-there"]["publish_per_move"] == 0
+    (ratios,) = summary["ratios"]
+    kinds = ("by_room", "by_room_made_there", "round_robin")
+    assert set(ratios) == {f"cpu_two_{k}_over_one" for k in kinds} | {f"publish_per_move_{k}" for k in kinds}
+    assert summary["median"] == ratios
