@@ -20,15 +20,17 @@ from datetime import date
 from halfmoon.codes import DealCode, new_seal_seed, random_code
 from halfmoon.errors import InvalidCodeError
 from halfmoon.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, Mode, Phase
+from halfmoon_server.adapters.live_list import MemoryLiveList
 from halfmoon_server.clock import utc_datetime
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.events import PlayerJoined
 from halfmoon_server.core.limits import CreatorLimits
+from halfmoon_server.core.live import live_summary
 from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
-from halfmoon_server.ports import Outbox, RoomLog, Storage
+from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.room import Room, RoomServices
 from halfmoon_server.settings import Settings
@@ -68,9 +70,19 @@ class Lobby:
     """The rooms of this instance: made, found, looked after, dropped. See the module docstring."""
 
     def __init__(
-        self, settings: Settings, room_log: RoomLog, services: RoomServices, storage: Storage, daily: DailyService
+        self,
+        settings: Settings,
+        room_log: RoomLog,
+        services: RoomServices,
+        storage: Storage,
+        daily: DailyService,
+        live: LiveList | None = None,
     ) -> None:
         self.settings = settings
+        #: the public races in play (``GET /api/live``): this instance lists the ones it holds
+        self.live = live if live is not None else MemoryLiveList(settings.clock, int(settings.live_ttl_s * 1000))
+        #: what this instance last put on the live list, by room: the summary and when
+        self._listed: dict[str, tuple[dict[str, object], int]] = {}
         self.clock = settings.clock
         self.log = room_log
         self.services = services
@@ -115,13 +127,22 @@ class Lobby:
         return new_seal_seed(self.daily_service.secret, secrets.token_bytes(16), f"{room_id}:{round_}")
 
     async def _new_room(
-        self, mode: Mode, code: DealCode | None, daily_day: date | None = None, *, salt: str | None = None
+        self,
+        mode: Mode,
+        code: DealCode | None,
+        daily_day: date | None = None,
+        *,
+        salt: str | None = None,
+        listed: bool = False,
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
         out from now on, see ``Race``), in a mode that may seal its deal. ``daily_day`` and
         ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
-        daily mode (its rules object's ``daily``)."""
+        daily mode (its rules object's ``daily``). ``listed``: public, on the live list while
+        its race is in play (in a mode that may be watched); else private to whoever has its link."""
+        if listed and not rules_for(mode).watchable:
+            raise ValueError(f"a {mode} room cannot be watched: it cannot be listed")
         rules = rules_for(mode)
         if code is None and not rules.may_seal:
             raise ValueError(f"a {mode} room is dealt from a code: it cannot be sealed")
@@ -136,6 +157,7 @@ class Lobby:
                 created_at=self.clock.now_ms(),
                 nonce=secrets.token_hex(8),
                 daily_day=daily_day.isoformat() if daily_day else None,
+                listed=listed,
             )
             header["config"] = asdict(self.config)
             if code is None:
@@ -243,13 +265,14 @@ class Lobby:
         if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
             raise Refusal("rate_limited", "too many new games from your address in a short time; try again in a minute")
 
-    async def create_race(self, code: DealCode | None, client: str) -> Room:
+    async def create_race(self, code: DealCode | None, client: str, *, listed: bool = False) -> Room:
         """A race lobby for a link: on ``code`` (the host chose it: an open race), or on a deal
-        the server draws (None: a sealed race). Raises :class:`Refusal` (``server_full``,
-        ``rate_limited``, ``unavailable``)."""
+        the server draws (None: a sealed race). ``listed``: the host made it public (on the live
+        list while it is in play); else it is private to whoever has the link. Raises
+        :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        return await self._new_room(Mode.RACE, code)
+        return await self._new_room(Mode.RACE, code, listed=listed)
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False
@@ -343,6 +366,7 @@ class Lobby:
                 await asyncio.sleep(0)  # let the rooms' moves through between slices
             if self.rooms.get(room.id) is room:  # (not dropped meanwhile)
                 await self._look_after(room, now)
+        await self.list_live(now)
         try:
             due = await self.log.due(now)
         except LogUnavailable:
@@ -362,6 +386,33 @@ class Lobby:
             await self._look_after(found, now)
             if self.rooms.get(found.id) is found and found.idle:
                 await self._put_to_sleep(found, now)  # looked at for nobody here: its next look is due elsewhere too
+
+    async def list_live(self, now: int) -> None:
+        """Keep the live list up to date with the listed rooms held here (called by the ticker):
+        a room in play put there when its summary changed (its start, a player finished, a
+        spectator came or went) and at least every third of the list's ``ttl_ms``; a room no
+        longer in play (over, back in its lobby for a rematch) or no longer held here dropped.
+        Every instance holding a room does the same (the same summary: the log is the same); a
+        Redis that does not answer is tried again at the next round."""
+        refresh_ms = self.live.ttl_ms // 3
+        try:
+            for room_id in [room_id for room_id in self._listed if room_id not in self.rooms]:
+                await self.live.drop(room_id)
+                del self._listed[room_id]
+            for room in list(self.rooms.values()):
+                if not room.listed:
+                    continue
+                summary = live_summary(room.race, listed=True)
+                held = self._listed.get(room.id)
+                if summary is None:
+                    if held is not None:
+                        await self.live.drop(room.id)
+                        del self._listed[room.id]
+                elif held is None or held[0] != summary or now - held[1] >= refresh_ms:
+                    await self.live.put(room.id, summary)
+                    self._listed[room.id] = (summary, now)
+        except LogUnavailable as exc:
+            log.warning("the live list could not be updated (tried again at the next round): %s", exc)
 
     async def _look_after(self, room: Room, now: int) -> None:
         if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh
