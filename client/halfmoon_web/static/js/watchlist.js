@@ -7,7 +7,7 @@ import { formatTime, h } from "./dom.js";
 export const REFRESH_MS = 15000;
 
 /** One race's line: its players, how many race and have finished, its spectators, its time. */
-function facts(race, w) {
+export function raceFacts(race, w) {
   const parts = race.phase === "countdown"
     ? [w.live.starting]
     : [w.live.racing(race.racing), race.finished ? w.live.finished(race.finished) : null, w.live.running(formatTime(race.elapsed_ms))];
@@ -35,12 +35,12 @@ export function drawLive(box, answer, w) {
   const featured = h("article", { class: "live-featured", dataset: { room: first.room }, "aria-labelledby": `live-${first.room}` },
     h("p", { class: "live-tag" }, w.live.featured),
     h("h3", { id: `live-${first.room}` }, first.players.join(" · ")),
-    h("p", { class: "live-facts" }, facts(first, w)),
+    h("p", { class: "live-facts" }, raceFacts(first, w)),
     watchLink(first, w, true));
   const others = rest.length ? h("ul", { class: "live-list" }, rest.map((race) =>
     h("li", { dataset: { room: race.room } },
       h("span", { class: "live-names" }, race.players.join(" · ")),
-      h("span", { class: "live-facts" }, facts(race, w)),
+      h("span", { class: "live-facts" }, raceFacts(race, w)),
       watchLink(race, w, false)))) : null;
   box.replaceChildren(...[featured, others].filter(Boolean));
 }
