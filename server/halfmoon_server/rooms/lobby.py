@@ -401,8 +401,8 @@ class Lobby:
                 del self._listed[room_id]
             for room in list(self.rooms.values()):
                 if not room.listed:
-                    continue
-                summary = live_summary(room.race, listed=True)
+                    continue  # (a private room: never on the list; the policy says so too)
+                summary = live_summary(room.race, listed=room.listed)
                 held = self._listed.get(room.id)
                 if summary is None:
                     if held is not None:
