@@ -41,6 +41,8 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 #: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
 #: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
 TICK_SLICE = 200
+#: A live list that does not answer is said in the log at most this often (it is tried every round).
+LIVE_WARN_EVERY_MS = 60_000
 #: A room the log woke that could not be loaded (the log did not answer, or a header this
 #: server cannot read) is looked at again after this: at most a log line a minute for it.
 RETRY_LOOK_MS = 60_000
@@ -83,6 +85,7 @@ class Lobby:
         self.live = live if live is not None else MemoryLiveList(settings.clock, int(settings.live_ttl_s * 1000))
         #: what this instance last put on the live list, by room: the summary and when
         self._listed: dict[str, tuple[dict[str, object], int]] = {}
+        self._live_warned_at = -LIVE_WARN_EVERY_MS
         self.clock = settings.clock
         self.log = room_log
         self.services = services
@@ -412,7 +415,9 @@ class Lobby:
                     await self.live.put(room.id, summary)
                     self._listed[room.id] = (summary, now)
         except LogUnavailable as exc:
-            log.warning("the live list could not be updated (tried again at the next round): %s", exc)
+            if now - self._live_warned_at >= LIVE_WARN_EVERY_MS:  # (one line a minute through an outage)
+                self._live_warned_at = now
+                log.warning("the live list could not be updated (tried again at each round): %s", exc)
 
     async def _look_after(self, room: Room, now: int) -> None:
         if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh

@@ -5,7 +5,10 @@ private room never; a live list that does not answer is tried again at the next 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import pytest
 
 from halfmoon.codes import DealCode
 from halfmoon_server.clock import ManualClock
@@ -53,7 +56,7 @@ async def started(server: Any, room_id: str, name: str) -> WsClient:
 
 
 async def test_a_listed_race_is_put_at_its_start_and_changes_refreshed_and_dropped_at_its_end(
-    start_server: StartServer, clock: ManualClock
+    start_server: StartServer, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     server = await start_server(tick_s=3600.0)
     lobby: Lobby = server.app[keys.LOBBY]
@@ -76,9 +79,12 @@ async def test_a_listed_race_is_put_at_its_start_and_changes_refreshed_and_dropp
     watcher = await WsClient.connect(server, "watcher")
     await watcher.send("watch", room=public.id)
     await watcher.next("welcome")
-    live.failing = 1
-    await lobby.list_live(clock.now_ms())
+    live.failing = 2
+    with caplog.at_level(logging.WARNING, "halfmoon_server.lobby"):
+        await lobby.list_live(clock.now_ms())
+        await lobby.list_live(clock.now_ms())
     assert len(live.calls) == 2
+    assert len(caplog.records) == 1, "an outage is one log line a minute, not one a round"
     await lobby.list_live(clock.now_ms())
     assert live.calls[-1][0] == "put" and live.calls[-1][2]["spectators"] == 1
     # the race ends: dropped, once
