@@ -1,8 +1,9 @@
 """The home page's live races in real browsers, at phone (390×844) and desktop (1280×800) size: a
 public race in progress appears on a second browser's home page, the most watched one featured;
 its Watch button opens the spectator view, which shows the racer's moves; a private race in
-progress never appears; with none, the list says so. Screenshots: docs/screenshots/live-home-*.png
-and live-watch-*.png (with HALFMOON_SCREENSHOTS=docs/screenshots)."""
+progress never appears; with none, the list says so. The phone's visitor reads Italian, the desktop's English.
+Screenshots: docs/screenshots/live-home-*.png and live-watch-*.png (with
+HALFMOON_SCREENSHOTS=docs/screenshots)."""
 
 from __future__ import annotations
 
@@ -42,12 +43,22 @@ def shown_again(page: Page) -> None:
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
 
 
-@pytest.mark.parametrize(("size", "viewport"), [("phone", PHONE), ("desktop", DESKTOP)])
+#: The visitor's words: the phone in Italian, the desktop in English.
+WORDS = {
+    "it": {"heading": "Gare in diretta", "racing": "1 in gara", "watching": "1 spettatore",
+           "watch": "Guarda la gara di Ada", "score": "Punteggio"},
+    "en": {"heading": "Live races", "racing": "1 racing", "watching": "1 spectator",
+           "watch": "Watch the race of Ada", "score": "Score"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("size", "viewport", "lang"), [("phone", PHONE, "it"), ("desktop", DESKTOP, "en")])
 def test_a_public_race_is_featured_on_a_strangers_home_and_watch_opens_it_a_private_one_never_shows(
-    pages: Pages, size: str, viewport: ViewportSize
+    pages: Pages, size: str, viewport: ViewportSize, lang: str
 ) -> None:
-    visitor = pages.new("/", viewport=viewport, locale="en-GB")
-    expect(visitor.get_by_role("heading", name="Live races")).to_be_visible()
+    words = WORDS[lang]
+    visitor = pages.new("/", viewport=viewport, locale="it-IT" if lang == "it" else "en-GB")
+    expect(visitor.get_by_role("heading", name=words["heading"])).to_be_visible()
     ada, watched = new_race(pages, "Ada", listed=True, code=WON["code"])
     cy, other = new_race(pages, "Cy", listed=True)
     _, private = new_race(pages, "Eve", listed=False)
@@ -60,22 +71,22 @@ def test_a_public_race_is_featured_on_a_strangers_home_and_watch_opens_it_a_priv
             break
         visitor.wait_for_timeout(300)
     expect(featured).to_contain_text("Ada")
-    expect(featured).to_contain_text("1 racing")
-    expect(featured).to_contain_text("1 spectator")
+    expect(featured).to_contain_text(words["racing"])
+    expect(featured).to_contain_text(words["watching"])
     expect(visitor.locator(f'.live-list [data-room="{other}"]')).to_contain_text("Cy")
     expect(visitor.locator(f'[data-room="{private}"]')).to_have_count(0)  # a private race: never
     assert "Eve" not in visitor.locator("#live-races").inner_text()
     visitor.locator(".live-races").scroll_into_view_if_needed()
     screenshot(visitor, f"live-home-{size}")
     # Watch opens the spectator view, which shows Ada's moves
-    featured.get_by_role("link", name="Watch the race of Ada").click()
+    featured.get_by_role("link", name=words["watch"]).click()
     visitor.wait_for_url(re.compile(f"/watch/{watched}$"))
     expect(visitor.locator(".watch-player")).to_have_count(1)
     game = Game.from_code(WON["code"])
     wait_board(ada, game)
     for names in WON["moves"][:3]:
         play(ada, game, names)
-    expect(visitor.locator('.watch-player[data-player="p1"]')).to_contain_text(f"Score {game.score}")
+    expect(visitor.locator('.watch-player[data-player="p1"]')).to_contain_text(f"{words['score']} {game.score}")
     screenshot(visitor, f"live-watch-{size}")
     # the races end: off the list (the visitor's home says there is none of theirs)
     for page in (ada, cy):
