@@ -43,6 +43,12 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 TICK_SLICE = 200
 #: A live list that does not answer is said in the log at most this often (it is tried every round).
 LIVE_WARN_EVERY_MS = 60_000
+#: How long a read of the live list answers ``GET /api/live`` here: every visitor's home page
+#: asks every 15 s, and in a cluster each read is a Redis call of up to :data:`LIVE_READ` entries.
+#: This instance's own changes are seen at once (they clear it).
+LIVE_CACHE_MS = 1000
+#: How many listed races a read takes (the list's bound; the answer picks the most watched).
+LIVE_READ = 1000
 #: A room the log woke that could not be loaded (the log did not answer, or a header this
 #: server cannot read) is looked at again after this: at most a log line a minute for it.
 RETRY_LOOK_MS = 60_000
@@ -86,6 +92,7 @@ class Lobby:
         #: what this instance last put on the live list, by room: the summary and when
         self._listed: dict[str, tuple[dict[str, object], int]] = {}
         self._live_warned_at = -LIVE_WARN_EVERY_MS
+        self._live_read: tuple[int, list[dict[str, object]]] | None = None  # (when, what)
         self.clock = settings.clock
         self.log = room_log
         self.services = services
@@ -390,6 +397,14 @@ class Lobby:
             if self.rooms.get(found.id) is found and found.idle:
                 await self._put_to_sleep(found, now)  # looked at for nobody here: its next look is due elsewhere too
 
+    async def live_races(self, now: int) -> list[dict[str, object]]:
+        """The races on the live list (every instance's, in a cluster), as last read: read again
+        once :data:`LIVE_CACHE_MS` old, or after this instance changed the list. Raises
+        :class:`LogUnavailable` when the list does not answer."""
+        if self._live_read is None or now - self._live_read[0] >= LIVE_CACHE_MS:
+            self._live_read = (now, await self.live.races(LIVE_READ))
+        return self._live_read[1]
+
     async def list_live(self, now: int) -> None:
         """Keep the live list up to date with the listed rooms held here (called by the ticker):
         a room in play put there when its summary changed (its start, a player finished, a
@@ -400,6 +415,7 @@ class Lobby:
         refresh_ms = self.live.ttl_ms // 3
         try:
             for room_id in [room_id for room_id in self._listed if room_id not in self.rooms]:
+                self._live_read = None
                 await self.live.drop(room_id)
                 del self._listed[room_id]
             for room in list(self.rooms.values()):
@@ -409,9 +425,11 @@ class Lobby:
                 held = self._listed.get(room.id)
                 if summary is None:
                     if held is not None:
+                        self._live_read = None
                         await self.live.drop(room.id)
                         del self._listed[room.id]
                 elif held is None or held[0] != summary or now - held[1] >= refresh_ms:
+                    self._live_read = None
                     await self.live.put(room.id, summary)
                     self._listed[room.id] = (summary, now)
         except LogUnavailable as exc:

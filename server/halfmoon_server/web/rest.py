@@ -301,8 +301,6 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
 #: The live list's longest answer (``GET /api/live?limit=``), and its default.
 LIVE_LIMIT_MAX = 50
 LIVE_LIMIT = 12
-#: How many listed races are read to pick the most watched: the list's bound.
-LIVE_READ = 1000
 
 
 def live_order(summary: dict[str, Any]) -> tuple[int, int]:
@@ -312,15 +310,16 @@ def live_order(summary: dict[str, Any]) -> tuple[int, int]:
 
 async def live_races(request: web.Request) -> web.Response:
     """The public races in play (:class:`~halfmoon_server.ports.LiveList`, every instance's in a
-    cluster), the most watched first, then the newest; ``featured`` names the first. Each says
-    only what a stranger may see (:data:`halfmoon_server.core.visibility.LIVE_FIELDS`), with how
-    long it has run and where to watch it. A private race is never here."""
+    cluster; read at most once a second here: :meth:`~halfmoon_server.rooms.lobby.Lobby.live_races`),
+    the most watched first, then the newest; ``featured`` names the first. Each says only what a
+    stranger may see (:data:`halfmoon_server.core.visibility.LIVE_FIELDS`), with how long it has
+    run and where to watch it. A private race is never here."""
     limit = _limit(request, LIVE_LIMIT, LIVE_LIMIT_MAX)
+    now = request.app[keys.SETTINGS].clock.now_ms()
     try:
-        listed = await request.app[keys.LOBBY].live.races(LIVE_READ)
+        listed = await request.app[keys.LOBBY].live_races(now)
     except LogUnavailable:
         raise ApiError(503, "unavailable", "the live list cannot be read right now; try again") from None
-    now = request.app[keys.SETTINGS].clock.now_ms()
     base = base_url(request)
     races = []
     for summary in sorted(listed, key=live_order)[:limit]:

@@ -26,6 +26,7 @@ class RecordingLiveList:
         self.ttl_ms = ttl_ms
         self.calls: list[tuple[str, str, Any]] = []
         self.failing = 0
+        self.reads = 0
 
     def _call(self, kind: str, room_id: str, summary: Any = None) -> None:
         if self.failing:
@@ -40,7 +41,8 @@ class RecordingLiveList:
         self._call("drop", room_id)
 
     async def races(self, limit: int) -> list[dict[str, Any]]:
-        return []
+        self.reads += 1
+        return [summary for kind, _, summary in self.calls if kind == "put"][-1:]
 
     async def close(self) -> None:
         pass
@@ -112,4 +114,24 @@ async def test_a_listed_room_that_leaves_this_instance_is_dropped_from_the_list(
     await lobby.list_live(clock.now_ms())
     await lobby.list_live(clock.now_ms())
     assert [(kind, room) for kind, room, _ in live.calls] == [("put", public.id), ("drop", public.id)]
+    await ada.close()
+
+
+async def test_the_list_is_read_at_most_once_a_second_and_again_after_a_change_made_here(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(tick_s=3600.0)
+    lobby: Lobby = server.app[keys.LOBBY]
+    live = lobby.live = RecordingLiveList()  # type: ignore[assignment]
+    assert await lobby.live_races(clock.now_ms()) == []
+    clock.advance(999)
+    assert await lobby.live_races(clock.now_ms()) == [] and live.reads == 1  # every visitor's poll: one read
+    public = await lobby.create_race(None, "127.0.0.1", listed=True)
+    ada = await started(server, public.id, "Ada")
+    await lobby.list_live(clock.now_ms())  # put here: the next answer reads it
+    [shown] = await lobby.live_races(clock.now_ms())
+    assert shown["room"] == public.id and live.reads == 2
+    clock.advance(1000)
+    await lobby.live_races(clock.now_ms())
+    assert live.reads == 3  # (another instance's changes: within a second)
     await ada.close()
