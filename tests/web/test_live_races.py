@@ -111,3 +111,15 @@ def test_the_home_page_says_when_no_public_race_is_in_play_in_both_languages(pag
         page = pages.new("/", viewport=PHONE, locale=locale)
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
         expect(page.locator("#live-races")).to_contain_text(empty)
+
+
+def test_a_live_list_the_server_cannot_read_says_so_and_shows_again_when_it_can(pages: Pages) -> None:
+    page = pages.new("/", viewport=PHONE, locale="en-GB")
+    expect(page.locator("#live-races")).to_contain_text("No public race right now")
+    body = '{"error": {"code": "unavailable", "message": "the live list cannot be read right now; try again"}}'
+    page.route("**/api/live", lambda route: route.fulfill(status=503, content_type="application/json", body=body))
+    shown_again(page)
+    expect(page.locator("#live-races")).to_contain_text("The list of live races is not available right now")
+    page.unroute("**/api/live")
+    shown_again(page)
+    expect(page.locator("#live-races")).to_contain_text("No public race right now")

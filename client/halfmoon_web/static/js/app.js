@@ -8,11 +8,11 @@ import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive, utcDay } from "./live.js";
-import { followLive } from "./watchlist.js";
 import { historyPage, playerKey } from "./me.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
 import { loadSettings, saveSettings } from "./settings.js";
+import { followLive } from "./watchlist.js";
 
 const settings = loadSettings(localStorage);
 const main = document.getElementById("main");

@@ -46,25 +46,25 @@ export function drawLive(box, answer, w) {
 }
 
 /** Keep `box` showing the live races: now, every REFRESH_MS while the page is visible, and when
- * it becomes visible again. `words()`: the current language's words. Returns {close, redraw}. */
+ * it becomes visible again. `words()`: the current language's words. Returns {close}. */
 export function followLive(box, words, every = REFRESH_MS) {
   let timer = null;
   let closed = false;
   let loading = false;
-  let last;
   const load = async () => {
     if (loading) return;
     loading = true;
     clearTimeout(timer);
+    let answer = null; // (null: the list could not be read)
     try {
       const response = await fetch("/api/live");
-      last = response.ok ? await response.json() : null;
+      if (response.ok) answer = await response.json();
     } catch {
-      last = null;
+      // no answer: said in the list's place, and tried again at the next turn
     }
     loading = false;
     if (closed) return;
-    drawLive(box, last, words());
+    drawLive(box, answer, words());
     if (!document.hidden) timer = setTimeout(load, every); // hidden: the next load is when it is shown
   };
   const onVisible = () => { if (!document.hidden && !closed) load(); };
@@ -76,6 +76,5 @@ export function followLive(box, words, every = REFRESH_MS) {
       clearTimeout(timer);
       document.removeEventListener("visibilitychange", onVisible);
     },
-    redraw() { if (last !== undefined) drawLive(box, last, words()); },
   };
 }
