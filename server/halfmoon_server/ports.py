@@ -14,6 +14,10 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
   entry number (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
   one process; :class:`halfmoon_server.adapters.journal.MemoryLog`, nothing kept; and
   :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster).
+- :class:`LiveList` — the public races in play, as strangers may see them (``GET /api/live``):
+  each room's instance puts its summary and drops it, the API reads the list
+  (:class:`halfmoon_server.adapters.live_list.MemoryLiveList` for one process,
+  :class:`halfmoon_server.adapters.live_list.RedisLiveList` shared by a cluster).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
@@ -31,6 +35,7 @@ __all__ = [
     "DailyDay",
     "FinishedGame",
     "Follower",
+    "LiveList",
     "Outbox",
     "PlayerGame",
     "RoomLog",
@@ -167,5 +172,28 @@ class RoomLog(Protocol):
         """Return once the log answers a trivial request (``/readyz``); raise
         :class:`~halfmoon_server.errors.LogUnavailable` when it cannot. Bounded by the log's own
         timeouts; callers bound it further as they need."""
+
+    async def close(self) -> None: ...
+
+
+class LiveList(Protocol):
+    """The live list: the public races in play, by room id, each with the summary a stranger may
+    see (:func:`halfmoon_server.core.live.live_summary`). Every instance that holds a listed room
+    in play puts its summary (again whenever it changes, and at least every ``ttl_ms / 3``), and
+    drops it once the race is over; an entry not put again within ``ttl_ms`` is gone (its
+    instances died). Every method may raise :class:`~halfmoon_server.errors.LogUnavailable`."""
+
+    #: how long an entry lasts without being put again (ms)
+    ttl_ms: int
+
+    async def put(self, room_id: str, summary: dict[str, Any]) -> None:
+        """List ``room_id`` with ``summary`` for the next ``ttl_ms``."""
+
+    async def drop(self, room_id: str) -> None:
+        """Take ``room_id`` off the list (its race is over); nothing if it is not on it."""
+
+    async def races(self, limit: int) -> list[dict[str, Any]]:
+        """The summaries listed now (not expired), at most ``limit`` of them, in no given order."""
+        ...
 
     async def close(self) -> None: ...

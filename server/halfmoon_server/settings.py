@@ -84,6 +84,10 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("tick_s", "HALFMOON_TICK_S", float, "--tick", "seconds between the ticker's rounds"),
     Option(
+        "live_ttl_s", "HALFMOON_LIVE_TTL_S", float, "--live-ttl",
+        "seconds a public race stays on the live list unless its instance lists it again (it does every third of it)",
+    ),
+    Option(
         "shutdown_timeout_s", "HALFMOON_SHUTDOWN_TIMEOUT_S", float, "--shutdown-timeout",
         "seconds a shutdown may take before what still runs is logged and it is cut short",
     ),
@@ -235,6 +239,10 @@ class Settings:
     #: A finished room with nobody connected to it leaves memory after this; it stays readable
     #: (until ``finished_ttl_s``) from the room log, rebuilt when a player or a reader asks for it.
     finished_hold_s: float = 60.0
+    #: A public race in play stays on the live list this long unless an instance holding it puts
+    #: it there again (each does every third of it, and at every change): a dead instance's races
+    #: leave the list within it.
+    live_ttl_s: float = 30.0
     #: A stop (SIGTERM) waits this long for the drain and every resource's closing; past it, what
     #: is still running is logged and the process exits (systemd's TimeoutStopSec is 20).
     shutdown_timeout_s: float = 15.0
@@ -413,7 +421,7 @@ class Settings:
         if self.max_players < 2:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
         timings = (
-            "tick_s", "abandon_after_s", "finished_ttl_s", "finished_hold_s", "shutdown_timeout_s",
+            "tick_s", "abandon_after_s", "finished_ttl_s", "finished_hold_s", "live_ttl_s", "shutdown_timeout_s",
             "redis_timeout_s", "db_timeout_s",
             "body_timeout_s", "join_timeout_s", "head_timeout_s", "ping_after_s",
         )

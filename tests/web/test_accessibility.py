@@ -187,8 +187,18 @@ def daily(audit: Audit) -> None:
     audit.check(page, "daily: end box")
 
 
+def public_room(base: str) -> str:
+    """A new public race (on the home page's live list while it is in play): its id."""
+    request = urllib.request.Request(
+        f"{base}/api/rooms", data=json.dumps({"listed": True}).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return str(json.loads(response.read())["room"])
+
+
 def race(audit: Audit, games: dict[str, str]) -> None:
-    """A race: its lobby, the race, a spectator, the results; then a ghost race."""
+    """A race: its lobby, the race, a spectator, the home page's live races (this one featured,
+    a public one listed), the results; then a ghost race."""
     room = new_room(audit.base, WON["code"])
     host = audit.open(f"/r/{room}")
     expect(host.locator(".players li")).to_have_count(1)
@@ -199,6 +209,20 @@ def race(audit: Audit, games: dict[str, str]) -> None:
     watcher = audit.open(f"/watch/{room}", name="Bea")
     expect(watcher.locator(".watch-player .board [data-card]").first).to_be_visible()
     audit.check(watcher, "spectator")
+    public = audit.open(f"/r/{public_room(audit.base)}", name="Cy")
+    public.get_by_role("button", name=audit.words["start"]).click()
+    board_ready(public)
+    home = audit.open("/", name="Dee")
+    for _ in range(20):  # listed within the server's tick; the page reads the list again when shown
+        home.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+        if home.locator(".live-featured").count():
+            break
+        home.wait_for_timeout(300)
+    expect(home.locator(".live-featured")).to_contain_text("Cy")
+    audit.check(home, "home: live races")
+    public.locator(".bar").get_by_role("button", name=audit.words["give_up"]).click()
+    public.locator("dialog.confirm").get_by_role("button", name=audit.words["give_up"]).click()
+    expect(public.locator(".endbox [data-outcome]")).to_be_visible()
     host.locator(".bar").get_by_role("button", name=audit.words["give_up"]).click()
     host.locator("dialog.confirm").get_by_role("button", name=audit.words["give_up"]).click()
     expect(host.locator(".endbox [data-outcome]")).to_be_visible()

@@ -72,7 +72,7 @@ LOG_VERSION = 1
 
 __all__ = [
     "CLIENT_KINDS", "COMMANDS", "KINDS", "LOG_VERSION", "Command", "Entry", "LogEntry",
-    "apply_entry", "check_entry", "log_version", "parse_entry", "room_header",
+    "apply_entry", "check_entry", "is_listed", "log_version", "parse_entry", "room_header",
 ]  # fmt: skip
 
 
@@ -216,12 +216,23 @@ def log_version(header: Mapping[str, Any]) -> int:
 
 
 def room_header(
-    room_id: str, mode: Mode, code: str | None, *, created_at: int, nonce: str, daily_day: str | None
+    room_id: str,
+    mode: Mode,
+    code: str | None,
+    *,
+    created_at: int,
+    nonce: str,
+    daily_day: str | None,
+    listed: bool = False,
 ) -> Entry:
     """What a room is made of, before any command: its id, mode, deal (None: a sealed race's,
     derived at its start from the header's ``seed``), creation time, a random nonce (the game ids
-    of its players derive from it) and, for a daily attempt, the day."""
-    return {
+    of its players derive from it) and, for a daily attempt, the day. ``listed``: its host (or the
+    server, for a quick race) made it public — it is shown on the live list while it is in play
+    (:func:`is_listed`); the key is written only then, so a private room's header is as before.
+    An optional key needs no new :data:`LOG_VERSION`: a release that does not know it replays the
+    room the same (it only does not list it)."""
+    header: Entry = {
         "v": LOG_VERSION,
         "room": room_id,
         "mode": str(mode),
@@ -230,6 +241,15 @@ def room_header(
         "nonce": nonce,
         "day": daily_day,
     }
+    if listed:
+        header["listed"] = True
+    return header
+
+
+def is_listed(header: Mapping[str, Any]) -> bool:
+    """Whether a room's header makes it public (``"listed": true``); absent, or anything but
+    ``true``: private — a room made for a link is seen only by whoever has the link."""
+    return header.get("listed") is True
 
 
 def race_of(header: Entry) -> Race:

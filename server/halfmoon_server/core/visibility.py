@@ -12,6 +12,8 @@ and nothing else decides:
 - **the cards**: which boards a viewer gets (:func:`boards_seen`), which pile cards spectators may
   see (:func:`public_bar`, :func:`is_public`), whether a room may be watched at all
   (:func:`may_watch`);
+- **the live list**: which rooms a stranger finds there (:func:`may_list`: listed, watchable, in
+  play) and what it says of each (:data:`LIVE_FIELDS`: never a code, a card or a token);
 - **ghost times**: who may race today's daily games as ghosts (:func:`ghost_day_hidden`,
   :func:`ghost_hidden`) and what such a ghost shows (:func:`ghost_steps`).
 
@@ -131,6 +133,27 @@ def may_watch(room: RoomFacts) -> bool:
     """Whether the room can be watched: not a daily attempt (its spectators would see the day's
     cards before the day is over)."""
     return rules_for(room.mode).watchable
+
+
+# -- the live list -------------------------------------------------------------------------------
+
+
+#: What the live list (``GET /api/live``) may say of a room, and nothing else: its id, mode,
+#: phase, whether it is sealed, its players' names (a spectator sees them too), how many race and
+#: how many have finished, its spectators, its times. Never its deal code (a code deals every
+#: card: an open race's is on its own page for whoever has the link, a sealed race's with no one
+#: before its end), its commitment, seed or salt, a card, a score, a token or a player key.
+LIVE_FIELDS = frozenset(
+    {"room", "mode", "phase", "sealed", "players", "racing", "finished", "spectators", "starts_at", "started_at",
+     "time_limit_s"}
+)  # fmt: skip
+
+
+def may_list(room: RoomFacts, *, listed: bool, in_play: bool) -> bool:
+    """Whether a room is on the live list: its host listed it (a room made for a link is private
+    to whoever has the link: never listed), it may be watched (:func:`may_watch`: never a daily
+    attempt) and its race is in play (counting down or running: ``in_play``), not over."""
+    return listed and may_watch(room) and in_play and not room.over
 
 
 # -- the cards --------------------------------------------------------------------------------------

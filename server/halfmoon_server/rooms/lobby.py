@@ -20,15 +20,17 @@ from datetime import date
 from halfmoon.codes import DealCode, new_seal_seed, random_code
 from halfmoon.errors import InvalidCodeError
 from halfmoon.protocol import ROOM_ALPHABET, ROOM_ID_LENGTH, Mode, Phase
+from halfmoon_server.adapters.live_list import MemoryLiveList
 from halfmoon_server.clock import utc_datetime
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.events import PlayerJoined
 from halfmoon_server.core.limits import CreatorLimits
+from halfmoon_server.core.live import live_summary
 from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
-from halfmoon_server.ports import Outbox, RoomLog, Storage
+from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.room import Room, RoomServices
 from halfmoon_server.settings import Settings
@@ -39,6 +41,14 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 #: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
 #: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
 TICK_SLICE = 200
+#: A live list that does not answer is said in the log at most this often (it is tried every round).
+LIVE_WARN_EVERY_MS = 60_000
+#: How long a read of the live list answers ``GET /api/live`` here: every visitor's home page
+#: asks every 15 s, and in a cluster each read is a Redis call of up to :data:`LIVE_READ` entries.
+#: This instance's own changes are seen at once (they clear it).
+LIVE_CACHE_MS = 1000
+#: How many listed races a read takes (the list's bound; the answer picks the most watched).
+LIVE_READ = 1000
 #: A room the log woke that could not be loaded (the log did not answer, or a header this
 #: server cannot read) is looked at again after this: at most a log line a minute for it.
 RETRY_LOOK_MS = 60_000
@@ -68,9 +78,21 @@ class Lobby:
     """The rooms of this instance: made, found, looked after, dropped. See the module docstring."""
 
     def __init__(
-        self, settings: Settings, room_log: RoomLog, services: RoomServices, storage: Storage, daily: DailyService
+        self,
+        settings: Settings,
+        room_log: RoomLog,
+        services: RoomServices,
+        storage: Storage,
+        daily: DailyService,
+        live: LiveList | None = None,
     ) -> None:
         self.settings = settings
+        #: the public races in play (``GET /api/live``): this instance lists the ones it holds
+        self.live = live if live is not None else MemoryLiveList(settings.clock, int(settings.live_ttl_s * 1000))
+        #: what this instance last put on the live list, by room: the summary and when
+        self._listed: dict[str, tuple[dict[str, object], int]] = {}
+        self._live_warned_at = -LIVE_WARN_EVERY_MS
+        self._live_read: tuple[int, list[dict[str, object]]] | None = None  # (when, what)
         self.clock = settings.clock
         self.log = room_log
         self.services = services
@@ -115,13 +137,22 @@ class Lobby:
         return new_seal_seed(self.daily_service.secret, secrets.token_bytes(16), f"{room_id}:{round_}")
 
     async def _new_room(
-        self, mode: Mode, code: DealCode | None, daily_day: date | None = None, *, salt: str | None = None
+        self,
+        mode: Mode,
+        code: DealCode | None,
+        daily_day: date | None = None,
+        *,
+        salt: str | None = None,
+        listed: bool = False,
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
         out from now on, see ``Race``), in a mode that may seal its deal. ``daily_day`` and
         ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
-        daily mode (its rules object's ``daily``)."""
+        daily mode (its rules object's ``daily``). ``listed``: public, on the live list while
+        its race is in play (in a mode that may be watched); else private to whoever has its link."""
+        if listed and not rules_for(mode).watchable:
+            raise ValueError(f"a {mode} room cannot be watched: it cannot be listed")
         rules = rules_for(mode)
         if code is None and not rules.may_seal:
             raise ValueError(f"a {mode} room is dealt from a code: it cannot be sealed")
@@ -136,6 +167,7 @@ class Lobby:
                 created_at=self.clock.now_ms(),
                 nonce=secrets.token_hex(8),
                 daily_day=daily_day.isoformat() if daily_day else None,
+                listed=listed,
             )
             header["config"] = asdict(self.config)
             if code is None:
@@ -243,13 +275,14 @@ class Lobby:
         if not self.creators.allow(client, self.clock.now_ms() / 1000.0):
             raise Refusal("rate_limited", "too many new games from your address in a short time; try again in a minute")
 
-    async def create_race(self, code: DealCode | None, client: str) -> Room:
+    async def create_race(self, code: DealCode | None, client: str, *, listed: bool = False) -> Room:
         """A race lobby for a link: on ``code`` (the host chose it: an open race), or on a deal
-        the server draws (None: a sealed race). Raises :class:`Refusal` (``server_full``,
-        ``rate_limited``, ``unavailable``)."""
+        the server draws (None: a sealed race). ``listed``: the host made it public (on the live
+        list while it is in play); else it is private to whoever has the link. Raises
+        :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        return await self._new_room(Mode.RACE, code)
+        return await self._new_room(Mode.RACE, code, listed=listed)
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False
@@ -354,6 +387,7 @@ class Lobby:
                 await asyncio.sleep(0)  # let the rooms' moves through between slices
             if self.rooms.get(room.id) is room:  # (not dropped meanwhile)
                 await self._look_after(room, now)
+        await self.list_live(now)
         try:
             due = await self.log.due(now)
         except LogUnavailable:
@@ -373,6 +407,46 @@ class Lobby:
             await self._look_after(found, now)
             if self.rooms.get(found.id) is found and found.idle:
                 await self._put_to_sleep(found, now)  # looked at for nobody here: its next look is due elsewhere too
+
+    async def live_races(self, now: int) -> list[dict[str, object]]:
+        """The races on the live list (every instance's, in a cluster), as last read: read again
+        once :data:`LIVE_CACHE_MS` old, or after this instance changed the list. Raises
+        :class:`LogUnavailable` when the list does not answer."""
+        if self._live_read is None or now - self._live_read[0] >= LIVE_CACHE_MS:
+            self._live_read = (now, await self.live.races(LIVE_READ))
+        return self._live_read[1]
+
+    async def list_live(self, now: int) -> None:
+        """Keep the live list up to date with the listed rooms held here (called by the ticker):
+        a room in play put there when its summary changed (its start, a player finished, a
+        spectator came or went) and at least every third of the list's ``ttl_ms``; a room no
+        longer in play (over, back in its lobby for a rematch) or no longer held here dropped.
+        Every instance holding a room does the same (the same summary: the log is the same); a
+        Redis that does not answer is tried again at the next round."""
+        refresh_ms = self.live.ttl_ms // 3
+        try:
+            for room_id in [room_id for room_id in self._listed if room_id not in self.rooms]:
+                self._live_read = None
+                await self.live.drop(room_id)
+                del self._listed[room_id]
+            for room in list(self.rooms.values()):
+                if not room.listed:
+                    continue  # (a private room: never on the list; the policy says so too)
+                summary = live_summary(room.race, listed=room.listed)
+                held = self._listed.get(room.id)
+                if summary is None:
+                    if held is not None:
+                        self._live_read = None
+                        await self.live.drop(room.id)
+                        del self._listed[room.id]
+                elif held is None or held[0] != summary or now - held[1] >= refresh_ms:
+                    self._live_read = None
+                    await self.live.put(room.id, summary)
+                    self._listed[room.id] = (summary, now)
+        except LogUnavailable as exc:
+            if now - self._live_warned_at >= LIVE_WARN_EVERY_MS:  # (one line a minute through an outage)
+                self._live_warned_at = now
+                log.warning("the live list could not be updated (tried again at each round): %s", exc)
 
     async def _look_after(self, room: Room, now: int) -> None:
         if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh

@@ -39,7 +39,7 @@ from typing import Any
 from halfmoon import protocol as wire
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import Entry, check_entry, race_of
+from halfmoon_server.core.commands import Entry, check_entry, is_listed, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.room_state import (
     GAP,
@@ -139,6 +139,8 @@ class Room:
     def __init__(self, header: Entry, services: RoomServices) -> None:
         self.race = race_of(header)
         self.id = self.race.id
+        #: the room is public: on the live list while its race is in play (its header says so)
+        self.listed = is_listed(header)
         self.state = RoomState(header, self.race, services.instance)
         self.services = services
         self.clock = services.clock

@@ -1,6 +1,7 @@
 """The application factory: ``create_app(settings)`` wires the ports — storage (chosen by URL,
 migrated at start-up), the room log (a local journal, or Redis for a cluster) and the clock —
-with the solver's executor, the daily challenge, the recorder of finished games, the lobby and its ticker, the WebSocket
+with the solver's executor, the daily challenge, the recorder of finished games, the live list
+(in memory, or in Redis for a cluster), the lobby and its ticker, the WebSocket
 endpoint, the REST API and the static client. Resources open and close in ``cleanup_ctx``;
 sockets are closed ``on_shutdown``.
 """
@@ -18,10 +19,11 @@ from aiohttp import web
 from sqlalchemy.engine import make_url
 
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
+from halfmoon_server.adapters.live_list import MemoryLiveList
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
 from halfmoon_server.core.limits import AddressCount
 from halfmoon_server.errors import LogUnavailable, StorageError
-from halfmoon_server.ports import RoomLog
+from halfmoon_server.ports import LiveList, RoomLog
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.results import Recorder
@@ -143,12 +145,30 @@ async def open_room_log(settings: Settings) -> RoomLog:
     return journal
 
 
+async def open_live_list(settings: Settings) -> LiveList:
+    """The live list the settings name: in Redis for a cluster (``--redis``: it spans the
+    instances), else in this process's memory."""
+    ttl_ms = int(settings.live_ttl_s * 1000)
+    if settings.redis_url:
+        from halfmoon_server.adapters.live_list import RedisLiveList
+
+        live = RedisLiveList(settings.redis_url, ttl_ms=ttl_ms, timeout_s=settings.redis_timeout_s)
+        await live.open()
+        return live
+    return MemoryLiveList(settings.clock, ttl_ms)
+
+
 async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     room_log = await open_room_log(settings)
+    try:
+        live = await open_live_list(settings)
+    except BaseException:
+        await room_log.close()
+        raise
     tasks = BackgroundTasks()
     services = RoomServices(settings.clock, room_log, app[keys.RECORDER], tasks, settings.event_log)
-    lobby = Lobby(settings, room_log, services, app[keys.STORAGE], app[keys.DAILY])
+    lobby = Lobby(settings, room_log, services, app[keys.STORAGE], app[keys.DAILY], live)
     app[keys.TASKS] = tasks
     app[keys.LOBBY] = lobby
     restored = await lobby.restore()
@@ -166,6 +186,7 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
             await tasks.settle()
     except TimeoutError:
         log.warning("shutdown: some games could not be recorded in time (they are in the room log)")
+    await live.close()
     await room_log.close()
 
 

@@ -36,7 +36,7 @@ from halfmoon_server.core import visibility
 from halfmoon_server.core.audience import right_sized
 from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.visibility import Hidden, StoredFacts
-from halfmoon_server.errors import Refusal, StorageError
+from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import PlayerGame, StoredGame
 from halfmoon_server.rooms.lobby import race_code
 from halfmoon_server.rooms.room import Room
@@ -174,15 +174,16 @@ def best_entries(games: list[StoredGame], limit: int) -> dict[str, Any]:
     return {"entries": list(best.values())}
 
 
-def _limit(request: web.Request) -> int:
-    raw = request.query.get("limit", "100")
+def _limit(request: web.Request, default: int = 100, most: int = 1000) -> int:
+    """The query's ``limit``: 1 to ``most``, ``default`` without one. Raises :class:`ApiError` 400."""
+    raw = request.query.get("limit", str(default))
     # int() alone also takes " 10", "1_0" and "１０" (and raises past 4,300 digits): the API
     # writes an integer one way only
     if not _INTEGER_RE.fullmatch(raw):
         raise ApiError(400, "bad_request", f"limit must be an integer, not {raw[:20]!r}")
     limit = int(raw) if len(raw.lstrip("-0")) <= 4 else 0  # more digits are out of range anyway
-    if not 1 <= limit <= 1000:
-        raise ApiError(400, "bad_request", f"limit must be 1-1000, not {raw[:20]}")
+    if not 1 <= limit <= most:
+        raise ApiError(400, "bad_request", f"limit must be 1-{most}, not {raw[:20]}")
     return limit
 
 
@@ -202,6 +203,7 @@ async def create_room(request: web.Request) -> web.Response:
         raise ApiError(415, "bad_content_type", "send the body as application/json (an empty object is fine: {})")
     raw = await read_body(request)
     text: Any = None
+    listed: bool = False
     if raw.strip():
         try:
             body = orjson.loads(raw)
@@ -212,14 +214,22 @@ async def create_room(request: web.Request) -> web.Response:
         text = body.get("code")
         if text is not None and not isinstance(text, str):
             raise ApiError(400, "bad_code", "'code' must be a string such as \"HM1-N-AAAAAAB\"")
+        listed = body.get("listed", False)
+        if not isinstance(listed, bool):
+            raise ApiError(400, "bad_request", f"'listed' must be true or false, not {orjson.dumps(listed)[:20]!r}")
     try:
         code = race_code(text) if text is not None else None  # none chosen: a sealed race
         client = client_address(request, trust_forwarded=request.app[keys.SETTINGS].trust_forwarded)
-        room = await request.app[keys.LOBBY].create_race(code, client)
+        room = await request.app[keys.LOBBY].create_race(code, client, listed=listed)
     except Refusal as exc:
         status = {"bad_code": 400, "rate_limited": 429}.get(exc.code, 503)
         raise ApiError(status, exc.code, exc.message) from None
-    answer: dict[str, Any] = {"room": room.id, "url": f"{base_url(request)}/r/{room.id}", "sealed": room.race.sealed}
+    answer: dict[str, Any] = {
+        "room": room.id,
+        "url": f"{base_url(request)}/r/{room.id}",
+        "sealed": room.race.sealed,
+        "listed": room.listed,
+    }
     shown = room.race.code_for(None, request.app[keys.SETTINGS].clock.now_ms())
     if shown is None:
         answer["commitment"] = room.race.commitment  # the code stays with the server until games end
@@ -245,6 +255,7 @@ async def get_room(request: web.Request) -> web.Response:
     snapshot = room.race.snapshot(None, now, watcher=False).to_json()
     del snapshot["board"], snapshot["boards"], snapshot["can_undo"]
     snapshot["url"] = f"{base_url(request)}/r/{room.id}"
+    snapshot["listed"] = room.listed
     return json_response(snapshot)
 
 
@@ -285,6 +296,39 @@ async def _past_room(request: web.Request, room_id: str) -> web.Response:
             "url": f"{base_url(request)}/r/{room_id}",
         }
     )
+
+
+#: The live list's longest answer (``GET /api/live?limit=``), and its default.
+LIVE_LIMIT_MAX = 50
+LIVE_LIMIT = 12
+
+
+def live_order(summary: dict[str, Any]) -> tuple[int, int]:
+    """The live list's order: the most watched first, then the newest (started, or about to)."""
+    return (-int(summary["spectators"]), -int(summary["started_at"] or summary["starts_at"] or 0))
+
+
+async def live_races(request: web.Request) -> web.Response:
+    """The public races in play (:class:`~halfmoon_server.ports.LiveList`, every instance's in a
+    cluster; read at most once a second here: :meth:`~halfmoon_server.rooms.lobby.Lobby.live_races`),
+    the most watched first, then the newest; ``featured`` names the first. Each says only what a
+    stranger may see (:data:`halfmoon_server.core.visibility.LIVE_FIELDS`), with how long it has
+    run and where to watch it. A private race is never here."""
+    limit = _limit(request, LIVE_LIMIT, LIVE_LIMIT_MAX)
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    try:
+        listed = await request.app[keys.LOBBY].live_races(now)
+    except LogUnavailable:
+        raise ApiError(503, "unavailable", "the live list cannot be read right now; try again") from None
+    base = base_url(request)
+    races = []
+    for summary in sorted(listed, key=live_order)[:limit]:
+        shown = {field: summary.get(field) for field in sorted(visibility.LIVE_FIELDS)}
+        started = shown["started_at"]
+        shown["elapsed_ms"] = max(0, now - started) if isinstance(started, int) else 0
+        shown["watch_url"] = f"{base}/watch/{shown['room']}"
+        races.append(shown)
+    return json_response({"now": now, "featured": races[0]["room"] if races else None, "races": races})
 
 
 async def leaderboard_for_code(request: web.Request) -> web.Response:
@@ -789,6 +833,7 @@ async def _with_api_errors(request: web.Request, handler: Any) -> web.StreamResp
 def add_routes(app: web.Application) -> None:
     app.router.add_post("/api/rooms", create_room)
     app.router.add_get("/api/rooms/{room}", get_room)
+    app.router.add_get("/api/live", live_races)
     app.router.add_get("/api/leaderboard/{code}", leaderboard_for_code)
     app.router.add_get("/api/daily", daily)
     app.router.add_get("/api/daily/{date}/leaderboard", daily_leaderboard)

@@ -1,7 +1,7 @@
 """Fair play: nobody learns a card or a deal code before they are entitled to it, through any door
-— the WebSocket (players, spectators), REST (rooms, games, leaderboards, the daily) — in sealed
-races, open races, solo games and the daily challenge; and the doors around the game (security
-headers, JSON-only room creation, the Origin check, unmasked frames) hold.
+— the WebSocket (players, spectators), REST (rooms, games, leaderboards, the daily, the live list
+of public races) — in sealed races, open races, solo games and the daily challenge; and the doors
+around the game (security headers, JSON-only room creation, the Origin check, unmasked frames) hold.
 
 The audit records every message and every REST answer each party received, with the moment it
 became entitled to the code, and checks none carried the code (or a deal) before then; the
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -36,6 +37,8 @@ from tests.server.conftest import StartServer
 from tests.server.support import WsClient, check_hidden_information, make_sealed_room
 
 DAY = date(2026, 11, 28)
+#: A card's name as a value in a JSON text ("AH", "10C", …).
+CARD_IN_TEXT = re.compile(r'"(A|[2-9]|10|J|Q|K)[SHDC]"')
 
 
 @dataclass
@@ -99,7 +102,8 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
     returns the parties (the REST reader's entitlement marked; the others' are where their
     game_over or race_over is)."""
     async with aiohttp.ClientSession() as http:
-        created = await (await http.post(server.make_url("/api/rooms"), json={})).json()
+        # a public race: on the live list, a door open to anyone, while it is in play
+        created = await (await http.post(server.make_url("/api/rooms"), json={"listed": True})).json()
         room_id = created["room"]
         assert created["sealed"] is True and "code" not in created
         room = server.app[keys.LOBBY].rooms[room_id]
@@ -109,9 +113,9 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         bob = await WsClient.connect(server, "bob")
         sam = await WsClient.connect(server, "sam")
         await ada.send("join", room=room_id, name="Ada", entropy=ADA_ENTROPY)
-        await ada.next("welcome")
+        tokens = [(await ada.next("welcome"))["token"]]
         await bob.send("join", room=room_id, name="Bob", entropy=BOB_ENTROPY)
-        await bob.next("welcome")
+        tokens.append((await bob.next("welcome"))["token"])
         await sam.send("watch", room=room_id)
         await sam.next("welcome")
         await rest(http, server, rex_p, f"/api/rooms/{room_id}")
@@ -128,6 +132,7 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
         await ada.send("give_up")
         ada_over = await ada.next("game_over")  # Ada may know the deal from her game_over on
         # Bob still plays: nothing he, the spectator or a REST reader can reach holds the deal
+        await server.app[keys.LOBBY].list_live(server.app[keys.SETTINGS].clock.now_ms())  # (the ticker's round)
         statuses = await rest(
             http,
             server,
@@ -136,8 +141,15 @@ async def sealed_race(server: Any) -> tuple[list[Party], str]:
             f"/api/games/{ada_over['game']}",
             "/api/leaderboard/HM1-N-AAAAAAA",
             "/api/daily",
+            "/api/live",
         )
         assert statuses[1][0] == 403 and statuses[1][1]["error"]["code"] == "game_hidden"
+        # the live list shows the race — no code (the audit's), no card, no token, no commitment
+        [shown] = statuses[4][1]["races"]
+        assert shown["room"] == room_id and shown["players"] == ["Ada", "Bob"] and shown["finished"] == 1
+        live_text = rex_p.texts[-1]
+        assert not any(token in live_text for token in tokens) and created["commitment"] not in live_text
+        assert not CARD_IN_TEXT.search(live_text), live_text
         await play_moves(bob, bob_game, 2)
         await bob.send("give_up")
         await bob.next("game_over")

@@ -36,6 +36,7 @@ def test_openapi_document_is_valid_and_names_every_route() -> None:
     assert set(SPEC["paths"]) == {
         "/api/rooms",
         "/api/rooms/{room}",
+        "/api/live",
         "/api/leaderboard/{code}",
         "/api/daily",
         "/api/daily/{date}/leaderboard",

@@ -12,6 +12,7 @@ import { historyPage, playerKey } from "./me.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
 import { loadSettings, saveSettings } from "./settings.js";
+import { followLive } from "./watchlist.js";
 
 const settings = loadSettings(localStorage);
 const main = document.getElementById("main");
@@ -164,7 +165,7 @@ function route() {
   setTitle();
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   const [first, second, third] = parts;
-  if (!first) screen = staticScreen(home);
+  if (!first) screen = homeScreen();
   else if (first === "play" && !third) {
     // /play/CODE?ghost=GAME: a ghost race (ghost.js)
     const ghost = second ? new URLSearchParams(location.search).get("ghost") : null;
@@ -252,12 +253,32 @@ function raceEntry(room) {
 
 // -- home
 
+/** The home page, with its live races kept up to date (watchlist.js) until the page is left. */
+function homeScreen() {
+  let live = null;
+  const draw = () => {
+    home();
+    live = followLive(main.querySelector("#live-races"), words);
+  };
+  draw();
+  return {
+    close() { live.close(); },
+    relabel() {
+      live.close();
+      main.replaceChildren();
+      draw();
+    },
+  };
+}
+
 function home() {
   const w = words();
   const name = h("input", { id: "name", name: "name", maxlength: "20", value: settings.name, autocomplete: "nickname",
     onchange: (e) => { settings.name = e.target.value.trim(); store(); } });
   const code = h("input", { id: "code", name: "code", required: true, placeholder: w.codePlaceholder, autocapitalize: "characters", spellcheck: false });
   const room = h("input", { id: "room", name: "room", placeholder: w.roomPlaceholder, spellcheck: false });
+  // a new race is private to whoever has its link unless its host lists it (the live list)
+  const listed = h("input", { type: "checkbox", id: "listed", name: "listed" });
   const saveName = () => { settings.name = name.value.trim(); store(); };
   const roomId = () => {
     const text = room.value.trim();
@@ -273,7 +294,11 @@ function home() {
     h("div", { class: "menu" },
       h("button", { type: "button", class: "primary", id: "new-solo", onclick: () => { saveName(); navigate("/play"); } }, w.newSolo),
       h("button", { type: "button", id: "daily", onclick: () => { saveName(); navigate("/daily"); } }, w.daily),
-      h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(code.value.trim().toUpperCase()); } }, w.createRace)),
+      h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(code.value.trim().toUpperCase(), listed.checked); } }, w.createRace),
+      h("label", { class: "toggle public-race" }, listed, h("span", {}, h("strong", {}, w.live.publicRace), h("small", {}, w.live.publicAbout)))),
+    h("section", { class: "live-races", "aria-labelledby": "live-title" },
+      h("h2", { id: "live-title" }, w.live.title),
+      h("div", { id: "live-races" })),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); if (code.value.trim()) navigate(`/play/${code.value.trim().toUpperCase()}`); } },
       h("label", { for: "code" }, w.playCode), code, h("button", { class: "primary" }, w.play)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomHint); } },
@@ -285,10 +310,12 @@ function home() {
   createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 
-/** POST /api/rooms (on the deal typed in «play a code», if any), then open the new race. */
-async function createRace(code) {
+/** POST /api/rooms (on the deal typed in «play a code», if any; `listed`: a public race, on the
+ * live list while it is in play), then open the new race. */
+async function createRace(code, listed = false) {
   try {
-    const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(code ? { code } : {}) });
+    const body = { ...(code ? { code } : {}), ...(listed ? { listed: true } : {}) };
+    const response = await fetch("/api/rooms", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const data = await response.json();
     if (!response.ok) {
       const reason = data && data.error && data.error.code;

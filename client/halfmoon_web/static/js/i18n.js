@@ -143,6 +143,16 @@ const STRINGS = {
       casualBest: "Miglior tempo per smazzata nelle amichevoli", ranked: "Classifica", rankedYes: "sì",
       unranked: { casual: "amichevole", daily_retry: "ripetuta", bot: "bot", too_fast: "troppo veloce" },
     },
+    live: {
+      title: "Gare in diretta", featured: "In primo piano",
+      none: "Nessuna gara pubblica in corso. Crea una gara e spunta «Gara pubblica»: chiunque potrà guardarla da qui.",
+      unavailable: "L'elenco delle gare in diretta non è disponibile ora: riprova tra poco.",
+      watchRace: (names) => `Guarda la gara di ${names}`,
+      racing: (n) => `${n} in gara`, finished: (n) => `${n} all'arrivo`,
+      spectators: (n) => (n === 1 ? "1 spettatore" : `${n} spettatori`),
+      running: (time) => `in corso da ${time}`, starting: "sta per partire",
+      publicRace: "Gara pubblica", publicAbout: "Chiunque può guardarla dalla pagina iniziale; se no, solo chi ha il link.",
+    },
   },
   en: {
     home: "Home", leave: "Leave", rules: "Rules", settings: "Settings", language: "Language",
@@ -284,6 +294,16 @@ const STRINGS = {
       casual: "Casual games", casualNote: "Games on a code known before the start (typed, shared, open races, solo games) or otherwise not ranked: counted apart here.",
       casualBest: "Best time per deal in casual games", ranked: "Ranked", rankedYes: "yes",
       unranked: { casual: "casual", daily_retry: "retry", bot: "bot", too_fast: "too fast" },
+    },
+    live: {
+      title: "Live races", featured: "Featured",
+      none: "No public race right now. Create a race and tick “Public race”: anyone can watch it from here.",
+      unavailable: "The list of live races is not available right now: try again in a moment.",
+      watchRace: (names) => `Watch the race of ${names}`,
+      racing: (n) => `${n} racing`, finished: (n) => `${n} finished`,
+      spectators: (n) => (n === 1 ? "1 spectator" : `${n} spectators`),
+      running: (time) => `running for ${time}`, starting: "about to start",
+      publicRace: "Public race", publicAbout: "Anyone can watch it from the home page; otherwise only whoever has the link.",
     },
   },
 };
