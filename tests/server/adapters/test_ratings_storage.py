@@ -70,7 +70,8 @@ async def test_a_seat_that_removed_no_card_carries_no_weight(storage: Storage) -
     await store(storage, [seat(ADA, 300), seat(BEA, 200), seat(DAN, 0)], "ROOMAA")
     assert await storage.rate_due(T0, 100) == 1
     _, with_idle = await storage.game_rating("ROOMAA-0")
-    two_alone = rate_race([Seat("x", "R", "C", ADA, "Ada", 300, 1, T0, 2), Seat("y", "R", "C", BEA, "Bea", 200, 1, T0, 2)], {})
+    pair = [Seat("x", "R", "C", ADA, "Ada", 300, 1, T0, 2), Seat("y", "R", "C", BEA, "Bea", 200, 1, T0, 2)]
+    two_alone = rate_race(pair, {})
     assert with_idle is not None and with_idle.after == two_alone[0].after  # as if the idle seat were not there
     assert await storage.game_rating("ROOMAA-2") == (NOT_RATED, None)
     assert (await storage.player_rating(DAN, 10))[0] is None
@@ -110,7 +111,7 @@ async def races(storage: Storage, count: int, *, rate_every: int) -> None:
         room = f"R{n:05d}"
         who = [people[(n + k) % 4] for k in range(3)]
         scores = [100 + (n * 37 + k * 53) % 300 for k in range(3)]
-        games = [seat(p, s, room=room, code=f"HM1-N-{n:07d}", minute=count - n) for p, s in zip(who, scores)]
+        games = [seat(p, s, room=room, code=f"HM1-N-{n:07d}", minute=count - n) for p, s in zip(who, scores, strict=True)]
         await store(storage, games, room)
         if (n + 1) % rate_every == 0:
             await storage.rate_due(T0, 2)
@@ -125,7 +126,7 @@ async def test_the_rebuild_gives_the_numbers_the_job_gave(storage: Storage) -> N
     assert len(board) == 4 and all(r.skill.games >= PROVISIONAL_GAMES for r in board)
     assert await storage.rebuild_ratings(T0 + timedelta(days=1)) == 14
     assert await storage.rating_board(10, provisional=True) == board
-    for player, (rated, history) in zip((ADA, BEA, CAL, DAN), histories):
+    for player, (rated, history) in zip((ADA, BEA, CAL, DAN), histories, strict=True):
         again, history_again = await storage.player_rating(player, 100)
         assert again == rated
         assert [(h.game_id, h.race, h.place, h.before, h.after) for h in history_again] == [
