@@ -111,7 +111,8 @@ async def races(storage: Storage, count: int, *, rate_every: int) -> None:
         room = f"R{n:05d}"
         who = [people[(n + k) % 4] for k in range(3)]
         scores = [100 + (n * 37 + k * 53) % 300 for k in range(3)]
-        games = [seat(p, s, room=room, code=f"HM1-N-{n:07d}", minute=count - n) for p, s in zip(who, scores, strict=True)]
+        code = f"HM1-N-{n:07d}"
+        games = [seat(p, s, room=room, code=code, minute=count - n) for p, s in zip(who, scores, strict=True)]
         await store(storage, games, room)
         if (n + 1) % rate_every == 0:
             await storage.rate_due(T0, 2)

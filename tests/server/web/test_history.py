@@ -159,7 +159,8 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     assert other[:2] == (
         200,
         {"player": player_key_hash(another_key), "name": None, "games": 0, "ranked_games": 0, "wins": 0,
-         "clean_wins": 0, "streak": 0, "daily_today": False, "best": [], "casual": {"games": 0, "wins": 0, "clean_wins": 0, "best": []}, "recent": []},
+         "clean_wins": 0, "streak": 0, "daily_today": False, "best": [],
+         "casual": {"games": 0, "wins": 0, "clean_wins": 0, "best": []}, "recent": []},
     )
     async with aiohttp.ClientSession() as http:
         response = await http.get(
