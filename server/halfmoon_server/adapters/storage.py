@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import delete, event, func, insert, select, text, update
+from sqlalchemy import bindparam, delete, event, func, insert, select, text, update
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
@@ -204,6 +204,9 @@ def _stored(row: GameRow) -> StoredGame:
         seats=row.seats,
     )
 
+
+#: How many values one ``IN (…)`` of the ratings job carries.
+_CHUNK = 500
 
 _SEAT_COLUMNS = (
     GameRow.id,
@@ -582,45 +585,55 @@ class SqlStorage:
         stored = {(room, code): int(n) for room, code, n in counts}
         races = complete_races(pending, stored)[:limit]
         seq = int(await conn.scalar(select(func.coalesce(func.max(RatedRaceRow.seq), 0))) or 0)
-        for seats in races:
-            seq += 1
-            await self._rate_race(conn, seats, seq, now)
+        await self._rate_races(conn, races, seq + 1, now)
         return len(races)
 
-    async def _rate_race(self, conn: AsyncConnection, seats: list[Seat], seq: int, now: datetime) -> None:
-        players = sorted({s.player for s in seats if s.player is not None})
+    async def _rate_races(self, conn: AsyncConnection, races: list[list[Seat]], first: int, now: datetime) -> None:
+        """Rate ``races`` in their order, numbered from ``first``: the ratings they need read at
+        once, the updates made in memory race after race, then written in a few statements (the
+        pass holds the write lock a few milliseconds, not a few per race)."""
+        if not races:
+            return
+        players = sorted({s.player for seats in races for s in seats if s.player is not None})
+        current: dict[str, Skill] = {}
         found = select(RatingRow.player, RatingRow.mu, RatingRow.sigma, RatingRow.games)
-        current = {
-            row.player: _skill(row.mu, row.sigma, row.games)
-            for row in (await conn.execute(found.where(RatingRow.player.in_(players)))).all()
-        }
-        changes = rate_race(seats, current)
-        for c in changes:
-            values = {"nickname": c.nickname, "mu": c.after.mu, "sigma": c.after.sigma, "games": c.after.games,
-                      "updated_at": now}
-            if c.player in current:
-                await conn.execute(update(RatingRow).where(RatingRow.player == c.player).values(**values))
-            else:
-                await conn.execute(insert(RatingRow).values(player=c.player, **values))
-        if changes:
+        for start in range(0, len(players), _CHUNK):
+            for row in (await conn.execute(found.where(RatingRow.player.in_(players[start : start + _CHUNK])))).all():
+                current[row.player] = _skill(row.mu, row.sigma, row.games)
+        known = set(current)
+        latest: dict[str, dict[str, Any]] = {}
+        history: list[dict[str, Any]] = []
+        rated: list[dict[str, Any]] = []
+        for seq, seats in enumerate(races, first):
+            changes = rate_race(seats, current)
+            for c in changes:
+                current[c.player] = c.after
+                latest[c.player] = {"player": c.player, "nickname": c.nickname, "mu": c.after.mu,
+                                    "sigma": c.after.sigma, "games": c.after.games, "updated_at": now}
+                history.append({"game_id": c.game_id, "player": c.player, "race": seq, "place": c.place,
+                                "mu_before": c.before.mu, "sigma_before": c.before.sigma, "mu_after": c.after.mu,
+                                "sigma_after": c.after.sigma, "games": c.after.games, "rated_at": now})
+            rated.append({"seq": seq, "room": seats[0].room, "code": seats[0].code, "players": len(changes),
+                          "rated_at": now})
+        fresh = [row for player, row in latest.items() if player not in known]
+        moved = [{**row, "who": row["player"]} for player, row in latest.items() if player in known]
+        if fresh:
+            await conn.execute(insert(RatingRow), fresh)
+        if moved:
             await conn.execute(
-                insert(RatingHistoryRow),
-                [
-                    {"game_id": c.game_id, "player": c.player, "race": seq, "place": c.place,
-                     "mu_before": c.before.mu, "sigma_before": c.before.sigma, "mu_after": c.after.mu,
-                     "sigma_after": c.after.sigma, "games": c.after.games, "rated_at": now}
-                    for c in changes
-                ],
+                update(RatingRow).where(RatingRow.player == bindparam("who")).values(
+                    nickname=bindparam("nickname"), mu=bindparam("mu"), sigma=bindparam("sigma"),
+                    games=bindparam("games"), updated_at=bindparam("updated_at"),
+                ),
+                [{k: v for k, v in row.items() if k != "player"} for row in moved],
             )
-        room, code = seats[0].room, seats[0].code
-        await conn.execute(
-            insert(RatedRaceRow).values(seq=seq, room=room, code=code, players=len(changes), rated_at=now)
-        )
-        await conn.execute(
-            update(GameRow)
-            .where(GameRow.room == room, GameRow.code == code, GameRow.rating_due.is_not(None))
-            .values(rating_due=None)
-        )
+        if history:
+            await conn.execute(insert(RatingHistoryRow), history)
+        await conn.execute(insert(RatedRaceRow), rated)
+        ids = [s.game_id for seats in races for s in seats]
+        for start in range(0, len(ids), _CHUNK):
+            done = GameRow.id.in_(ids[start : start + _CHUNK])
+            await conn.execute(update(GameRow).where(done).values(rating_due=None))
 
     async def rate_due(self, now: datetime, limit: int) -> int:
         """One pass of the ratings job: rate the races whose every seat is stored, oldest first
@@ -665,14 +678,13 @@ class SqlStorage:
                 for start in range(0, len(due), 500):
                     chunk = due[start : start + 500]
                     await conn.execute(update(GameRow).where(GameRow.id.in_(chunk)).values(rating_due=True))
-                seq = 0
+                again: list[list[Seat]] = []
                 for room, code in order:  # the races rated before, in the order they were
                     of_race = (GameRow.room == room) & (GameRow.code == code)
                     rows = await conn.execute(select(*_SEAT_COLUMNS).where(of_race, GameRow.rating_due.is_not(None)))
                     stored = int(await conn.scalar(select(func.count()).where(of_race)) or 0)
-                    for seats in complete_races([Seat(*r) for r in rows], {(room, code): stored}):
-                        seq += 1
-                        await self._rate_race(conn, seats, seq, now)
+                    again += complete_races([Seat(*r) for r in rows], {(room, code): stored})
+                await self._rate_races(conn, again, 1, now)
                 while await self._rate_pass(conn, now, 1000):
                     pass
                 return int(await conn.scalar(select(func.count()).select_from(RatedRaceRow)) or 0)
