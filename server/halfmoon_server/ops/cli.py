@@ -282,7 +282,7 @@ def register_ratings(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="rate every stored race again, from the games table",
         description="Rate every stored race again from the games table, in the order the ratings job rated "
         "them (then any race not rated yet, as the job would): the same numbers as the job's. One transaction "
-        "(the old ratings are read until it commits); a running server's job waits for it.",
+        "(the old ratings are read until it commits); a running server's job skips its passes until then.",
     )
     rebuild.add_argument(
         "--db", dest="db_url", metavar="URL", help="SQLAlchemy async URL (HALFMOON_DB; default SQLite in the data dir)"
