@@ -105,7 +105,8 @@ def main() -> None:
     print(f"{'variant':<10} {'save p50 ms':>11} {'save p99 ms':>11} {'CPU µs/game':>11} {'races rated':>11}")
     for name, runs in results.items():
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        print(f"{name:<10} {med['p50_ms']:>11.3f} {med['p99_ms']:>11.3f} {med['cpu_us_per_game']:>11.0f} {med['rated']:>11.0f}")
+        figures = f"{med['p50_ms']:>11.3f} {med['p99_ms']:>11.3f} {med['cpu_us_per_game']:>11.0f} {med['rated']:>11.0f}"
+        print(f"{name:<10} {figures}")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ def test_a_rated_race_shows_the_change_the_board_and_the_history(own_pages: Page
         ada.click("#create-race")
         ada.wait_for_url(re.compile(r"/r/[A-Z0-9]{6}$"))
         room = ada.url.rsplit("/", 1)[1]
-        bob = own_pages.new(f"/r/{room}", viewport=PHONE_390, settings={"name": "Bob", "lang": "en", "moveErrors": False})
+        bob_settings = {"name": "Bob", "lang": "en", "moveErrors": False}
+        bob = own_pages.new(f"/r/{room}", viewport=PHONE_390, settings=bob_settings)
         expect(ada.locator(".players li")).to_have_count(2)
         ada.get_by_role("button", name="Via!").click()
         expect(ada.locator(".board")).to_be_visible()
