@@ -28,6 +28,7 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
+from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [
@@ -89,6 +90,24 @@ class Storage(Protocol):
     async def daily_code(self, day: date) -> str | None: ...
     async def save_daily_code(self, day: date, code: str, at: datetime) -> str: ...
     async def daily_days(self, before: date, limit: int) -> list[DailyDay]: ...
+    async def rate_due(self, now: datetime, limit: int) -> int:
+        """One pass of the ratings job (:mod:`halfmoon_server.core.rating`): rate the stored races
+        whose every seat is stored and that no pass rated, in the rating order, at most ``limit``;
+        how many it took. Never on the way of a game being stored (a job of its own)."""
+        ...
+    async def rebuild_ratings(self, now: datetime) -> int:
+        """Rate every stored race again, from the games (the races rated before in the order they
+        were, then the rest as the job would): the same numbers as the job's. How many races."""
+        ...
+    async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
+        """The best ratings, best first; the provisional ones only with ``provisional``."""
+        ...
+    async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
+        """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first."""
+        ...
+    async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
+        """``rated`` (with the change), ``due`` (the job has not come to it) or ``not_rated``."""
+        ...
     async def close(self) -> None: ...
 
 

@@ -140,6 +140,7 @@ def statics(audit: Audit, games: dict[str, str]) -> None:
         ("/leaderboard", "#lb-code", "leaderboards"),
         (f"/leaderboard/{WON['code']}", "table.results", "per-deal leaderboard"),
         (f"/leaderboard/daily/{today}", "section.panel h2", "daily leaderboard"),
+        ("/leaderboard/ratings", "section.panel h2", "ratings leaderboard"),
         ("/me", ".history table", "history"),
         (f"/replay/{games['won']}", ".replay .board [data-card]", "replay"),
         (f"/compare/{games['won']}/{games['lost']}", ".compare-line .board [data-card]", "compare"),

@@ -11,6 +11,19 @@ from collections.abc import Callable
 from datetime import date, datetime
 
 from halfmoon.protocol import ranking_key
+from halfmoon_server.core.rating import (
+    DUE,
+    NOT_RATED,
+    PROVISIONAL_GAMES,
+    RATED,
+    Rated,
+    RatedGame,
+    Seat,
+    complete_races,
+    race_key,
+    rate_race,
+    rateable,
+)
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 
@@ -26,6 +39,10 @@ class MemoryStorage:
         self.daily_codes: dict[date, str] = {}
         self.daily_attempts: set[tuple[date, str]] = set()
         self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
+        self.rating_due: set[str] = set()  # the rateable games the ratings job has not taken
+        self.ratings: dict[str, Rated] = {}
+        self.rating_history: dict[str, RatedGame] = {}  # by game id
+        self.rated_races: list[tuple[str, str]] = []  # (room, code), in the order rated
 
     async def ping(self) -> None:
         return None
@@ -33,6 +50,8 @@ class MemoryStorage:
     async def save_game(self, game: FinishedGame, game_id: str) -> None:
         if game_id not in self.games:
             self.games[game_id] = StoredGame.of(game, game_id)
+            if rateable(game):
+                self.rating_due.add(game_id)
 
     async def get_game(self, game_id: str) -> StoredGame | None:
         return self.games.get(game_id)
@@ -81,5 +100,60 @@ class MemoryStorage:
         days = sorted((d for d in self.daily_codes if d < before), reverse=True)[:limit]
         return [DailyDay(d, self.daily_codes[d], players[d]) for d in days]
 
+    # -- ratings (the same steps as SqlStorage's) ---------------------------------------------
+
+    def _race_counts(self) -> dict[tuple[str, str], int]:
+        return Counter((g.room, g.code) for g in self.games.values())
+
+    def _rate(self, seats: list[Seat], seq: int, now: datetime) -> None:
+        current = {p: r.skill for p, r in self.ratings.items()}
+        for change in rate_race(seats, current):
+            self.ratings[change.player] = Rated(change.player, change.nickname, change.after)
+            self.rating_history[change.game_id] = RatedGame(
+                change.game_id, change.player, seq, change.place, change.before, change.after, now
+            )
+        self.rating_due.difference_update(s.game_id for s in seats)
+
+    async def rate_due(self, now: datetime, limit: int) -> int:
+        pending = [_seat(self.games[g]) for g in self.rating_due]
+        races = complete_races(pending, self._race_counts())[:limit]
+        for seats in races:
+            self.rated_races.append(race_key(seats[0]))
+            self._rate(seats, len(self.rated_races), now)
+        return len(races)
+
+    async def rebuild_ratings(self, now: datetime) -> int:
+        self.ratings.clear()
+        self.rating_history.clear()
+        self.rating_due = {g.id for g in self.games.values() if rateable(g)}
+        order, self.rated_races = self.rated_races, []
+        counts = self._race_counts()
+        for key in order:
+            seats = [_seat(self.games[g]) for g in sorted(self.rating_due) if race_key(_seat(self.games[g])) == key]
+            if complete_races(seats, counts):
+                self.rated_races.append(key)
+                self._rate(seats, len(self.rated_races), now)
+        while await self.rate_due(now, 1000):
+            pass
+        return len(self.rated_races)
+
+    async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
+        kept = (r for r in self.ratings.values() if provisional or r.skill.games >= PROVISIONAL_GAMES)
+        return sorted(kept, key=lambda r: (-(r.skill.mu - 3 * r.skill.sigma), r.player))[:limit]
+
+    async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
+        mine = sorted((h for h in self.rating_history.values() if h.player == player), key=lambda h: -h.race)
+        return self.ratings.get(player), mine[:limit]
+
+    async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
+        if game_id in self.rating_history:
+            return RATED, self.rating_history[game_id]
+        return (DUE if game_id in self.rating_due else NOT_RATED), None
+
     async def close(self) -> None:
         return None
+
+
+def _seat(game: StoredGame) -> Seat:
+    g = game
+    return Seat(g.id, g.room, g.code, g.player, g.nickname, g.score, g.time_ms, g.finished_at, g.seats)

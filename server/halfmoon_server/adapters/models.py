@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Index, Integer, String, text
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Float, Index, Integer, String, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -47,6 +47,11 @@ class GameRow(Base):
     #: why the game is not ranked (0007: ``casual``, ``daily_retry``, ``bot``, ``too_fast``;
     #: None while ``ranked``)
     unranked_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    #: how many seats (games) the game's race has (0008; None: not told)
+    seats: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: True while a rateable game waits for the ratings job (0008; None: not rateable, or rated):
+    #: the job reads the due games through a partial index that holds only these
+    rating_due: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
     __table_args__ = (
         # the leaderboards' exact order (score DESC, time_ms, finished_at): an index read (0004)
@@ -54,6 +59,12 @@ class GameRow(Base):
         Index("ix_games_daily_board", "daily_date", "ranked", text("score DESC"), "time_ms", "finished_at"),
         Index("ix_games_room", "room"),
         Index("ix_games_player", "player", "finished_at"),
+        Index(
+            "ix_games_rating_due",
+            "rating_due",
+            sqlite_where=text("rating_due IS NOT NULL"),
+            postgresql_where=text("rating_due IS NOT NULL"),
+        ),
     )
 
 
@@ -79,3 +90,56 @@ class DailyAttemptRow(Base):
     address: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: whether the attempt is the ranked one (an attempt over the address's limit is not)
     ranked: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class RatingRow(Base):
+    """An identity's current rating (0008): the model's μ and σ and how many rated races moved it
+    (:mod:`halfmoon_server.core.rating`)."""
+
+    __tablename__ = "ratings"
+
+    #: the SHA-256 (hex) of the player's key
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: the name of its latest rated game
+    nickname: Mapped[str] = mapped_column(String(40))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RatingHistoryRow(Base):
+    """One identity's rating before and after one rated race, by its game in it (0008)."""
+
+    __tablename__ = "rating_history"
+
+    game_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    player: Mapped[str] = mapped_column(String(64))
+    #: the rated race's number (:class:`RatedRaceRow`)
+    race: Mapped[int] = mapped_column(Integer)
+    place: Mapped[int] = mapped_column(Integer)
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu_after: Mapped[float] = mapped_column(Float)
+    sigma_after: Mapped[float] = mapped_column(Float)
+    #: rated races after this one
+    games: Mapped[int] = mapped_column(Integer)
+    rated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_rating_history_player", "player", "race"),)
+
+
+class RatedRaceRow(Base):
+    """A race the ratings job has taken, numbered in the order it was rated (0008): a race is
+    rated once, and a rebuild rates them again in this order."""
+
+    __tablename__ = "rated_races"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    room: Mapped[str] = mapped_column(String(8))
+    code: Mapped[str] = mapped_column(String(40))
+    #: how many identities it moved (0: fewer than two carried weight)
+    players: Mapped[int] = mapped_column(Integer)
+    rated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (UniqueConstraint("room", "code", name="uq_rated_races_race"),)

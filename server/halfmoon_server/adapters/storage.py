@@ -18,15 +18,35 @@ from typing import Any, TypeVar
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import event, func, select, text
+from sqlalchemy import bindparam, delete, event, func, insert, select, text, update
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
 
 from halfmoon_server.adapters.memory_storage import MemoryStorage
-from halfmoon_server.adapters.models import DailyAttemptRow, DailyChallengeRow, GameRow
+from halfmoon_server.adapters.models import (
+    DailyAttemptRow,
+    DailyChallengeRow,
+    GameRow,
+    RatedRaceRow,
+    RatingHistoryRow,
+    RatingRow,
+)
 from halfmoon_server.adapters.private_files import private_sqlite_file
 from halfmoon_server.core.names import name_key
+from halfmoon_server.core.rating import (
+    DUE,
+    NOT_RATED,
+    PROVISIONAL_GAMES,
+    RATED,
+    Rated,
+    RatedGame,
+    Seat,
+    Skill,
+    complete_races,
+    rate_race,
+    rateable,
+)
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
 
@@ -68,6 +88,9 @@ async def migrate(engine: AsyncEngine) -> None:
     except (SQLAlchemyError, OSError) as exc:
         raise StorageError(f"cannot migrate the database: {exc}") from exc
 
+
+#: The PostgreSQL advisory lock the ratings job holds for a pass: one instance rates at a time.
+RATING_LOCK = 0x68616C72  # "halr"
 
 #: How long a database call may take by default (``--db-timeout``, :attr:`Settings.db_timeout_s`).
 DEFAULT_TIMEOUT_S = 3.0
@@ -178,6 +201,39 @@ def _stored(row: GameRow) -> StoredGame:
         player=row.player,
         seal=row.seal,
         unranked_reason=row.unranked_reason,
+        seats=row.seats,
+    )
+
+
+#: How many values one ``IN (…)`` of the ratings job carries.
+_CHUNK = 500
+
+_SEAT_COLUMNS = (
+    GameRow.id,
+    GameRow.room,
+    GameRow.code,
+    GameRow.player,
+    GameRow.nickname,
+    GameRow.score,
+    GameRow.time_ms,
+    GameRow.finished_at,
+    GameRow.seats,
+)
+
+
+def _skill(mu: float, sigma: float, games: int) -> Skill:
+    return Skill(float(mu), float(sigma), int(games))
+
+
+def _rated_game(row: RatingHistoryRow) -> RatedGame:
+    return RatedGame(
+        row.game_id,
+        row.player,
+        row.race,
+        row.place,
+        _skill(row.mu_before, row.sigma_before, row.games - 1),
+        _skill(row.mu_after, row.sigma_after, row.games),
+        row.rated_at,
     )
 
 
@@ -279,6 +335,8 @@ class SqlStorage:
                 undos=game.undos,
                 seal=game.seal,
                 unranked_reason=game.unranked_reason,
+                seats=game.seats,
+                rating_due=True if rateable(game) else None,
             )
             try:
                 async with self._sessions.begin() as session:
@@ -327,6 +385,8 @@ class SqlStorage:
                 "undos": game.undos,
                 "seal": game.seal,
                 "unranked_reason": game.unranked_reason,
+                "seats": game.seats,
+                "rating_due": True if rateable(game) else None,
             }
             for game, game_id in games
         ]
@@ -497,6 +557,186 @@ class SqlStorage:
             return [DailyDay(day, code, int(n or 0)) for day, code, n in rows]
 
         return await self._run("cannot list the daily challenges", read)
+
+    # -- ratings ------------------------------------------------------------------------------
+    # The ratings job's pass and the rebuild run in one transaction each, under a lock (on
+    # PostgreSQL an advisory lock, tried: an instance that finds it held skips its pass; on SQLite
+    # the write lock, taken first): one instance rates at a time, each race once, in one order.
+
+    async def _locked(self, conn: AsyncConnection, *, wait: bool) -> bool:
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            lock = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+            got = await conn.scalar(text(f"SELECT {lock}(:key)"), {"key": RATING_LOCK})
+            return got is not False
+        if dialect == "sqlite":
+            await conn.execute(text("BEGIN IMMEDIATE"))
+        return True
+
+    async def _rate_pass(self, conn: AsyncConnection, now: datetime, limit: int) -> int:
+        """Rate the complete races among the due games, at most ``limit``, in the rating order."""
+        rows = (await conn.execute(select(*_SEAT_COLUMNS).where(GameRow.rating_due.is_not(None)))).all()
+        if not rows:
+            return 0
+        pending = [Seat(*row) for row in rows]
+        rooms = sorted({seat.room for seat in pending})
+        counted = select(GameRow.room, GameRow.code, func.count()).where(GameRow.room.in_(rooms))
+        counts = await conn.execute(counted.group_by(GameRow.room, GameRow.code))
+        stored = {(room, code): int(n) for room, code, n in counts}
+        races = complete_races(pending, stored)[:limit]
+        seq = int(await conn.scalar(select(func.coalesce(func.max(RatedRaceRow.seq), 0))) or 0)
+        await self._rate_races(conn, races, seq + 1, now)
+        return len(races)
+
+    async def _rate_races(self, conn: AsyncConnection, races: list[list[Seat]], first: int, now: datetime) -> None:
+        """Rate ``races`` in their order, numbered from ``first``: the ratings they need read at
+        once, the updates made in memory race after race, then written in a few statements (the
+        pass holds the write lock a few milliseconds, not a few per race)."""
+        if not races:
+            return
+        players = sorted({s.player for seats in races for s in seats if s.player is not None})
+        current: dict[str, Skill] = {}
+        found = select(RatingRow.player, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+        for start in range(0, len(players), _CHUNK):
+            for row in (await conn.execute(found.where(RatingRow.player.in_(players[start : start + _CHUNK])))).all():
+                current[row.player] = _skill(row.mu, row.sigma, row.games)
+        known = set(current)
+        latest: dict[str, dict[str, Any]] = {}
+        history: list[dict[str, Any]] = []
+        rated: list[dict[str, Any]] = []
+        for seq, seats in enumerate(races, first):
+            changes = rate_race(seats, current)
+            for c in changes:
+                current[c.player] = c.after
+                latest[c.player] = {"player": c.player, "nickname": c.nickname, "mu": c.after.mu,
+                                    "sigma": c.after.sigma, "games": c.after.games, "updated_at": now}
+                history.append({"game_id": c.game_id, "player": c.player, "race": seq, "place": c.place,
+                                "mu_before": c.before.mu, "sigma_before": c.before.sigma, "mu_after": c.after.mu,
+                                "sigma_after": c.after.sigma, "games": c.after.games, "rated_at": now})
+            rated.append({"seq": seq, "room": seats[0].room, "code": seats[0].code, "players": len(changes),
+                          "rated_at": now})
+        fresh = [row for player, row in latest.items() if player not in known]
+        moved = [{**row, "who": row["player"]} for player, row in latest.items() if player in known]
+        if fresh:
+            await conn.execute(insert(RatingRow), fresh)
+        if moved:
+            await conn.execute(
+                update(RatingRow).where(RatingRow.player == bindparam("who")).values(
+                    nickname=bindparam("nickname"), mu=bindparam("mu"), sigma=bindparam("sigma"),
+                    games=bindparam("games"), updated_at=bindparam("updated_at"),
+                ),
+                [{k: v for k, v in row.items() if k != "player"} for row in moved],
+            )
+        if history:
+            await conn.execute(insert(RatingHistoryRow), history)
+        await conn.execute(insert(RatedRaceRow), rated)
+        ids = [s.game_id for seats in races for s in seats]
+        for start in range(0, len(ids), _CHUNK):
+            done = GameRow.id.in_(ids[start : start + _CHUNK])
+            await conn.execute(update(GameRow).where(done).values(rating_due=None))
+
+    async def rate_due(self, now: datetime, limit: int) -> int:
+        """One pass of the ratings job: rate the races whose every seat is stored, oldest first
+        (:func:`~halfmoon_server.core.rating.race_order`), at most ``limit``; how many were
+        taken. 0 at once when another instance holds the pass (PostgreSQL)."""
+
+        async def work() -> int:
+            async with self.engine.connect() as conn, conn.begin():
+                if not await self._locked(conn, wait=False):
+                    return 0
+                return await self._rate_pass(conn, now, limit)
+
+        return await self._run("cannot rate the finished races", work)
+
+    async def rebuild_ratings(self, now: datetime) -> int:
+        """Rate every stored race again from the games table: the races rated before in the
+        order they were, then any complete race not rated yet (as the job would). How many races
+        are rated. One transaction: readers see the old ratings until it commits. (A long job on a
+        large table: ``halfmoon ratings rebuild`` opens the storage with a long time limit.)"""
+
+        async def work() -> int:
+            async with self.engine.begin() as conn:
+                await self._locked(conn, wait=True)
+                await conn.execute(delete(RatingHistoryRow))
+                await conn.execute(delete(RatingRow))
+                rated_before = select(RatedRaceRow.room, RatedRaceRow.code).order_by(RatedRaceRow.seq)
+                order = (await conn.execute(rated_before)).all()
+                await conn.execute(delete(RatedRaceRow))
+                await conn.execute(update(GameRow).where(GameRow.rating_due.is_not(None)).values(rating_due=None))
+                candidates = select(
+                    GameRow.id, GameRow.mode, GameRow.ranked, GameRow.player, GameRow.seal, GameRow.salt,
+                    GameRow.daily_date, GameRow.seats,
+                ).where(GameRow.seats.is_not(None), GameRow.player.is_not(None), GameRow.ranked.is_(True))
+                due = [
+                    r.id for r in (await conn.execute(candidates)).all()
+                    if rateable(FinishedGame(
+                        nickname="", code="", mode=r.mode, room="", score=0, moves=0, time_ms=0, outcome="",
+                        record={}, ranked=r.ranked, daily_date=r.daily_date, finished_at=now, salt=r.salt,
+                        player=r.player, seal=r.seal, seats=r.seats,
+                    ))
+                ]
+                for start in range(0, len(due), 500):
+                    chunk = due[start : start + 500]
+                    await conn.execute(update(GameRow).where(GameRow.id.in_(chunk)).values(rating_due=True))
+                again: list[list[Seat]] = []
+                for room, code in order:  # the races rated before, in the order they were
+                    of_race = (GameRow.room == room) & (GameRow.code == code)
+                    rows = await conn.execute(select(*_SEAT_COLUMNS).where(of_race, GameRow.rating_due.is_not(None)))
+                    stored = int(await conn.scalar(select(func.count()).where(of_race)) or 0)
+                    again += complete_races([Seat(*r) for r in rows], {(room, code): stored})
+                await self._rate_races(conn, again, 1, now)
+                while await self._rate_pass(conn, now, 1000):
+                    pass
+                return int(await conn.scalar(select(func.count()).select_from(RatedRaceRow)) or 0)
+
+        return await self._run("cannot rebuild the ratings", work)
+
+    async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
+        """The best ratings, best first (by μ − 3σ, then the identity's hash); only the
+        non-provisional ones unless ``provisional``."""
+        r = RatingRow
+        query = select(r.player, r.nickname, r.mu, r.sigma, r.games)
+        if not provisional:
+            query = query.where(r.games >= PROVISIONAL_GAMES)
+        query = query.order_by((r.mu - 3 * r.sigma).desc(), r.player).limit(limit)
+
+        async def read() -> list[Rated]:
+            async with self.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+            return [Rated(row.player, row.nickname, _skill(row.mu, row.sigma, row.games)) for row in rows]
+
+        return await self._run("cannot read the ratings", read)
+
+    async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
+        """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first."""
+
+        async def read() -> tuple[Rated | None, list[RatedGame]]:
+            async with self._sessions() as session:
+                row = await session.get(RatingRow, player)
+                history = await session.scalars(
+                    select(RatingHistoryRow)
+                    .where(RatingHistoryRow.player == player)
+                    .order_by(RatingHistoryRow.race.desc())
+                    .limit(limit)
+                )
+                rated = None if row is None else Rated(row.player, row.nickname, _skill(row.mu, row.sigma, row.games))
+                return rated, [_rated_game(h) for h in history]
+
+        return await self._run("cannot read the player's rating", read)
+
+    async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
+        """Whether a game moved its player's rating (:data:`~halfmoon_server.core.rating.RATED`,
+        with the change), waits for the ratings job (``DUE``) or is not rated (``NOT_RATED``)."""
+
+        async def read() -> tuple[str, RatedGame | None]:
+            async with self._sessions() as session:
+                row = await session.get(RatingHistoryRow, game_id)
+                if row is not None:
+                    return RATED, _rated_game(row)
+                due = await session.scalar(select(GameRow.rating_due).where(GameRow.id == game_id))
+                return (DUE if due else NOT_RATED), None
+
+        return await self._run("cannot read the game's rating", read)
 
     async def close(self) -> None:
         """Let calls past their time unwind, then close every connection (each step bounded:

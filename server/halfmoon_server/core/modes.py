@@ -16,6 +16,8 @@ left for a new one). A new mode is a new entry in :data:`RULES` (and its wire va
 False
 >>> rules_for("race").rematch
 True
+>>> rules_for("race").rated, rules_for("solo").rated, rules_for("daily").rated
+(True, False, False)
 >>> rules_for("blitz")
 Traceback (most recent call last):
 ...
@@ -79,6 +81,16 @@ class ModeRules:
     new_game: bool
     ranked: Ranked
     time_limit: TimeLimit
+    #: its ranked results between identified players update their ratings
+    #: (:func:`halfmoon_server.core.rating.rateable`: a sealed race's ranked seats with a player
+    #: key). Left out (None), it follows the rules above: a mode whose results may be ranked and
+    #: that is not the daily (whose players race the day, not each other) is rated — so a new
+    #: mode of sealed races (a quick race) is rated without saying so; solo and the daily are not
+    rated: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.rated is None:
+            object.__setattr__(self, "rated", self.ranked is not Ranked.NEVER and not self.daily)
 
 
 #: The rules of every mode, by mode.

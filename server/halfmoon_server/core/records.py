@@ -44,6 +44,9 @@ class FinishedGame:
     seal: dict[str, Any] | None = None
     #: why the game is not ranked (a :class:`halfmoon.protocol.Unranked` value; None: ranked)
     unranked_reason: str | None = None
+    #: how many seats (games) its race has: the ratings wait for all of them
+    #: (:mod:`halfmoon_server.core.rating`; None: not told, e.g. stored before ratings)
+    seats: int | None = None
 
     @property
     def undos(self) -> int:

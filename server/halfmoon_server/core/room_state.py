@@ -414,4 +414,5 @@ class RoomState:
             salt=race.salt,
             player=self.player_keys.get(player_id),
             seal=seal,
+            seats=len(race.players),
         )

@@ -1,4 +1,5 @@
-"""``halfmoon serve``: run the server (flags, or the same settings from ``HALFMOON_*``)."""
+"""``halfmoon serve``: run the server (flags, or the same settings from ``HALFMOON_*``);
+``halfmoon ratings rebuild``: rate every stored race again (:meth:`~halfmoon_server.ports.Storage.rebuild_ratings`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
+from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
+from halfmoon_server.clock import utc_datetime
 from halfmoon_server.errors import ServerError, SettingsError
 from halfmoon_server.ops import diagnostics
 from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
@@ -261,3 +264,64 @@ def run_server(app: web.Application, host: str, port: int, listening: Callable[[
         # interpreter from exiting (it joins its worker threads): the log is flushed, and out
         logging.shutdown()
         os._exit(1)
+
+
+#: How long the rebuild may take (s): one transaction over every rated race.
+REBUILD_TIMEOUT_S = 3600.0
+
+
+def register_ratings(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "ratings",
+        help="the players' ratings: rebuild them from the stored games",
+        description="Operators' commands on the ratings (docs/server.md, 'Ratings').",
+    )
+    actions = p.add_subparsers(dest="action", required=True)
+    rebuild = actions.add_parser(
+        "rebuild",
+        help="rate every stored race again, from the games table",
+        description="Rate every stored race again from the games table, in the order the ratings job rated "
+        "them (then any race not rated yet, as the job would): the same numbers as the job's. One transaction "
+        "(the old ratings are read until it commits); a running server's job skips its passes until then.",
+    )
+    rebuild.add_argument(
+        "--db", dest="db_url", metavar="URL", help="SQLAlchemy async URL (HALFMOON_DB; default SQLite in the data dir)"
+    )
+    rebuild.add_argument("--db-file", type=Path, help="the database URL, with its password (HALFMOON_DB_FILE)")
+    rebuild.add_argument("--data-dir", type=Path, help="data directory (HALFMOON_DATA_DIR, default ./data)")
+    rebuild.set_defaults(func=run_ratings_rebuild)
+
+
+def run_ratings_rebuild(args: argparse.Namespace) -> int:
+    """``halfmoon ratings rebuild``: 0 once rebuilt, 1 when the database fails, 2 for bad settings."""
+    try:
+        db_url = args.db_url
+        if args.db_file is not None:
+            if db_url is not None:
+                raise SettingsError("both --db and --db-file are given: keep one")
+            db_url = read_secret_file("--db-file", args.db_file)
+        settings = Settings.from_env(db_url=db_url, data_dir=args.data_dir)
+    except ServerError as exc:
+        print(f"halfmoon ratings: {exc}", file=sys.stderr)
+        return 2
+    url = settings.database_url()
+    if url == MEMORY_URL:
+        print("halfmoon ratings: a database in memory keeps nothing to rebuild from", file=sys.stderr)
+        return 2
+
+    async def rebuild() -> tuple[int, int]:
+        storage = await open_storage(url, timeout_s=REBUILD_TIMEOUT_S)
+        try:
+            races = await storage.rebuild_ratings(utc_datetime(settings.clock.now_ms()))
+            rated = await storage.rating_board(1_000_000, provisional=True)
+        finally:
+            await storage.close()
+        return races, len(rated)
+
+    try:
+        races, players = asyncio.run(rebuild())
+    except ServerError as exc:
+        print(f"halfmoon ratings: {exc}", file=sys.stderr)
+        return 1
+    print(f"ratings rebuilt from {describe_db(url)}: {races} races rated, {players} players rated")
+    return 0

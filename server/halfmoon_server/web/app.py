@@ -26,6 +26,7 @@ from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.ports import LiveList, RoomLog
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.ratings import RatingJob
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
@@ -89,6 +90,8 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     )
     app[keys.DAILY] = daily
     app[keys.RECORDER] = Recorder(app[keys.STORAGE])
+    ratings = app[keys.RATINGS] = RatingJob(app[keys.STORAGE], settings.clock)
+    ratings.start()  # off the path that stores a game: its own task
     ahead = asyncio.get_running_loop().create_task(daily.run_ahead())  # today's and tomorrow's deals
     yield
     ahead.cancel()
@@ -97,6 +100,7 @@ async def _executor_ctx(app: web.Application) -> AsyncIterator[None]:
     if solver is not None:
         await solver.close()
     await app[keys.RECORDER].close()
+    await ratings.close()
 
 
 async def preflight(settings: Settings) -> None:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from halfmoon_server.ports import Storage
     from halfmoon_server.rooms.daily import DailyService
     from halfmoon_server.rooms.lobby import Lobby
+    from halfmoon_server.rooms.ratings import RatingJob
     from halfmoon_server.rooms.results import Recorder
     from halfmoon_server.rooms.room import BackgroundTasks
     from halfmoon_server.settings import Settings
@@ -25,6 +26,7 @@ STORAGE: web.AppKey[Storage] = web.AppKey("storage")
 EXECUTOR: web.AppKey[Executor | None] = web.AppKey("executor")
 DAILY: web.AppKey[DailyService] = web.AppKey("daily")
 RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
+RATINGS: web.AppKey[RatingJob] = web.AppKey("ratings")  # the ratings job (rooms/ratings.py)
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")

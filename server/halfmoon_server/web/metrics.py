@@ -28,6 +28,7 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from halfmoon.protocol import Mode, Phase
+from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
 
@@ -287,6 +288,21 @@ class TimedStorage:
 
     async def daily_days(self, before: date, limit: int) -> list[DailyDay]:
         return await self.inner.daily_days(before, limit)
+
+    async def rate_due(self, now: datetime, limit: int) -> int:
+        return await self.inner.rate_due(now, limit)
+
+    async def rebuild_ratings(self, now: datetime) -> int:
+        return await self.inner.rebuild_ratings(now)
+
+    async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
+        return await self.inner.rating_board(limit, provisional=provisional)
+
+    async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
+        return await self.inner.player_rating(player, limit)
+
+    async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
+        return await self.inner.game_rating(game_id)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -35,6 +35,7 @@ from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
 from halfmoon_server.core.audience import right_sized
 from halfmoon_server.core.modes import rules_for
+from halfmoon_server.core.rating import PROVISIONAL_GAMES, RatedGame, Skill
 from halfmoon_server.core.visibility import Hidden, StoredFacts
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import PlayerGame, StoredGame
@@ -52,6 +53,8 @@ _INTEGER_RE = re.compile(r"-?[0-9]+")
 #: A game id as the server makes them (url-safe base64: room.game_id); anything else is no game,
 #: answered without a query (a NUL byte reaching PostgreSQL was a 503).
 _GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: a player key's hash as the API names an identity: 64 lower-case hex digits
+_PLAYER_RE = re.compile(r"[0-9a-f]{64}")
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
@@ -626,6 +629,7 @@ async def my_history(request: web.Request) -> web.Response:
     ranked_days = {g.daily_date for g in games if g.daily_date is not None and g.ranked}
     return json_response(
         {
+            "player": player,  # the key's hash: the reader's rating is /api/players/{player}/rating
             "name": games[0].nickname if games else None,
             "games": len(games),
             "ranked_games": ranked.games,
@@ -638,6 +642,77 @@ async def my_history(request: web.Request) -> web.Response:
             "recent": lines,
         }
     )
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {"rating": skill.shown, "provisional": skill.provisional, "games": skill.games}
+
+
+def _change_json(change: RatedGame) -> dict[str, Any]:
+    return {
+        "game": change.game_id,
+        "race": change.race,
+        "place": change.place,
+        "before": change.before.shown,
+        "after": change.after.shown,
+        "change": change.change,
+        "provisional": change.after.provisional,
+        "rated_at": int(change.rated_at.timestamp() * 1000),
+    }
+
+
+async def ratings_board(request: web.Request) -> web.Response:
+    """The ratings leaderboard, best first: the ratings past their provisional games (with
+    ``provisional=true``, the provisional ones too, each flagged)."""
+    limit = _limit(request)
+    raw = request.query.get("provisional", "false")
+    if raw not in ("true", "false"):
+        raise ApiError(400, "bad_request", f"provisional must be true or false, not {raw[:20]!r}")
+    rated = await request.app[keys.STORAGE].rating_board(limit, provisional=raw == "true")
+    return json_response(
+        {
+            "provisional_games": PROVISIONAL_GAMES,
+            "entries": [
+                {"rank": rank, "player": r.player, "name": r.nickname, **_skill_json(r.skill)}
+                for rank, r in enumerate(rated, 1)
+            ],
+        }
+    )
+
+
+async def player_rating(request: web.Request) -> web.Response:
+    """An identity's rating (``rating`` null: never rated) and its newest ``limit`` changes,
+    newest first. An identity is its player key's hash, which names no one: what it reveals is
+    what the ratings leaderboard shows."""
+    player = request.match_info["player"]
+    if not _PLAYER_RE.fullmatch(player):
+        raise ApiError(400, "bad_player", "a player is named by its key's hash: 64 lower-case hex digits")
+    rated, history = await request.app[keys.STORAGE].player_rating(player, _limit(request))
+    skill = rated.skill if rated is not None else None
+    return json_response(
+        {
+            "player": player,
+            "name": None if rated is None else rated.nickname,
+            "rating": None if skill is None else skill.shown,
+            "provisional": True if skill is None else skill.provisional,
+            "games": 0 if skill is None else skill.games,
+            "provisional_games": PROVISIONAL_GAMES,
+            "history": [_change_json(h) for h in history],
+        }
+    )
+
+
+async def game_rating(request: web.Request) -> web.Response:
+    """What a stored game did to its player's rating: ``rated`` (with the change), ``due`` (the
+    ratings job has not come to it: a seat of its race may still be playing; ask again), or
+    ``not_rated``. A race's end screen polls it: ratings are updated off the path that stores a
+    game, about a second after the race's last game is stored."""
+    game_id = request.match_info["game"]
+    storage = request.app[keys.STORAGE]
+    if not _GAME_ID_RE.fullmatch(game_id) or await storage.get_game(game_id) is None:
+        raise ApiError(404, "no_such_game", f"there is no game {game_id[:40]!r}")
+    status, change = await storage.game_rating(game_id)
+    return json_response({"game": game_id, "status": status, **({} if change is None else _change_json(change))})
 
 
 #: The lines of an application made without ``create_app`` (a test's): rate-limited all the same.
@@ -840,5 +915,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/daily/{date}/ghosts/{game}", daily_ghost)
     app.router.add_get("/api/games/{game}", get_game)
     app.router.add_get("/api/me/history", my_history)
+    app.router.add_get("/api/games/{game}/rating", game_rating)
+    app.router.add_get("/api/ratings", ratings_board)
+    app.router.add_get("/api/players/{player}/rating", player_rating)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

@@ -24,7 +24,7 @@ from halfmoon import __version__
 
 ENTRY_POINT_GROUP = "halfmoon.commands"
 #: The commands the server's install registers: where they are missing, they are not mistyped.
-SERVER_COMMANDS = frozenset({"serve", "solve"})
+SERVER_COMMANDS = frozenset({"serve", "solve", "ratings"})
 #: What to install for them (the project is installed from its source tree: README.md).
 SERVER_INSTALL = "python3 -m pip install '.[server]' in the Half Moon source tree (docs/server.md)"
 

@@ -43,6 +43,9 @@ def test_openapi_document_is_valid_and_names_every_route() -> None:
         "/api/daily/{date}/ghosts/{game}",
         "/api/games/{game}",
         "/api/me/history",
+        "/api/games/{game}/rating",
+        "/api/ratings",
+        "/api/players/{player}/rating",
         "/healthz",
         "/readyz",
     }

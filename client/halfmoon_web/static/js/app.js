@@ -9,6 +9,7 @@ import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive, utcDay } from "./live.js";
 import { historyPage, playerKey } from "./me.js";
+import { ratingsBoard } from "./ratings.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
 import { loadSettings, saveSettings } from "./settings.js";
@@ -149,7 +150,7 @@ function setTitle() {
   const name = {
     play: ghost ? w.ghostTrack : w.yourGame, daily: ghost ? `${w.daily} · ${w.ghostTrack}` : w.daily,
     r: `${w.race} ${room}`, watch: `${w.spectating} ${room}`, rules: w.rules, examples: w.examples,
-    replay: w.replay, compare: w.compare, leaderboard: second ? `${w.leaderboards} · ${second === "daily" ? w.dailyBoard : second}` : w.leaderboards,
+    replay: w.replay, compare: w.compare, leaderboard: second ? `${w.leaderboards} · ${second === "daily" ? w.dailyBoard : second === "ratings" ? w.ratings.tab : second}` : w.leaderboards,
     me: w.me.title,
   }[first || ""];
   document.title = first ? `${name || "404"} · Half Moon` : `Half Moon · ${w.tagline}`;
@@ -484,10 +485,11 @@ const hasRanked = (entries) => (entries || []).some((r) => r.ranked === true || 
 function leaderboard(kind, arg) {
   const w = words();
   const out = h("div", {});
-  const codeInput = h("input", { id: "lb-code", name: "code", placeholder: w.codePlaceholder, value: kind && kind !== "daily" ? kind : "" });
+  const codeInput = h("input", { id: "lb-code", name: "code", placeholder: w.codePlaceholder, value: kind && kind !== "daily" && kind !== "ratings" ? kind : "" });
   const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : utcDay(Date.now()) });
   main.append(h("section", { class: "panel" },
     h("h1", {}, w.leaderboards),
+    h("div", { class: "row board-tabs" }, h("a", { href: "/leaderboard/ratings", "data-link": true, class: kind === "ratings" ? "button primary" : "button", "aria-current": kind === "ratings" ? "page" : null }, "★ ", w.ratings.tab)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/${codeInput.value.trim().toUpperCase()}`); } },
       h("label", { for: "lb-code" }, w.perDeal), codeInput, h("button", { class: "primary" }, w.show)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/daily/${dateInput.value}`); } },
@@ -498,6 +500,7 @@ function leaderboard(kind, arg) {
   let subject = "";
   // a day's games open once all its attempts ended: none before the day (UTC) is over
   let replayable = true;
+  if (kind === "ratings") return ratingsBoard(out, w); // the players' ratings (ratings.js)
   if (kind === "daily") {
     url = `/api/daily/${encodeURIComponent(arg || dateInput.value)}/leaderboard`;
     replayable = (arg || dateInput.value) < utcDay(Date.now());

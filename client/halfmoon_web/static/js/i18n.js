@@ -129,6 +129,16 @@ const STRINGS = {
       bot: "Fuori classifica: i bot non entrano in classifica.",
       too_fast: "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
     },
+    ratings: {
+      tab: "Valutazioni", title: "Valutazioni dei giocatori", rating: "Valutazione", games: "Gare valutate",
+      provisional: "provvisoria", provisionalTitle: "Meno gare valutate del necessario: la valutazione si sta ancora assestando.",
+      note: (n) => `Le gare sigillate fra giocatori con una chiave muovono la valutazione (non i bot né le amichevoli; chi non toglie nemmeno una carta non conta). È provvisoria fino a ${n} gare.`,
+      provisionalNote: (n) => `Valutazione provvisoria: ancora ${n} ${n === 1 ? "gara" : "gare"} valutate per renderla definitiva.`,
+      due: "Valutazione: in aggiornamento…", change: "Variazione", history: "La tua valutazione",
+      notRated: "Questa gara non cambia la valutazione: servono almeno due giocatori con una chiave che abbiano tolto almeno una carta.",
+      none: "Nessuna valutazione ancora: la danno le gare sigillate contro altri giocatori.",
+      unavailable: "Valutazioni non disponibili: riprova.",
+    },
     me: {
       title: "Le tue partite", points: "punti", games: "Partite", wins: "Vittorie", cleanWins: "Vittorie pulite", streak: "Giorni di fila",
       best: "Miglior tempo per smazzata", recent: "Ultime partite", date: "Data", mode: "Tipo",
@@ -280,6 +290,16 @@ const STRINGS = {
       daily_retry: "Not ranked: today's ranked attempt was already played under this name or from this network",
       bot: "Not ranked: bots are never ranked.",
       too_fast: "Not ranked: finished faster than a person can tap the cards.",
+    },
+    ratings: {
+      tab: "Ratings", title: "Player ratings", rating: "Rating", games: "Rated races",
+      provisional: "provisional", provisionalTitle: "Fewer rated races than needed: the rating is still settling.",
+      note: (n) => `Sealed races between players with a key move the rating (not bots, not casual games; a player who removes no card does not count). It is provisional for ${n} races.`,
+      provisionalNote: (n) => `Provisional rating: ${n} more rated ${n === 1 ? "race" : "races"} to make it final.`,
+      due: "Rating: being updated…", change: "Change", history: "Your rating",
+      notRated: "This race does not change your rating: it needs at least two players with a key who removed a card.",
+      none: "No rating yet: sealed races against other players give you one.",
+      unavailable: "Ratings are unavailable: try again.",
     },
     me: {
       title: "Your games", points: "points", games: "Games", wins: "Wins", cleanWins: "Clean wins", streak: "Daily streak",

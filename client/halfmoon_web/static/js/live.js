@@ -8,6 +8,7 @@ import { copyText, formatTime, h, localDate, replaceIfChanged } from "./dom.js";
 import { ghostLane, ghostOf } from "./ghost.js";
 import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
+import { ratingLine } from "./ratings.js";
 import { modeRules } from "./modes.js";
 import { Connection, wsUrl } from "./net.js";
 import * as session from "./session.js";
@@ -560,6 +561,8 @@ export function openLive(app, intent) {
         // whether the result is ranked, and why not (docs/security.md, "Ranked and casual results")
         !daily && g.ranked != null ? h("p", { class: "ranking", dataset: { ranked: g.ranked, reason: g.unranked_reason || "" } },
           g.ranked ? w.rankedResult : w.unrankedReasons[g.unranked_reason] || w.unrankedReasons.casual) : null,
+        // a ranked race's game may move the rating: the server rates it a moment after it is stored
+        !daily && g.ranked && g.game != null ? ratingLine(g.game, w) : null,
         daily && !g.code ? h("p", { class: "muted" }, w.dailyCodeLater) : null,
         h("div", { class: "actions" },
           h("button", { type: "button", class: "share", onclick: () => share(g) }, w.shareResult),

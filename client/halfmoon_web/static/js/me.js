@@ -3,6 +3,7 @@
 // Authorization header, never in a URL). Codes the player may not see yet come as null.
 
 import { formatTime, h } from "./dom.js";
+import { ratingSection } from "./ratings.js";
 
 const KEY = "halfmoon.playerKey";
 const WELL_FORMED = /^[A-Za-z0-9_-]{22,64}$/;
@@ -30,7 +31,7 @@ export function historyPage(main, w, lang) {
   const key = playerKey(localStorage);
   fetch("/api/me/history?limit=50", { headers: { Authorization: `Bearer ${key}` } })
     .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
-    .then((data) => box.replaceChildren(...render(data, w, lang)))
+    .then((data) => box.replaceChildren(...render(data, w, lang).filter((x) => x != null))) // (a null would show as "null")
     .catch(() => box.replaceChildren(h("h1", {}, w.me.title), h("p", { role: "alert" }, w.me.unavailable)));
 }
 
@@ -39,6 +40,8 @@ function render(data, w, lang) {
   const title = h("h1", {}, m.title, data.name ? h("span", { class: "muted" }, ` · ${data.name}`) : null);
   const note = h("p", { class: "muted note" }, m.note);
   if (!data.games) return [title, h("p", {}, m.none), note];
+  // the rating, and what each rated race did to it (GET /api/players/{player}/rating)
+  const rating = data.player ? ratingSection(data.player, w, lang) : null;
   const stat = (label, value, name) => h("div", { class: "stat", dataset: { stat: name } }, h("span", { class: "name" }, label), h("span", { class: "value" }, value));
   const replay = (g) => (g.code ? h("a", { href: `/replay/${g.game}`, "data-link": true }, w.replay) : "");
   const clean = (g) => (g.clean ? h("span", { class: "clean", title: m.clean, role: "img", "aria-label": m.clean }, "✓") : "");
@@ -80,6 +83,7 @@ function render(data, w, lang) {
         h("td", {}, m.modes[g.mode] || g.mode, h("br"), h("small", { class: "code" }, code(g))),
         h("td", {}, w.statuses[g.outcome] || g.outcome, h("br"), h("small", { class: "nowrap", dataset: { score: g.score } }, `${g.score} ${m.points}`)),
         h("td", {}, formatTime(g.time_ms)), h("td", {}, clean(g)), h("td", {}, ranked(g)), h("td", {}, replay(g))))),
+    rating,
     note,
   ];
 }
