@@ -4,10 +4,13 @@ environment variables (flags win), and the daily-challenge secret kept in the da
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
+import re
 import secrets
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -31,6 +34,10 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 MAX_SECONDS = 315_360_000
 #: The largest young-generation threshold (``gc.set_threshold`` takes a C int; far past any use).
 MAX_GC_YOUNG = 100_000_000
+
+
+#: A host name as a relying party id may be: labels of letters, digits and hyphens, lower case.
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
 
 
 class Option(NamedTuple):
@@ -192,6 +199,12 @@ class Settings:
     public_url: str | None = None
     #: Extra origins allowed to open ``/ws`` from a browser (besides the server's own).
     allowed_origins: tuple[str, ...] = ()
+    #: The passkeys' WebAuthn relying party id: a host name (never an IP address), the public
+    #: URL's own or one it ends in. None: the public URL's host; with neither, accounts are off
+    #: (``accounts_off``). With an RP id and no public URL, a ceremony's expected origin is the
+    #: request's (``Host``, the scheme from ``X-Forwarded-Proto`` behind a trusted proxy), and
+    #: only when its host is the RP id or ends in ``.`` + it (docs/security.md, "Accounts").
+    rp_id: str | None = None
     countdown_s: float = 3.0
     default_time_limit_s: int = 1800
     #: A daily attempt's time limit; the day's code is public once the day is over and this
@@ -339,6 +352,7 @@ class Settings:
         take("HALFMOON_DATA_DIR", "data_dir", Path)
         take("HALFMOON_STATIC_DIR", "static_dir", Path)
         take("HALFMOON_PUBLIC_URL", "public_url", str)
+        take("HALFMOON_RP_ID", "rp_id", str)
         take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
         take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
         take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
@@ -375,10 +389,30 @@ class Settings:
         settings.validate()
         return settings
 
+    def _validate_rp_id(self) -> None:
+        """The relying party id is a host name (a browser refuses an IP address as one), and the
+        public URL's host is it or ends in ``.`` + it. Raises :class:`SettingsError`."""
+        if self.rp_id is None:
+            return
+        rp_id = self.rp_id
+        try:
+            ipaddress.ip_address(rp_id.strip("[]"))
+        except ValueError:
+            pass
+        else:
+            raise SettingsError(f"rp_id {rp_id!r} is an IP address: a passkey's relying party is a host name")
+        if not _HOST_NAME.fullmatch(rp_id):
+            raise SettingsError(f"rp_id {rp_id!r} is not a host name (lower case, no scheme, port or path)")
+        if self.public_url:
+            host = urllib.parse.urlsplit(self.public_url).hostname or ""
+            if host != rp_id and not host.endswith("." + rp_id):
+                raise SettingsError(f"rp_id {rp_id!r} does not cover the public URL's host {host!r}")
+
     def validate(self) -> None:
         """Raises :class:`SettingsError` for values the server cannot run with."""
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is outside 0-65535")
+        self._validate_rp_id()
         if not 0 <= self.metrics_port <= 65535:
             raise SettingsError(f"metrics_port {self.metrics_port} is outside 0-65535")
         if self.max_msg_size < 256:

@@ -17,6 +17,7 @@ from concurrent.futures import Executor
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
+from halfmoon_server.adapters.accounts import accounts_for
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
 from halfmoon_server.core.limits import AddressCount
@@ -28,7 +29,7 @@ from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.solver.pool import SolverPool, warm_up
-from halfmoon_server.web import keys, rest, static
+from halfmoon_server.web import accounts, keys, rest, static
 from halfmoon_server.web.admission import ConnectionGuard, started_middleware, tcp_limit
 from halfmoon_server.web.connection import WEBSOCKET_PATH, Connection, Flusher, open_files_ctx
 from halfmoon_server.web.cycles import release_transport_cycles
@@ -60,6 +61,7 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     else:
         log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
     app[keys.STORAGE] = TimedStorage(storage, app[keys.METRICS])
+    app[keys.ACCOUNTS] = accounts_for(storage)  # in the same database (tables of 0008)
     yield
     await storage.close()
 
@@ -282,5 +284,6 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.router.add_get(WEBSOCKET_PATH, websocket_handler)
     app.router.add_get("/metrics", metrics_handler)
     rest.add_routes(app)
+    accounts.add_routes(app)
     static.add_routes(app)
     return app

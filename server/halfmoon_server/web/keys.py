@@ -9,7 +9,7 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from halfmoon_server.core.limits import AddressCount
-    from halfmoon_server.ports import Storage
+    from halfmoon_server.ports import Accounts, Storage
     from halfmoon_server.rooms.daily import DailyService
     from halfmoon_server.rooms.lobby import Lobby
     from halfmoon_server.rooms.results import Recorder
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 STORAGE: web.AppKey[Storage] = web.AppKey("storage")
+ACCOUNTS: web.AppKey[Accounts] = web.AppKey("accounts")
 EXECUTOR: web.AppKey[Executor | None] = web.AppKey("executor")
 DAILY: web.AppKey[DailyService] = web.AppKey("daily")
 RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")

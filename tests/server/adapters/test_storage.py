@@ -72,8 +72,11 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
         return set(inspect(sync_conn).get_table_names())
 
     async with engine.connect() as conn:
-        assert await conn.run_sync(tables) == {"alembic_version", "games", "daily_challenges", "daily_attempts"}
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0007"
+        assert await conn.run_sync(tables) == {
+            "alembic_version", "games", "daily_challenges", "daily_attempts",
+            "accounts", "passkeys", "account_players", "account_sessions", "account_tokens",
+        }
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0008"
 
     await check_storage_contract(SqlStorage(engine))
 
