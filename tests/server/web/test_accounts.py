@@ -348,8 +348,8 @@ async def test_bad_input_is_a_clear_error_and_changes_nothing(server: TestServer
         ("/api/account/links/redeem", {"token": ""}, 400, "bad_request"),
     ]
     for path, body, want_status, want_code in cases:
-        status, answer = await phone.call("POST", path, body)
-        assert (status, answer["error"]["code"]) == (want_status, want_code), (path, body, answer)
+        status, refused = await phone.call("POST", path, body)
+        assert (status, refused["error"]["code"]) == (want_status, want_code), (path, body, refused)
     # a credential that is no credential at all, for a real ceremony
     _, options = await phone.call("POST", "/api/account/register/options", {"name": "Ada"})
     junk = {
