@@ -53,6 +53,7 @@ from halfmoon_server.core.accounts import (
     secret_hash,
 )
 from halfmoon_server.core.names import name_key
+from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.web import keys
 from halfmoon_server.web.rest import ApiError, base_url, current_session, json_response, read_body
 
@@ -487,6 +488,29 @@ async def redeem_device_link(request: web.Request) -> web.Response:
     secret, session, linked = await _start_session(request, party, data["account"], None, _label(body, "device"))
     view = await _account_view(request, session)
     return _with_cookie(json_response({"account": view, "player_linked": linked}, 201), party, secret)
+
+
+async def check_ranked_name(app: web.Application, name: str, player: str | None) -> None:
+    """In ranked play (a daily attempt, a sealed race) a name registered to an account — or one
+    that looks like it (:func:`~halfmoon_server.core.names.name_key`) — is that account's: only a
+    player key linked to it may use it.
+
+    Raises :class:`~halfmoon_server.errors.Refusal` ``name_reserved`` (another identity), or
+    ``unavailable`` (the database did not answer: nothing changed)."""
+    accounts = app.get(keys.ACCOUNTS)
+    if accounts is None:
+        return
+    try:
+        account = await accounts.account_of_name(name_key(name))
+        if account is None or (player is not None and player in await accounts.players_of(account.id)):
+            return
+    except StorageError:
+        raise Refusal("unavailable", "the server cannot check names right now; nothing changed: try again") from None
+    raise Refusal(
+        "name_reserved",
+        f"the name {name!r} (or one that looks like it) belongs to an account: sign in to it on this device"
+        " to race under it in ranked play, or pick another name",
+    )
 
 
 def add_routes(app: web.Application) -> None:

@@ -25,6 +25,7 @@ from halfmoon_server.ports import FinishedGame
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.passkeys import SoftPasskey
+from tests.server.support import WsClient
 
 ORIGIN = "http://localhost:8123"
 RP_ID = "localhost"
@@ -364,3 +365,41 @@ async def test_bad_input_is_a_clear_error_and_changes_nothing(server: TestServer
     status, body = await phone.register(SoftPasskey(RP_ID, ORIGIN))
     assert (status, body["error"]["code"]) == (401, "bad_player_key")
     assert (await phone.call("GET", "/api/account", origin=None, key=False))[0] == 401
+
+
+async def test_an_accounts_name_is_refused_to_other_identities_in_ranked_play(server: TestServer, devices: Any) -> None:
+    phone = devices()
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    stranger_key = secrets.token_urlsafe(32)
+    clients: list[WsClient] = []
+
+    async def enter(kind: str, name: str, key: str | None, **fields: Any) -> dict[str, Any]:
+        client = await WsClient.connect(server, name)
+        clients.append(client)
+        extra = {} if key is None else {"player_key": key}
+        await client.send(kind, name=name, **extra, **fields)
+        return await client.next("welcome", "error")
+
+    try:
+        # the daily: a look-alike of the account's name, with another key or none, is refused
+        for name, key in (("ADA", stranger_key), ("Ada", None), ("ada", stranger_key)):
+            refused = await enter("daily", name, key)
+            assert (refused["type"], refused.get("code")) == ("error", "name_reserved"), (name, refused)
+            assert "belongs to an account" in refused["message"]
+        # a sealed (ranked) race too; an open race's casual game is not ranked: no refusal
+        async with aiohttp.ClientSession() as http:
+            async with http.post(server.make_url("/api/rooms"), json={}) as response:
+                sealed = (await response.json())["room"]
+            async with http.post(server.make_url("/api/rooms"), json={"code": "HM1-N-AAAAAAB"}) as response:
+                open_race = (await response.json())["room"]
+        refused = await enter("join", "Ada", stranger_key, room=sealed)
+        assert (refused["type"], refused.get("code")) == ("error", "name_reserved")
+        assert (await enter("join", "Ada", stranger_key, room=open_race))["type"] == "welcome"
+        assert (await enter("solo", "Ada", stranger_key, code="HM1-N-AAAAAAB"))["type"] == "welcome"
+        # the account's own player key races under its name; another name is anybody's
+        assert (await enter("join", "Ada", phone.key, room=sealed))["type"] == "welcome"
+        assert (await enter("daily", "Ada", phone.key))["type"] == "welcome"
+        assert (await enter("daily", "Bo", stranger_key))["type"] == "welcome"
+    finally:
+        for client in clients:
+            await client.close()
