@@ -470,7 +470,8 @@ async def create_device_link(request: web.Request) -> web.Response:
     now = request.app[keys.SETTINGS].clock.now_ms()
     expires = now + DEVICE_LINK_TTL_MS
     await request.app[keys.ACCOUNTS].put_token(secret_hash(token), DEVICE_LINK, {"account": session.account}, expires)
-    return json_response({"token": token, "url": f"{base_url(request)}/#link={token}", "expires_at": expires}, 201)
+    url = f"{base_url(request)}/account#link={token}"
+    return json_response({"token": token, "url": url, "expires_at": expires}, 201)
 
 
 async def redeem_device_link(request: web.Request) -> web.Response:

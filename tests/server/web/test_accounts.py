@@ -291,7 +291,7 @@ async def test_a_one_time_link_adds_a_device_once_and_only_in_time(
     await store_game(server, "tv1", tv.key, 1)
     assert (await phone.register(SoftPasskey(RP_ID, ORIGIN)))[0] == 201
     status, link = await phone.call("POST", "/api/account/links", {})
-    assert status == 201 and link["url"] == f"{ORIGIN}/#link={link['token']}"
+    assert status == 201 and link["url"] == f"{ORIGIN}/account#link={link['token']}"
     status, body = await tv.call("POST", "/api/account/links/redeem", {"token": link["token"], "label": "TV"})
     assert status == 201, body
     assert body["player_linked"] is True
