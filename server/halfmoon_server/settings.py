@@ -73,6 +73,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("room_burst", "HALFMOON_ROOM_BURST", float, "--room-burst", "new rooms an address may create at once"),
     Option("room_per_min", "HALFMOON_ROOM_PER_MIN", float, "--room-per-min", "new rooms an address may make a minute"),
+    Option(
+        "account_burst", "HALFMOON_ACCOUNT_BURST", float, "--account-burst",
+        "passkey ceremonies and device-link uses an address may start at once",
+    ),
+    Option(
+        "account_per_min", "HALFMOON_ACCOUNT_PER_MIN", float, "--account-per-min",
+        "passkey ceremonies and device-link uses an address may start a minute",
+    ),
     Option("event_log", "HALFMOON_EVENT_LOG", int, "--event-log", "room events kept for a resume"),
     Option(
         "default_time_limit_s", "HALFMOON_TIME_LIMIT_S", int, "--time-limit",
@@ -228,6 +236,10 @@ class Settings:
     #: a steady rate per minute. Without it one client could fill ``max_rooms`` for everyone.
     room_burst: float = 30.0
     room_per_min: float = 10.0
+    #: Passkey ceremonies (each keeps a challenge in the database) and device-link uses one client
+    #: address may start: a burst, then a steady rate per minute (429 ``rate_limited`` beyond).
+    account_burst: float = 20.0
+    account_per_min: float = 10.0
     #: Behind a proxy (nginx), take the client's address from the last X-Forwarded-For entry
     #: (the one the proxy appended) instead of the socket's peer, which is the proxy itself.
     trust_forwarded: bool = False
@@ -421,6 +433,8 @@ class Settings:
             raise SettingsError(f"max_send_buffer {self.max_send_buffer} is too small (at least 4096 bytes)")
         if self.room_burst < 1 or self.room_per_min <= 0:
             raise SettingsError("room_burst must be at least 1 and room_per_min positive")
+        if self.account_burst < 1 or self.account_per_min <= 0:
+            raise SettingsError("account_burst must be at least 1 and account_per_min positive")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
         if not 60 <= self.daily_time_limit_s <= 86_400:

@@ -55,6 +55,7 @@ from halfmoon_server.core.accounts import (
 from halfmoon_server.core.names import name_key
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.web import keys
+from halfmoon_server.web.connection import client_address
 from halfmoon_server.web.rest import ApiError, base_url, current_session, json_response, read_body
 
 #: The relying party's name a browser shows beside the passkey.
@@ -121,6 +122,19 @@ def check_origin(request: web.Request, party: RelyingParty) -> None:
     if origin != party.origin:
         shown = "no Origin" if origin is None else f"Origin {origin[:100]!r}"
         raise ApiError(403, "forbidden_origin", f"{shown}: account requests must come from {party.origin}")
+
+
+def _spend_credit(request: web.Request) -> None:
+    """A ceremony or a device-link use costs the client's address a credit (``--account-burst``,
+    ``--account-per-min``): each keeps or looks up a token in the database, and needs no sign-in.
+    Raises :class:`ApiError` 429 ``rate_limited``."""
+    limits = request.app.get(keys.ACCOUNT_LIMITS)
+    if limits is None:
+        return
+    settings = request.app[keys.SETTINGS]
+    client = client_address(request, trust_forwarded=settings.trust_forwarded)
+    if not limits.allow(client, settings.clock.now_ms() / 1000.0):
+        raise ApiError(429, "rate_limited", "too many passkey ceremonies from your address lately: wait a minute")
 
 
 async def _json_body(request: web.Request, limit: int = MAX_CREDENTIAL_BODY) -> dict[str, Any]:
@@ -279,6 +293,7 @@ async def registration_options(request: web.Request) -> web.Response:
     passkey for the signed-in account."""
     party = relying_party(request)
     check_origin(request, party)
+    _spend_credit(request)
     body = await _json_body(request)
     accounts = request.app[keys.ACCOUNTS]
     session = await current_session(request)
@@ -369,6 +384,7 @@ async def signin_options(request: web.Request) -> web.Response:
     credentials: the authenticator offers the ones it holds)."""
     party = relying_party(request)
     check_origin(request, party)
+    _spend_credit(request)
     options = generate_authentication_options(
         rp_id=party.id, timeout=CEREMONY_TTL_MS, user_verification=UserVerificationRequirement.PREFERRED
     )
@@ -478,6 +494,7 @@ async def redeem_device_link(request: web.Request) -> web.Response:
     """Sign this device in with a one-time link (then it is used up) and link its player key."""
     party = relying_party(request)
     check_origin(request, party)
+    _spend_credit(request)
     body = await _json_body(request)
     token = _text(body, "token")
     assert token is not None

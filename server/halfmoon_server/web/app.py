@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 from halfmoon_server.adapters.accounts import accounts_for
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
-from halfmoon_server.core.limits import AddressCount
+from halfmoon_server.core.limits import AddressCount, CreatorLimits
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.ports import RoomLog
 from halfmoon_server.rooms.daily import DailyService
@@ -271,6 +271,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.FLUSHER] = Flusher()
     app[keys.METRICS] = Metrics()
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
+    app[keys.ACCOUNT_LIMITS] = CreatorLimits(settings.account_burst, settings.account_per_min / 60.0)
     app[keys.THROTTLE] = Throttle(logging.getLogger("halfmoon_server.rest"))
     app.cleanup_ctx.append(open_files_ctx)
     app.cleanup_ctx.append(lag_probe_ctx)

@@ -81,7 +81,7 @@ class Device:
 
 @pytest.fixture
 async def server(start_server: StartServer) -> TestServer:
-    return await start_server(public_url=ORIGIN)
+    return await start_server(public_url=ORIGIN, account_burst=1000.0)
 
 
 @pytest.fixture
@@ -403,3 +403,22 @@ async def test_an_accounts_name_is_refused_to_other_identities_in_ranked_play(se
     finally:
         for client in clients:
             await client.close()
+
+
+async def test_ceremonies_from_one_address_are_rate_limited(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(public_url=ORIGIN, account_burst=3, account_per_min=6)
+    device = Device(server)
+    try:
+        for _ in range(3):
+            assert (await device.call("POST", "/api/account/signin/options"))[0] == 200
+        status, body = await device.call("POST", "/api/account/register/options", {"name": "Ada"})
+        assert (status, body["error"]["code"]) == (429, "rate_limited")
+        status, body = await device.call("POST", "/api/account/links/redeem", {"token": "x" * 43})
+        assert (status, body["error"]["code"]) == (429, "rate_limited")
+        clock.advance(10_000)  # 6 a minute: one credit back
+        assert (await device.call("POST", "/api/account/signin/options"))[0] == 200
+        assert (await device.call("POST", "/api/account/signin/options"))[0] == 429
+    finally:
+        await device.close()
