@@ -19,6 +19,9 @@ SESSION_COOKIE = "hm_session"
 CEREMONY_TTL_MS = 5 * 60 * 1000
 #: A one-time link to add a device is good this long, and once.
 DEVICE_LINK_TTL_MS = 10 * 60 * 1000
+#: Adding a passkey to an account needs a session begun this recently (a fresh sign-in): a stolen
+#: cookie alone cannot plant a passkey of its own.
+REAUTH_WINDOW_MS = 10 * 60 * 1000
 #: A session (a signed-in device) lasts this long after it began; signing in again makes a new one.
 SESSION_TTL_MS = 90 * 24 * 3600 * 1000
 

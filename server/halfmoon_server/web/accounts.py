@@ -43,6 +43,7 @@ from halfmoon_server.core.accounts import (
     CEREMONY_TTL_MS,
     DEVICE_LINK,
     DEVICE_LINK_TTL_MS,
+    REAUTH_WINDOW_MS,
     REGISTRATION,
     SESSION_COOKIE,
     SESSION_TTL_MS,
@@ -199,6 +200,9 @@ async def _start_session(
     now = request.app[keys.SETTINGS].clock.now_ms()
     player = _player_of(request)
     linked = None if player is None else await accounts.link_player(account, player, now)
+    older = await current_session(request)
+    if older is not None:  # this device signs in again: its older session ends (one row a device)
+        await accounts.end_session(older.account, older.id)
     secret = secrets.token_urlsafe(32)
     session = Session(
         id=secrets.token_urlsafe(12),
@@ -262,6 +266,14 @@ async def _account_view(request: web.Request, session: Session) -> dict[str, Any
     }
 
 
+def _check_fresh(request: web.Request, session: Session) -> None:
+    """Adding a passkey needs a session begun within :data:`~halfmoon_server.core.accounts.REAUTH_WINDOW_MS`.
+    Raises :class:`ApiError` 401 ``sign_in_again``."""
+    if request.app[keys.SETTINGS].clock.now_ms() - session.created_ms > REAUTH_WINDOW_MS:
+        message = "adding a passkey needs a fresh sign-in on this device: sign in again first"
+        raise ApiError(401, "sign_in_again", message)
+
+
 async def _ceremony(request: web.Request, purpose: str, data: dict[str, Any], options_json: str) -> web.Response:
     ceremony = secrets.token_urlsafe(32)
     now = request.app[keys.SETTINGS].clock.now_ms()
@@ -302,6 +314,7 @@ async def registration_options(request: web.Request) -> web.Response:
         account = await accounts.account(session.account)
         if account is None:
             raise ApiError(401, "not_signed_in", "the account is gone: sign in again")
+        _check_fresh(request, session)
         account_id, name, new = account.id, account.name, False
         held = await accounts.passkeys_of(account_id)
         exclude = [PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.id)) for p in held]
@@ -371,6 +384,7 @@ async def register(request: web.Request) -> web.Response:
         session = await current_session(request)
         if session is None or session.account != data["account"]:
             raise ApiError(401, "not_signed_in", "adding a passkey needs the account signed in on this device")
+        _check_fresh(request, session)
         await accounts.add_passkey(passkey)
         view = await _account_view(request, session)  # this device stays signed in as it was
         return json_response({"account": view, "player_linked": None}, 201)

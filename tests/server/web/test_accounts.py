@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestServer
 
 from halfmoon.protocol import player_key_hash
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.core.accounts import CEREMONY_TTL_MS, DEVICE_LINK_TTL_MS, SESSION_COOKIE
+from halfmoon_server.core.accounts import CEREMONY_TTL_MS, DEVICE_LINK_TTL_MS, REAUTH_WINDOW_MS, SESSION_COOKIE
 from halfmoon_server.ports import FinishedGame
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
@@ -422,3 +422,29 @@ async def test_ceremonies_from_one_address_are_rate_limited(
         assert (await device.call("POST", "/api/account/signin/options"))[0] == 429
     finally:
         await device.close()
+
+
+async def test_adding_a_passkey_needs_a_fresh_sign_in_and_signing_in_again_replaces_the_devices_session(
+    server: TestServer, devices: Any, clock: ManualClock
+) -> None:
+    phone = devices()
+    first = SoftPasskey(RP_ID, ORIGIN)
+    assert (await phone.register(first))[0] == 201
+    clock.advance(REAUTH_WINDOW_MS + 1)
+    # a cookie alone (stolen, or just old) cannot plant a passkey
+    status, body = await phone.call("POST", "/api/account/register/options", {})
+    assert (status, body["error"]["code"]) == (401, "sign_in_again")
+    # signing in again on this device: a fresh session replaces the old one (still one device)
+    old = phone.cookie()
+    assert (await phone.sign_in(first))[0] == 200
+    assert phone.cookie() != old
+    _, account = await phone.call("GET", "/api/account", origin=None)
+    assert len(account["devices"]) == 1
+    status, options = await phone.call("POST", "/api/account/register/options", {})
+    assert status == 200
+    credential = SoftPasskey(RP_ID, ORIGIN).create(options["publicKey"])
+    status, body = await phone.call("POST", "/api/account/register", answer(options, credential))
+    assert status == 201 and len(body["account"]["passkeys"]) == 2
+    thief = devices()
+    thief.http.cookie_jar.update_cookies({SESSION_COOKIE: old})
+    assert (await thief.call("GET", "/api/account", origin=None))[0] == 401

@@ -137,7 +137,13 @@ export function accountPage(app, main, w, lang) {
       h("div", { class: "menu account-actions" },
         h("button", { type: "button", id: "account-add-passkey", onclick: async () => {
           say(a.working);
-          const answer = await ceremony("register", {});
+          let answer = await ceremony("register", {});
+          if (answer.status === 401 && answer.data && answer.data.error && answer.data.error.code === "sign_in_again") {
+            // a passkey is added only right after a sign-in: sign in again here, then add it
+            say(a.signInFirst);
+            const again = await ceremony("signin");
+            answer = again.ok ? await ceremony("register", {}) : again;
+          }
           if (answer.ok) signedIn(answer.data.account, a.passkeyAdded); else failed(answer);
         } }, a.addPasskey),
         h("button", { type: "button", id: "account-link", onclick: async () => {

@@ -153,7 +153,10 @@ const STRINGS = {
         last_passkey: "È l'unica passkey dell'account: aggiungine un'altra prima di toglierla.",
         not_signed_in: "Non hai fatto l'accesso.", cancelled: "Annullato.",
         bad_ceremony: "È passato troppo tempo: riprova.",
+        rate_limited: "Troppi tentativi da questa rete: aspetta un minuto.",
+        sign_in_again: "Per aggiungere una passkey accedi di nuovo.",
       },
+      signInFirst: "Prima accedi di nuovo con una passkey che hai già.",
     },
     me: {
       title: "Le tue partite", points: "punti", games: "Partite", wins: "Vittorie", cleanWins: "Vittorie pulite", streak: "Giorni di fila",
@@ -321,7 +324,10 @@ const STRINGS = {
         last_passkey: "It is the account's only passkey: add another before removing it.",
         not_signed_in: "You are not signed in.", cancelled: "Cancelled.",
         bad_ceremony: "That took too long: try again.",
+        rate_limited: "Too many tries from this network: wait a minute.",
+        sign_in_again: "Sign in again to add a passkey.",
       },
+      signInFirst: "First sign in again with a passkey you have.",
     },
     me: {
       title: "Your games", points: "points", games: "Games", wins: "Wins", cleanWins: "Clean wins", streak: "Daily streak",
