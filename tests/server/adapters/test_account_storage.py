@@ -4,6 +4,7 @@ account; revoking a passkey ends the sessions it signed in; an expired session i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -81,3 +82,10 @@ async def test_revoking_a_passkey_ends_its_sessions_and_an_expired_session_is_no
     assert await any_accounts.session("hash-s3", 9_999) is not None
     assert await any_accounts.session("hash-s3", 10_000) is None
     assert await any_accounts.sessions_of("acc1", 10_000) == []
+
+
+async def test_of_many_takers_of_one_token_at_once_exactly_one_gets_it(any_accounts: Accounts) -> None:
+    for round_ in range(5):
+        await any_accounts.put_token(f"race{round_}", SIGN_IN, {"challenge": "abc"}, 5000)
+        taken = await asyncio.gather(*(any_accounts.take_token(f"race{round_}", SIGN_IN, 4000) for _ in range(8)))
+        assert sum(1 for t in taken if t is not None) == 1, taken

@@ -448,3 +448,26 @@ async def test_adding_a_passkey_needs_a_fresh_sign_in_and_signing_in_again_repla
     thief = devices()
     thief.http.cookie_jar.update_cookies({SESSION_COOKIE: old})
     assert (await thief.call("GET", "/api/account", origin=None))[0] == 401
+
+
+async def test_on_postgresql_a_synced_passkey_signs_in_once_per_challenge_and_history_follows(
+    start_server: StartServer, pg_database: str
+) -> None:
+    server = await start_server(public_url=ORIGIN, account_burst=1000.0, db_url=pg_database)
+    phone, laptop = Device(server), Device(server)
+    try:
+        await store_game(server, "phone1", phone.key, 1)
+        await store_game(server, "laptop1", laptop.key, 2)
+        passkey = SoftPasskey(RP_ID, ORIGIN)
+        assert (await phone.register(passkey))[0] == 201
+        _, options = await laptop.call("POST", "/api/account/signin/options")
+        finished = answer(options, passkey.get(options["publicKey"]))
+        assert (await laptop.call("POST", "/api/account/signin", finished))[0] == 200
+        status, body = await laptop.call("POST", "/api/account/signin", finished)
+        assert (status, body["error"]["code"]) == (400, "bad_ceremony")
+        assert await history_ids(laptop, key=False) == ["laptop1", "phone1"]
+        status, body = await laptop.sign_in(passkey, count=1)
+        assert (status, body["error"]["code"]) == (401, "passkey_refused")
+    finally:
+        await phone.close()
+        await laptop.close()
