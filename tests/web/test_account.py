@@ -3,15 +3,18 @@
 keys, user verification) against ``http://localhost:PORT`` (an IP address cannot be a relying
 party): a phone registers a passkey and keeps its games; a desktop signs in with the same passkey
 copied to its own authenticator (a synced passkey: ``WebAuthn.getCredentials`` /
-``WebAuthn.addCredential``) and sees both devices' games; the phone revokes the desktop, which is
-signed out; a one-time link adds a third device. axe-core checks the page signed out and in;
-screenshots at phone (390×844) and desktop (1280×800) sizes."""
+``WebAuthn.addCredential``) and sees both devices' games; a one-time link adds a third device; a
+terminal's short code is approved on the phone; the phone revokes the desktop, which is signed
+out. axe-core checks the page signed out and in; screenshots at phone (390×844) and desktop
+(1280×800) sizes."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -100,6 +103,20 @@ class Device:
         assert not self.errors, f"JavaScript errors in the page: {self.errors}"
 
 
+def terminal_code(base: str, key: str) -> str:
+    """A code as ``halfmoon link`` gets it for its player key."""
+    request = urllib.request.Request(f"{base}/api/account/terminal", data=b"{}", method="POST",
+                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(json.loads(response.read())["code"])
+
+
+def linked_account(base: str, key: str) -> str:
+    request = urllib.request.Request(f"{base}/api/account/player", headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(json.loads(response.read())["account"])
+
+
 def history_games(device: Device) -> list[str]:
     device.page.goto("/me")
     expect(device.page.locator("section.history table").first).to_be_visible()
@@ -165,6 +182,14 @@ def test_a_passkey_made_on_a_phone_signs_in_a_desktop_which_the_phone_then_revok
         expect(tv.page.locator("#account-status")).to_contain_text("linked")
         assert "#link=" not in tv.page.url
         expect(tv.page.locator("#devices li")).to_have_count(3)
+
+        # a terminal's code (halfmoon link) approved on the phone: the terminal's key is the account's
+        terminal_key = secrets.token_urlsafe(32)
+        code = terminal_code(base, terminal_key)
+        phone.page.fill("#terminal-code", code.lower().replace("-", ""))
+        phone.page.locator("#terminal-approve button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Terminale collegato")
+        assert linked_account(base, terminal_key) == "Ada"
 
         # the phone revokes the desktop: the desktop is signed out
         phone.page.goto("/account")

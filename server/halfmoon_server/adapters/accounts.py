@@ -194,6 +194,14 @@ class SqlAccounts:
 
         return await self._storage.run("cannot list the account's player keys", read)
 
+    async def account_of_player(self, player: str) -> str | None:
+        async def read() -> AccountPlayerRow | None:
+            async with self._sessions() as session:
+                return await session.get(AccountPlayerRow, player)
+
+        row = await self._storage.run("cannot read the player key's account", read)
+        return None if row is None else row.account_id
+
     async def add_session(self, session_: Session) -> None:
         async def insert() -> None:
             async with self._sessions.begin() as session:
@@ -309,6 +317,9 @@ class MemoryAccounts:
 
     async def players_of(self, account_id: str) -> list[str]:
         return [player for player, account in self.players.items() if account == account_id]
+
+    async def account_of_player(self, player: str) -> str | None:
+        return self.players.get(player)
 
     async def add_session(self, session: Session) -> None:
         self.sessions[session.secret_hash] = session

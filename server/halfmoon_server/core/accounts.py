@@ -27,9 +27,30 @@ SESSION_TTL_MS = 90 * 24 * 3600 * 1000
 
 #: What a stored token is for: each is taken back only for its own purpose.
 REGISTRATION = "register"
+TERMINAL = "terminal"
 SIGN_IN = "signin"
 DEVICE_LINK = "link"
-PURPOSES = frozenset({REGISTRATION, SIGN_IN, DEVICE_LINK})
+PURPOSES = frozenset({REGISTRATION, SIGN_IN, DEVICE_LINK, TERMINAL})
+
+#: A terminal's link code: 8 symbols of an alphabet without look-alikes (40 bits), shown as
+#: ``ABCD-EFGH``; approved from a signed-in browser within :data:`DEVICE_LINK_TTL_MS`, once.
+TERMINAL_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+TERMINAL_CODE_LENGTH = 8
+
+
+def normalise_terminal_code(text: str) -> str | None:
+    """A terminal code as typed (any case, with or without its dash and spaces) in its canonical
+    form, or None when it cannot be one.
+
+    >>> normalise_terminal_code(" abcd-efgh ")
+    'ABCDEFGH'
+    >>> normalise_terminal_code("ABCD-EFG0") is None
+    True
+    """
+    code = "".join(text.split()).replace("-", "").upper()
+    if len(code) != TERMINAL_CODE_LENGTH or any(ch not in TERMINAL_ALPHABET for ch in code):
+        return None
+    return code
 
 
 def secret_hash(secret: str) -> str:

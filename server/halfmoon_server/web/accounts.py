@@ -48,9 +48,13 @@ from halfmoon_server.core.accounts import (
     SESSION_COOKIE,
     SESSION_TTL_MS,
     SIGN_IN,
+    TERMINAL,
+    TERMINAL_ALPHABET,
+    TERMINAL_CODE_LENGTH,
     Account,
     Passkey,
     Session,
+    normalise_terminal_code,
     secret_hash,
 )
 from halfmoon_server.core.names import name_key
@@ -522,6 +526,59 @@ async def redeem_device_link(request: web.Request) -> web.Response:
     return _with_cookie(json_response({"account": view, "player_linked": linked}, 201), party, secret)
 
 
+async def create_terminal_code(request: web.Request) -> web.Response:
+    """A short code for a terminal client (its player key in ``Authorization: Bearer``) to show its
+    player; approved in a signed-in browser (:func:`approve_terminal_code`) within 10 minutes,
+    once, it links the terminal's player key to that account. Raises :class:`ApiError` 401
+    ``no_player_key``/``bad_player_key``, 429 ``rate_limited``."""
+    relying_party(request)
+    _spend_credit(request)
+    player = _player_of(request)
+    if player is None:
+        raise ApiError(401, "no_player_key", "send the terminal's player key as 'Authorization: Bearer <key>'")
+    code = "".join(secrets.choice(TERMINAL_ALPHABET) for _ in range(TERMINAL_CODE_LENGTH))
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    expires = now + DEVICE_LINK_TTL_MS
+    await request.app[keys.ACCOUNTS].put_token(secret_hash(code), TERMINAL, {"player": player}, expires)
+    return json_response({"code": f"{code[:4]}-{code[4:]}", "expires_at": expires}, 201)
+
+
+async def approve_terminal_code(request: web.Request) -> web.Response:
+    """Link the terminal whose code this is to the signed-in account (the code is used up either
+    way). Raises :class:`ApiError` 400 ``bad_terminal_code``, 401 ``not_signed_in``, 409
+    ``player_taken`` (that terminal's key is another account's)."""
+    party = relying_party(request)
+    check_origin(request, party)
+    _spend_credit(request)
+    session = await _signed_in(request)
+    body = await _json_body(request)
+    code = normalise_terminal_code(_text(body, "code", limit=40) or "")
+    now = request.app[keys.SETTINGS].clock.now_ms()
+    accounts = request.app[keys.ACCOUNTS]
+    data = None if code is None else await accounts.take_token(secret_hash(code), TERMINAL, now)
+    if data is None:
+        raise ApiError(400, "bad_terminal_code", "no terminal shows this code (or it was used, or expired)")
+    if not await accounts.link_player(session.account, data["player"], now):
+        raise ApiError(409, "player_taken", "that terminal is linked to another account")
+    return json_response({"linked": True})
+
+
+async def linked_account(request: web.Request) -> web.Response:
+    """The account the player key in ``Authorization: Bearer`` is linked to (what a terminal asks
+    while its code waits for approval). Raises :class:`ApiError` 401 ``no_player_key``, 404
+    ``not_linked``."""
+    relying_party(request)
+    player = _player_of(request)
+    if player is None:
+        raise ApiError(401, "no_player_key", "send your player key as 'Authorization: Bearer <key>'")
+    accounts = request.app[keys.ACCOUNTS]
+    account_id = await accounts.account_of_player(player)
+    account = None if account_id is None else await accounts.account(account_id)
+    if account is None:
+        raise ApiError(404, "not_linked", "this player key is linked to no account")
+    return json_response({"account": account.name})
+
+
 async def check_ranked_name(app: web.Application, name: str, player: str | None) -> None:
     """In ranked play (a daily attempt, a sealed race) a name registered to an account — or one
     that looks like it (:func:`~halfmoon_server.core.names.name_key`) — is that account's: only a
@@ -556,3 +613,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_delete("/api/account/devices/{device}", revoke_device)
     app.router.add_post("/api/account/links", create_device_link)
     app.router.add_post("/api/account/links/redeem", redeem_device_link)
+    app.router.add_post("/api/account/terminal", create_terminal_code)
+    app.router.add_post("/api/account/terminal/approve", approve_terminal_code)
+    app.router.add_get("/api/account/player", linked_account)

@@ -8,6 +8,7 @@ replayed, forged, cloned or wrong-origin assertion is refused; state changes nee
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import sqlite3
 from datetime import UTC, datetime, timedelta
@@ -471,3 +472,38 @@ async def test_on_postgresql_a_synced_passkey_signs_in_once_per_challenge_and_hi
     finally:
         await phone.close()
         await laptop.close()
+
+
+async def test_a_terminal_is_linked_with_a_short_code_approved_once_in_a_signed_in_browser(
+    server: TestServer, devices: Any, clock: ManualClock
+) -> None:
+    phone, terminal, other = devices(), devices(), devices()
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    await store_game(server, "term1", terminal.key, 1)
+    status, body = await terminal.call("GET", "/api/account/player", origin=None)
+    assert (status, body["error"]["code"]) == (404, "not_linked")
+    status, shown = await terminal.call("POST", "/api/account/terminal", origin=None)
+    assert status == 201 and re.fullmatch(r"[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}", shown["code"]), shown
+    # a browser signed in nowhere cannot approve it; a mistyped code is refused and changes nothing
+    status, body = await other.call("POST", "/api/account/terminal/approve", {"code": shown["code"]})
+    assert (status, body["error"]["code"]) == (401, "not_signed_in")
+    status, body = await phone.call("POST", "/api/account/terminal/approve", {"code": "AAAA-AAA0"})
+    assert (status, body["error"]["code"]) == (400, "bad_terminal_code")
+    # typed in lower case without the dash: approved, the terminal's key linked
+    typed = shown["code"].replace("-", "").lower()
+    assert (await phone.call("POST", "/api/account/terminal/approve", {"code": typed}))[0] == 200
+    status, body = await terminal.call("GET", "/api/account/player", origin=None)
+    assert (status, body) == (200, {"account": "Ada"})
+    assert await history_ids(phone, key=False) == ["term1"]
+    # once only
+    status, body = await phone.call("POST", "/api/account/terminal/approve", {"code": shown["code"]})
+    assert (status, body["error"]["code"]) == (400, "bad_terminal_code")
+    # and within its time
+    _, late = await other.call("POST", "/api/account/terminal", origin=None)
+    clock.advance(DEVICE_LINK_TTL_MS + 1)
+    status, body = await phone.call("POST", "/api/account/terminal/approve", {"code": late["code"]})
+    assert (status, body["error"]["code"]) == (400, "bad_terminal_code")
+    assert (await other.call("GET", "/api/account/player", origin=None))[0] == 404
+    # a terminal code needs the terminal's player key
+    status, body = await terminal.call("POST", "/api/account/terminal", origin=None, key=False)
+    assert (status, body["error"]["code"]) == (401, "no_player_key")

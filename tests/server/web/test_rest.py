@@ -52,6 +52,9 @@ def test_openapi_document_is_valid_and_names_every_route() -> None:
         "/api/account/devices/{device}",
         "/api/account/links",
         "/api/account/links/redeem",
+        "/api/account/terminal",
+        "/api/account/terminal/approve",
+        "/api/account/player",
         "/healthz",
         "/readyz",
     }

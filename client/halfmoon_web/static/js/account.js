@@ -3,7 +3,8 @@
 // account's devices and passkeys (each revocable), another passkey, a one-time link for another
 // device, sign-out. The session is an HttpOnly cookie the page never reads; the page sends this
 // browser's player key (Authorization: Bearer) so the server links it to the account. A one-time
-// link arrives as /account#link=TOKEN (a fragment: it never reaches a log).
+// link arrives as /account#link=TOKEN (a fragment: it never reaches a log). A terminal client
+// (`halfmoon link`) shows a short code that a signed-in page approves here.
 
 import { copyText, h } from "./dom.js";
 import { playerKey } from "./me.js";
@@ -118,6 +119,8 @@ export function accountPage(app, main, w, lang) {
 
   function signedIn(account, note) {
     const linkBox = h("div", { id: "device-link" });
+    const terminalCode = h("input", { id: "terminal-code", name: "code", required: true, maxlength: "12", autocomplete: "off",
+      autocapitalize: "characters", spellcheck: false, placeholder: "ABCD-EFGH" });
     const revoke = (path, label) => h("button", { type: "button", class: "small", "aria-label": `${a.revoke}: ${label}`, onclick: async () => {
       const answer = await call("DELETE", path);
       if (answer.ok) load(a.revoked); else failed(answer);
@@ -159,6 +162,13 @@ export function accountPage(app, main, w, lang) {
           if (answer.ok) signedOut(a.signedOut); else failed(answer);
         } }, a.signOut)),
       linkBox,
+      h("h2", {}, a.terminal),
+      h("p", { class: "muted note" }, a.terminalWhy),
+      h("form", { class: "row", id: "terminal-approve", onsubmit: async (e) => {
+        e.preventDefault();
+        const answer = await call("POST", "/api/account/terminal/approve", { code: terminalCode.value });
+        if (answer.ok) { terminalCode.value = ""; load(a.terminalLinked); } else failed(answer);
+      } }, h("label", { for: "terminal-code" }, a.terminalCode), terminalCode, h("button", {}, a.terminalApprove)),
       status);
     if (note) say(note);
   }
