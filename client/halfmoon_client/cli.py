@@ -1,4 +1,4 @@
-"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race``, ``bot`` and ``history``.
+"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race``, ``bot``, ``history`` and ``link``.
 
 Each ``register_X(sub)`` adds its parser and sets ``func(args) -> exit status``; the command
 runs its coroutine with :func:`asyncio.run`. A client error (unreachable server, unknown room,
@@ -11,7 +11,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from halfmoon.cli import positive_int
@@ -19,7 +20,7 @@ from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room
 from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
 from halfmoon_client.ghost import Ghost
-from halfmoon_client.rest import create_room, history, stored_game
+from halfmoon_client.rest import create_room, history, linked_account_sync, stored_game, terminal_code_sync
 from halfmoon_client.screens import history_lines, results_table
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.strategy import STRATEGIES
@@ -175,6 +176,63 @@ def run_history(args: argparse.Namespace) -> int:
     print()
     print(say("history_key", args.lang, path=book.path.with_name("player-keys.json")))
     return 0
+
+
+# -- link --------------------------------------------------------------------------------------
+
+#: How often ``halfmoon link`` asks whether its code was approved.
+LINK_POLL_S = 2.0
+
+
+def register_link(sub: Sub) -> None:
+    p = sub.add_parser(
+        "link",
+        help="link this terminal to your account",
+        description="Link this terminal's player key to your account on a server: the command shows a "
+        "short code; type it in the account page of a browser where you are signed in (within 10 minutes). "
+        "Your games from here then join the account's history, and your account's name is yours here "
+        "in ranked play.",
+    )
+    _server_arg(p)
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
+    p.set_defaults(func=run_link)
+
+
+async def link_terminal(
+    server: str, key: str, lang: str, *, now_ms: Callable[[], int] | None = None, poll_s: float = LINK_POLL_S
+) -> bool:
+    """Show a code and wait until a signed-in browser approves it (True) or it expires (False).
+    Raises :class:`ClientError`."""
+    clock = now_ms or (lambda: int(time.time() * 1000))
+    account = await asyncio.to_thread(linked_account_sync, server, key)
+    if account is not None:
+        print(say("link_already", lang, account=account))
+        return True
+    code, expires_at = await asyncio.to_thread(terminal_code_sync, server, key)
+    print(say("link_code", lang, server=server, code=code))
+    print(say("link_waiting", lang), flush=True)
+    while clock() < expires_at:
+        await asyncio.sleep(poll_s)
+        account = await asyncio.to_thread(linked_account_sync, server, key)
+        if account is not None:
+            print(say("link_done", lang, account=account))
+            return True
+    print(say("link_expired", lang))
+    return False
+
+
+def run_link(args: argparse.Namespace) -> int:
+    try:
+        server = normalize_server(args.server)
+    except ClientError as exc:
+        print(f"halfmoon link: {exc}", file=sys.stderr)
+        return 1
+    key = SeatBook.default().player_key(server)
+    if key is None:
+        print("halfmoon link: no player key can be kept in the state directory", file=sys.stderr)
+        return 1
+    status, linked = _run("link", link_terminal(server, key, args.lang))
+    return status if linked is None else (0 if linked else 1)
 
 
 # -- watch -------------------------------------------------------------------------------------

@@ -151,3 +151,59 @@ def stored_game_sync(server: str, game_id: str, *, timeout: float = 10.0) -> dic
 async def stored_game(server: str, game_id: str, *, timeout: float = 10.0) -> dict[str, Any]:
     """:func:`stored_game_sync` in a worker thread; raises the same errors."""
     return await asyncio.to_thread(stored_game_sync, server, game_id, timeout=timeout)
+
+
+def _with_key(server: str, path: str, player_key: str, *, method: str, timeout: float) -> tuple[str, int, Any]:
+    """One call of the account API with the player key; the server's base, the status and the
+    JSON answer. Raises :class:`UnreachableError`, :class:`ProtocolError`."""
+    base = normalize_server(server)
+    request = urllib.request.Request(
+        f"{base}{path}",
+        data=b"{}" if method == "POST" else None,
+        headers={"Authorization": f"Bearer {player_key}", "Accept": "application/json",
+                 "Content-Type": "application/json"},
+        method=method,
+    )
+    try:
+        status, payload = _call(request, timeout)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise UnreachableError(f"cannot reach the server at {base}: {reason}") from None
+    except ValueError:
+        raise ProtocolError(f"{base}{path} did not answer JSON: is it a Half Moon server?") from None
+    return base, status, payload
+
+
+def _refusal(base: str, path: str, status: int, payload: Any) -> RefusedError:
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict):
+        return RefusedError(str(error.get("code", status)), str(error.get("message", error)))
+    return RefusedError(str(status), f"{base}{path} answered HTTP {status}")
+
+
+def terminal_code_sync(server: str, player_key: str, *, timeout: float = 10.0) -> tuple[str, int]:
+    """A short code (``ABCD-EFGH``) that links this player key to an account once approved in a
+    signed-in browser (docs/protocol.md, "Accounts"), and when it expires (ms since the epoch).
+
+    Raises :class:`UnreachableError`, :class:`RefusedError` (``accounts_off``,
+    ``rate_limited``…) or :class:`ProtocolError`."""
+    base, status, payload = _with_key(server, "/api/account/terminal", player_key, method="POST", timeout=timeout)
+    if status != 201:
+        raise _refusal(base, "/api/account/terminal", status, payload)
+    if not isinstance(payload, dict) or not isinstance(payload.get("code"), str):
+        raise ProtocolError(f"{base}/api/account/terminal answered {payload!r:.120}, not a code")
+    return payload["code"], int(payload.get("expires_at", 0))
+
+
+def linked_account_sync(server: str, player_key: str, *, timeout: float = 10.0) -> str | None:
+    """The name of the account this player key is linked to; None while it is linked to none.
+
+    Raises :class:`UnreachableError`, :class:`RefusedError` or :class:`ProtocolError`."""
+    base, status, payload = _with_key(server, "/api/account/player", player_key, method="GET", timeout=timeout)
+    if status == 404 and isinstance(payload, dict) and (payload.get("error") or {}).get("code") == "not_linked":
+        return None
+    if status != 200:
+        raise _refusal(base, "/api/account/player", status, payload)
+    if not isinstance(payload, dict) or not isinstance(payload.get("account"), str):
+        raise ProtocolError(f"{base}/api/account/player answered {payload!r:.120}, not an account")
+    return str(payload["account"])

@@ -49,6 +49,7 @@ ENTRY_ERRORS: Final = frozenset(
         "no_such_room",
         "bad_name",
         "name_taken",
+        "name_reserved",
         "room_full",
         "bad_token",
         "bad_code",

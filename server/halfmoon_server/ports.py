@@ -18,6 +18,9 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
   each room's instance puts its summary and drops it, the API reads the list
   (:class:`halfmoon_server.adapters.live_list.MemoryLiveList` for one process,
   :class:`halfmoon_server.adapters.live_list.RedisLiveList` shared by a cluster).
+- :class:`Accounts` — optional accounts: passkeys, linked player keys, sessions, one-time tokens
+  (:class:`halfmoon_server.adapters.accounts.SqlAccounts` beside the SQL storage,
+  :class:`halfmoon_server.adapters.accounts.MemoryAccounts`; :func:`halfmoon_server.adapters.accounts.accounts_for`).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
@@ -29,17 +32,22 @@ from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.rating import Rated, RatedGame
+from halfmoon_server.core.accounts import Account, Passkey, Session
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [
+    "Account",
+    "Accounts",
     "Clock",
     "DailyDay",
     "FinishedGame",
     "Follower",
     "LiveList",
     "Outbox",
+    "Passkey",
     "PlayerGame",
     "RoomLog",
+    "Session",
     "Storage",
     "StoredGame",
 ]
@@ -81,6 +89,10 @@ class Storage(Protocol):
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under a player key's hash, newest first."""
         ...
+    async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
+        """The newest ``limit`` games stored under any of these player key hashes (an account's),
+        newest first."""
+        ...
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
     ) -> bool:
@@ -109,6 +121,49 @@ class Storage(Protocol):
         """``rated`` (with the change), ``due`` (the job has not come to it) or ``not_rated``."""
         ...
     async def close(self) -> None: ...
+
+
+class Accounts(Protocol):
+    """Optional accounts (:mod:`halfmoon_server.core.accounts`). Times are ms of the injected
+    clock; secrets are looked up by their hash only. Every method raises
+    :class:`~halfmoon_server.errors.StorageError` on failure."""
+
+    async def put_token(self, token_hash: str, purpose: str, data: dict[str, Any], expires_ms: int) -> None:
+        """Keep a one-time token (a ceremony's challenge, a device link) until ``expires_ms``."""
+    async def take_token(self, token_hash: str, purpose: str, now_ms: int) -> dict[str, Any] | None:
+        """The token's data, once: it is gone after this call whatever it answers. None: no such
+        token for that purpose, or it expired. Two calls at once: only one gets the data."""
+        ...
+    async def create_account(self, account: Account, passkey: Passkey) -> bool:
+        """Make the account with its first passkey; False (nothing made) when another account holds
+        the name (by ``name_key``)."""
+        ...
+    async def account(self, account_id: str) -> Account | None: ...
+    async def account_of_name(self, name_key: str) -> Account | None: ...
+    async def add_passkey(self, passkey: Passkey) -> None: ...
+    async def passkey(self, credential_id: str) -> Passkey | None: ...
+    async def passkeys_of(self, account_id: str) -> list[Passkey]: ...
+    async def passkey_used(self, credential_id: str, sign_count: int, at_ms: int) -> None: ...
+    async def revoke_passkey(self, account_id: str, credential_id: str) -> bool:
+        """Remove the account's passkey and end every session it signed in; False: no such passkey
+        of that account (nothing changed)."""
+        ...
+    async def link_player(self, account_id: str, player: str, at_ms: int) -> bool:
+        """Link a player key hash to the account (again: nothing changes); False when another
+        account holds it (nothing changes)."""
+        ...
+    async def players_of(self, account_id: str) -> list[str]: ...
+    async def account_of_player(self, player: str) -> str | None:
+        """The id of the account a player key hash is linked to (None: none)."""
+        ...
+    async def add_session(self, session: Session) -> None: ...
+    async def session(self, secret_hash: str, now_ms: int) -> Session | None:
+        """The unexpired session whose secret hashes to ``secret_hash``."""
+        ...
+    async def sessions_of(self, account_id: str, now_ms: int) -> list[Session]: ...
+    async def end_session(self, account_id: str, session_id: str) -> bool:
+        """End the account's session by its public id; False: no such session of that account."""
+        ...
 
 
 class Follower(Protocol):

@@ -4,10 +4,13 @@ environment variables (flags win), and the daily-challenge secret kept in the da
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
+import re
 import secrets
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -31,6 +34,10 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 MAX_SECONDS = 315_360_000
 #: The largest young-generation threshold (``gc.set_threshold`` takes a C int; far past any use).
 MAX_GC_YOUNG = 100_000_000
+
+
+#: A host name as a relying party id may be: labels of letters, digits and hyphens, lower case.
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
 
 
 class Option(NamedTuple):
@@ -66,6 +73,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("room_burst", "HALFMOON_ROOM_BURST", float, "--room-burst", "new rooms an address may create at once"),
     Option("room_per_min", "HALFMOON_ROOM_PER_MIN", float, "--room-per-min", "new rooms an address may make a minute"),
+    Option(
+        "account_burst", "HALFMOON_ACCOUNT_BURST", float, "--account-burst",
+        "passkey ceremonies and device-link uses an address may start at once",
+    ),
+    Option(
+        "account_per_min", "HALFMOON_ACCOUNT_PER_MIN", float, "--account-per-min",
+        "passkey ceremonies and device-link uses an address may start a minute",
+    ),
     Option("event_log", "HALFMOON_EVENT_LOG", int, "--event-log", "room events kept for a resume"),
     Option(
         "default_time_limit_s", "HALFMOON_TIME_LIMIT_S", int, "--time-limit",
@@ -196,6 +211,12 @@ class Settings:
     public_url: str | None = None
     #: Extra origins allowed to open ``/ws`` from a browser (besides the server's own).
     allowed_origins: tuple[str, ...] = ()
+    #: The passkeys' WebAuthn relying party id: a host name (never an IP address), the public
+    #: URL's own or one it ends in. None: the public URL's host; with neither, accounts are off
+    #: (``accounts_off``). With an RP id and no public URL, a ceremony's expected origin is the
+    #: request's (``Host``, the scheme from ``X-Forwarded-Proto`` behind a trusted proxy), and
+    #: only when its host is the RP id or ends in ``.`` + it (docs/security.md, "Accounts").
+    rp_id: str | None = None
     countdown_s: float = 3.0
     default_time_limit_s: int = 1800
     #: A daily attempt's time limit; the day's code is public once the day is over and this
@@ -219,6 +240,10 @@ class Settings:
     #: a steady rate per minute. Without it one client could fill ``max_rooms`` for everyone.
     room_burst: float = 30.0
     room_per_min: float = 10.0
+    #: Passkey ceremonies (each keeps a challenge in the database) and device-link uses one client
+    #: address may start: a burst, then a steady rate per minute (429 ``rate_limited`` beyond).
+    account_burst: float = 20.0
+    account_per_min: float = 10.0
     #: Behind a proxy (nginx), take the client's address from the last X-Forwarded-For entry
     #: (the one the proxy appended) instead of the socket's peer, which is the proxy itself.
     trust_forwarded: bool = False
@@ -347,6 +372,7 @@ class Settings:
         take("HALFMOON_DATA_DIR", "data_dir", Path)
         take("HALFMOON_STATIC_DIR", "static_dir", Path)
         take("HALFMOON_PUBLIC_URL", "public_url", str)
+        take("HALFMOON_RP_ID", "rp_id", str)
         take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
         take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
         take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
@@ -383,10 +409,30 @@ class Settings:
         settings.validate()
         return settings
 
+    def _validate_rp_id(self) -> None:
+        """The relying party id is a host name (a browser refuses an IP address as one), and the
+        public URL's host is it or ends in ``.`` + it. Raises :class:`SettingsError`."""
+        if self.rp_id is None:
+            return
+        rp_id = self.rp_id
+        try:
+            ipaddress.ip_address(rp_id.strip("[]"))
+        except ValueError:
+            pass
+        else:
+            raise SettingsError(f"rp_id {rp_id!r} is an IP address: a passkey's relying party is a host name")
+        if not _HOST_NAME.fullmatch(rp_id):
+            raise SettingsError(f"rp_id {rp_id!r} is not a host name (lower case, no scheme, port or path)")
+        if self.public_url:
+            host = urllib.parse.urlsplit(self.public_url).hostname or ""
+            if host != rp_id and not host.endswith("." + rp_id):
+                raise SettingsError(f"rp_id {rp_id!r} does not cover the public URL's host {host!r}")
+
     def validate(self) -> None:
         """Raises :class:`SettingsError` for values the server cannot run with."""
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"port {self.port} is outside 0-65535")
+        self._validate_rp_id()
         if not 0 <= self.metrics_port <= 65535:
             raise SettingsError(f"metrics_port {self.metrics_port} is outside 0-65535")
         if self.max_msg_size < 256:
@@ -395,6 +441,8 @@ class Settings:
             raise SettingsError(f"max_send_buffer {self.max_send_buffer} is too small (at least 4096 bytes)")
         if self.room_burst < 1 or self.room_per_min <= 0:
             raise SettingsError("room_burst must be at least 1 and room_per_min positive")
+        if self.account_burst < 1 or self.account_per_min <= 0:
+            raise SettingsError("account_burst must be at least 1 and account_per_min positive")
         if self.countdown_s < 0:
             raise SettingsError("countdown_s cannot be negative")
         if not 60 <= self.daily_time_limit_s <= 86_400:

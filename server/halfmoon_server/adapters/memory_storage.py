@@ -72,7 +72,11 @@ class MemoryStorage:
         return self._ranking(lambda g: g.room == room, limit)
 
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
-        mine = (g for g in self.games.values() if g.player == player)
+        return await self.games_of_players([player], limit)
+
+    async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
+        wanted = set(players)
+        mine = (g for g in self.games.values() if g.player in wanted)
         games = sorted(mine, key=lambda g: g.finished_at, reverse=True)
         return [PlayerGame.listed(g) for g in games[:limit]]
 

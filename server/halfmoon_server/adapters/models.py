@@ -6,7 +6,20 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Float, Index, Integer, String, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -143,3 +156,64 @@ class RatedRaceRow(Base):
     rated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (UniqueConstraint("room", "code", name="uq_rated_races_race"),)
+
+
+class AccountRow(Base):
+    """An account (0009): no password, no e-mail; its name is reserved by its skeleton."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(40))
+    name_key: Mapped[str] = mapped_column(String(40), unique=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PasskeyRow(Base):
+    """A WebAuthn credential of an account (0009): its id is the browser's base64url credential id."""
+
+    __tablename__ = "passkeys"
+
+    id: Mapped[str] = mapped_column(String(1400), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(32), index=True)
+    public_key: Mapped[bytes] = mapped_column(LargeBinary)
+    sign_count: Mapped[int] = mapped_column(BigInteger)
+    label: Mapped[str] = mapped_column(String(64))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    used_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class AccountPlayerRow(Base):
+    """A player key's hash linked to an account (0009): its games are the account's history."""
+
+    __tablename__ = "account_players"
+
+    player: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(32), index=True)
+    linked_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class AccountSessionRow(Base):
+    """A signed-in device (0009), found by the SHA-256 of its cookie's secret; ``id`` is public."""
+
+    __tablename__ = "account_sessions"
+
+    secret_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), unique=True)
+    account_id: Mapped[str] = mapped_column(String(32), index=True)
+    passkey: Mapped[str | None] = mapped_column(String(1400), nullable=True, index=True)
+    player: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    label: Mapped[str] = mapped_column(String(64))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    expires_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class AccountTokenRow(Base):
+    """A one-time token (0009): a ceremony's challenge or a device link, by the SHA-256 of its id."""
+
+    __tablename__ = "account_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    purpose: Mapped[str] = mapped_column(String(8))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    expires_ms: Mapped[int] = mapped_column(BigInteger, index=True)

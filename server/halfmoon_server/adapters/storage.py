@@ -21,7 +21,7 @@ from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import bindparam, delete, event, func, insert, select, text, update
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.adapters.models import (
@@ -282,6 +282,16 @@ class SqlStorage:
         except (SQLAlchemyError, OSError) as exc:
             raise StorageError(f"{what}: {exc}") from exc
 
+    async def run(self, what: str, work: Callable[[], Awaitable[T]]) -> T:
+        """One database call of a store kept beside this one (:mod:`halfmoon_server.adapters.accounts`),
+        within the same time limit and with the same errors (:meth:`_run`)."""
+        return await self._run(what, work)
+
+    @property
+    def sessions(self) -> async_sessionmaker[AsyncSession]:
+        """The ORM session maker on this storage's engine (for a store kept beside this one)."""
+        return self._sessions
+
     def _abandon(self, task: asyncio.Task[Any]) -> None:
         """Cancel a call nobody waits for any more; keep it until it has unwound (its
         connection is invalidated on the way out), and swallow what it raises."""
@@ -439,14 +449,20 @@ class SqlStorage:
         return await self._ranking(GameRow.room == room, limit)
 
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
-        """A player key hash's newest games, newest first (an index read: ``ix_games_player``),
-        without their records (the undo count is a column of its own)."""
+        """A player key hash's newest games, newest first (:meth:`games_of_players`)."""
+        return await self.games_of_players([player], limit)
+
+    async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
+        """The newest games of any of these player key hashes, newest first (an index read each:
+        ``ix_games_player``), without their records (the undo count is a column of its own)."""
+        if not players:
+            return []
         c = GameRow
         query = (
             select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
-                   c.finished_at, c.salt, c.undos, c.seal, c.ranked, c.unranked_reason)
-            .where(c.player == player)
-            .order_by(c.finished_at.desc())
+                   c.finished_at, c.salt, c.undos, c.seal, c.ranked, c.unranked_reason, c.player)
+            .where(c.player.in_(players))
+            .order_by(c.finished_at.desc(), c.id)
             .limit(limit)
         )
 
@@ -468,7 +484,7 @@ class SqlStorage:
                     finished_at=r.finished_at,
                     record={},
                     salt=r.salt,
-                    player=player,
+                    player=r.player,
                     undos=r.undos or 0,
                     seal=r.seal,
                     ranked=r.ranked,

@@ -56,6 +56,9 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--secret", help="daily-challenge secret (HALFMOON_SECRET; default: generated once in the data dir)")
     p.add_argument("--static-dir", type=Path, help="browser client files (default: the installed halfmoon_web)")
     p.add_argument("--public-url", help="public base URL for shared links (HALFMOON_PUBLIC_URL)")
+    p.add_argument(
+        "--rp-id", help="the passkeys' relying party id, a host name (HALFMOON_RP_ID; default: --public-url's host)"
+    )
     p.add_argument("--countdown", dest="countdown_s", type=float, help="race countdown in seconds (default 3)")
     p.add_argument(
         "--no-winnable-daily", dest="daily_requires_winnable", action="store_const", const=False,
@@ -125,6 +128,7 @@ def run_serve(args: argparse.Namespace) -> int:
             data_dir=args.data_dir,
             static_dir=args.static_dir,
             public_url=args.public_url,
+            rp_id=args.rp_id,
             countdown_s=args.countdown_s,
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,

@@ -18,10 +18,11 @@ from concurrent.futures import Executor
 from aiohttp import web
 from sqlalchemy.engine import make_url
 
+from halfmoon_server.adapters.accounts import accounts_for
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.adapters.live_list import MemoryLiveList
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
-from halfmoon_server.core.limits import AddressCount
+from halfmoon_server.core.limits import AddressCount, CreatorLimits
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.ports import LiveList, RoomLog
 from halfmoon_server.rooms.daily import DailyService
@@ -31,7 +32,7 @@ from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, RoomServices
 from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.solver.pool import SolverPool, warm_up
-from halfmoon_server.web import keys, rest, static
+from halfmoon_server.web import accounts, keys, rest, static
 from halfmoon_server.web.admission import ConnectionGuard, started_middleware, tcp_limit
 from halfmoon_server.web.connection import WEBSOCKET_PATH, Connection, Flusher, open_files_ctx
 from halfmoon_server.web.cycles import release_transport_cycles
@@ -63,6 +64,7 @@ async def _storage_ctx(app: web.Application) -> AsyncIterator[None]:
     else:
         log.info("database: %s (schema migrated to the newest revision)", describe_db(url))
     app[keys.STORAGE] = TimedStorage(storage, app[keys.METRICS])
+    app[keys.ACCOUNTS] = accounts_for(storage)  # in the same database (tables of 0009)
     yield
     await storage.close()
 
@@ -294,6 +296,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app[keys.FLUSHER] = Flusher()
     app[keys.METRICS] = Metrics()
     app[keys.ADDRESSES] = AddressCount(settings.max_connections_per_address)
+    app[keys.ACCOUNT_LIMITS] = CreatorLimits(settings.account_burst, settings.account_per_min / 60.0)
     app[keys.THROTTLE] = Throttle(logging.getLogger("halfmoon_server.rest"))
     app.cleanup_ctx.append(open_files_ctx)
     app.cleanup_ctx.append(lag_probe_ctx)
@@ -307,5 +310,6 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.router.add_get(WEBSOCKET_PATH, websocket_handler)
     app.router.add_get("/metrics", metrics_handler)
     rest.add_routes(app)
+    accounts.add_routes(app)
     static.add_routes(app)
     return app

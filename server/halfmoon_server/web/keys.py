@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from halfmoon_server.core.limits import AddressCount
-    from halfmoon_server.ports import Storage
+    from halfmoon_server.core.limits import AddressCount, CreatorLimits
+    from halfmoon_server.ports import Accounts, Storage
     from halfmoon_server.rooms.daily import DailyService
     from halfmoon_server.rooms.lobby import Lobby
     from halfmoon_server.rooms.ratings import RatingJob
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 STORAGE: web.AppKey[Storage] = web.AppKey("storage")
+ACCOUNTS: web.AppKey[Accounts] = web.AppKey("accounts")
+ACCOUNT_LIMITS: web.AppKey[CreatorLimits] = web.AppKey("account_limits")  # ceremonies per address
 EXECUTOR: web.AppKey[Executor | None] = web.AppKey("executor")
 DAILY: web.AppKey[DailyService] = web.AppKey("daily")
 RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")

@@ -273,6 +273,9 @@ class TimedStorage:
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         return await self.inner.games_of_player(player, limit)
 
+    async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
+        return await self.inner.games_of_players(players, limit)
+
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
     ) -> bool:

@@ -33,6 +33,7 @@ from halfmoon.record import UNDO, GameRecord
 from halfmoon_server.adapters.storage import MEMORY_URL
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
+from halfmoon_server.core.accounts import SESSION_COOKIE, Session, secret_hash
 from halfmoon_server.core.audience import right_sized
 from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.rating import PROVISIONAL_GAMES, RatedGame, Skill
@@ -590,14 +591,39 @@ class _Tally:
         return {"games": self.games, "wins": self.wins, "clean_wins": self.clean_wins, "best": best}
 
 
+async def current_session(request: web.Request) -> Session | None:
+    """The signed-in device's account session from its cookie (None: no cookie, or one that names
+    no unexpired session; docs/protocol.md, "Accounts")."""
+    secret = request.cookies.get(SESSION_COOKIE)
+    accounts = request.app.get(keys.ACCOUNTS)
+    if not secret or len(secret) > 100 or accounts is None:
+        return None
+    return await accounts.session(secret_hash(secret), request.app[keys.SETTINGS].clock.now_ms())
+
+
+async def _history_players(request: web.Request) -> list[str]:
+    """Whose games a history is: a signed-in device's account's every linked player key (and the
+    key this device sends, if any), else the player key sent (:func:`_player_of`)."""
+    session = await current_session(request)
+    if session is None:
+        return [_player_of(request)]
+    players = await request.app[keys.ACCOUNTS].players_of(session.account)
+    if "Authorization" in request.headers:
+        mine = _player_of(request)
+        if mine not in players:
+            players.append(mine)
+    return players
+
+
 async def my_history(request: web.Request) -> web.Response:
-    """The games kept under the reader's player key: counts, the daily streak and the best time
+    """The games kept under the reader's player key — or, on a device signed in to an account,
+    under every player key linked to the account: counts, the daily streak and the best time
     of each deal won — over ranked games only, casual ones counted apart in ``casual`` — and
     the newest ``limit`` games of both kinds; no deal code the reader is not yet entitled to
     (:class:`_Entitlement`), no record, nothing of anyone else."""
-    player = _player_of(request)
+    players = await _history_players(request)
     limit = _limit(request)
-    games = await request.app[keys.STORAGE].games_of_player(player, HISTORY_ROWS)
+    games = await request.app[keys.STORAGE].games_of_players(players, HISTORY_ROWS)
     entitled = _Entitlement(request)
     lines: list[dict[str, Any]] = []
     ranked, casual = _Tally(), _Tally()

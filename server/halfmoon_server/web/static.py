@@ -30,7 +30,8 @@ CONTENT_TYPES: Final = {
     ".md": "text/plain; charset=utf-8",
 }
 SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/examples",
-                     "/replay/{game}", "/compare/{game}/{other}", "/leaderboard", "/leaderboard/{rest:.*}", "/me")
+                     "/replay/{game}", "/compare/{game}/{other}", "/leaderboard", "/leaderboard/{rest:.*}", "/me",
+                     "/account")
 
 
 def static_dir(app: web.Application) -> Path:

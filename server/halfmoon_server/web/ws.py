@@ -48,6 +48,7 @@ from halfmoon_server.rooms.lobby import Lobby, new_token, race_code
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys, logs
+from halfmoon_server.web.accounts import check_ranked_name
 from halfmoon_server.web.connection import Connection, client_address
 from halfmoon_server.web.cycles import forget_traceback
 from halfmoon_server.web.masking import MaskedWebSocket
@@ -397,6 +398,8 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             _not_in_room(app, conn)
             room = await _find_room(lobby, room_id)
             if room.race.phase is Phase.LOBBY and room.race.rules.lobby:  # (no lobby: a game to watch)
+                if room.race.sealed:  # ranked play: an account's name is the account's
+                    await check_ranked_name(app, name, _hash_of(key))
                 entry: dict[str, object] = _with_entropy({"k": "join", "n": name, "tok": new_token()}, entropy)
                 if key is not None:
                     entry["pk"] = player_key_hash(key)  # only the hash is logged and stored
@@ -426,6 +429,7 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key), bot=bot)
         case Daily(name=name, player_key=key, bot=bot):
             _not_in_room(app, conn)
+            await check_ranked_name(app, name, _hash_of(key))  # ranked play: an account's name is the account's
             await lobby.daily(conn, name, conn.peer, player=_hash_of(key), bot=bot)
 
 

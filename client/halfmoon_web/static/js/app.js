@@ -1,5 +1,5 @@
 // The single-page app: shows the screen location.pathname names (home, /play, /r, /watch, /daily,
-// rules, examples, leaderboards, /me, /replay, /compare, a 404), the header, settings and banners.
+// rules, examples, leaderboards, /me, /account, /replay, /compare, a 404), the header, settings and banners.
 
 import { createBoard } from "./board.js";
 import { comparePage } from "./compare.js";
@@ -8,6 +8,7 @@ import { POSITION_NAMES, cardSymbol, parseCard } from "./cards.js";
 import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive, utcDay } from "./live.js";
+import { accountPage } from "./account.js";
 import { historyPage, playerKey } from "./me.js";
 import { ratingsBoard } from "./ratings.js";
 import { replayBoards } from "./replay.js";
@@ -151,7 +152,7 @@ function setTitle() {
     play: ghost ? w.ghostTrack : w.yourGame, daily: ghost ? `${w.daily} · ${w.ghostTrack}` : w.daily,
     r: `${w.race} ${room}`, watch: `${w.spectating} ${room}`, rules: w.rules, examples: w.examples,
     replay: w.replay, compare: w.compare, leaderboard: second ? `${w.leaderboards} · ${second === "daily" ? w.dailyBoard : second === "ratings" ? w.ratings.tab : second}` : w.leaderboards,
-    me: w.me.title,
+    me: w.me.title, account: w.account.title,
   }[first || ""];
   document.title = first ? `${name || "404"} · Half Moon` : `Half Moon · ${w.tagline}`;
 }
@@ -184,6 +185,7 @@ function route() {
   else if (first === "compare" && second && third && parts.length === 3) screen = staticScreen(() => comparePage(main, words(), lang(), second, third));
   else if (first === "leaderboard") screen = staticScreen(() => leaderboard(second, third));
   else if (first === "me" && !second) screen = staticScreen(() => historyPage(main, words(), lang()));
+  else if (first === "account" && !second) screen = staticScreen(() => accountPage(app, main, words(), lang()));
   else screen = staticScreen(notFound);
 }
 
@@ -307,7 +309,8 @@ function home() {
       h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
     h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/examples", "data-link": true }, w.examples), " · ",
       h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards), " · ",
-      h("a", { href: "/me", "data-link": true }, w.me.title))));
+      h("a", { href: "/me", "data-link": true }, w.me.title), " · ",
+      h("a", { href: "/account", "data-link": true }, w.account.title))));
   createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 

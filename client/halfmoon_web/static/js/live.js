@@ -199,7 +199,7 @@ export function openLive(app, intent) {
   /** What a refusal is about: the room, the deal code or the nickname the player gave. */
   function subjectOf(code) {
     if (code === "bad_code") return intent.code;
-    if (code === "bad_name" || code === "name_taken") return playerName();
+    if (code === "bad_name" || code === "name_taken" || code === "name_reserved") return playerName();
     if (code === "no_such_room") return intent.room;
     return null;
   }
@@ -345,7 +345,7 @@ export function openLive(app, intent) {
     const w = words();
     let retry = null;
     const code = s.failed.code;
-    if (code === "bad_name" || (intent.kind === "race" && code === "name_taken")) {
+    if (code === "bad_name" || code === "name_reserved" || (intent.kind === "race" && code === "name_taken")) {
       // another name, then join again
       // the field says what was wrong with it (described by the alert, marked invalid) and has the focus
       const input = h("input", { id: "retry-name", name: "name", required: true, maxlength: "20", autocomplete: "nickname",

@@ -1,0 +1,213 @@
+"""Accounts with passkeys in Chromium, through the DevTools virtual authenticator (CDP
+``WebAuthn.enable``, ``WebAuthn.addVirtualAuthenticator``: CTAP2, internal transport, resident
+keys, user verification) against ``http://localhost:PORT`` (an IP address cannot be a relying
+party): a phone registers a passkey and keeps its games; a desktop signs in with the same passkey
+copied to its own authenticator (a synced passkey: ``WebAuthn.getCredentials`` /
+``WebAuthn.addCredential``) and sees both devices' games; a one-time link adds a third device; a
+terminal's short code is approved on the phone; the phone revokes the desktop, which is signed
+out. axe-core checks the page signed out and in; screenshots at phone (390×844) and desktop
+(1280×800) sizes."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, ViewportSize, expect
+
+from tests.conftest import ROOT
+from tests.web.audits import AXE_JS, axe_violations, require_tool
+from tests.web.conftest import free_port, load_vector, screenshot, stop_process, wait_answering
+from tests.web.test_history import ws_game
+
+pytestmark = pytest.mark.browser
+
+WON = load_vector("won_records.json")["records"][0]
+PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+
+_RUNNER = """
+import sys
+from pathlib import Path
+from aiohttp import web
+from halfmoon_server import Settings, create_app
+port, data = int(sys.argv[1]), Path(sys.argv[2])
+settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{data / 'halfmoon.db'}", data_dir=data,
+                             secret=b"browser-tests-daily-secret-32-bytes", solver_workers=0,
+                             daily_requires_winnable=False, public_url=f"http://localhost:{port}",
+                             room_burst=1000.0, rate_burst=1000.0, rate_per_s=1000.0)
+web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
+"""
+
+
+@pytest.fixture(scope="module")
+def localhost_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose public URL is http://localhost:PORT: the passkeys' origin, RP id localhost."""
+    tmp = tmp_path_factory.mktemp("accounts")
+    port = free_port()
+    log = (tmp / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-c", _RUNNER, str(port), str(tmp)], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT)
+    base = f"http://localhost:{port}"
+    if not wait_answering(f"http://127.0.0.1:{port}/healthz", proc, 20):
+        proc.kill()
+        log.close()
+        pytest.fail("the server did not start:\n" + (tmp / "server.log").read_text()[-3000:])
+    try:
+        yield base
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+class Device:
+    """A browser context with a virtual platform authenticator of its own."""
+
+    def __init__(self, browser: Browser, base: str, viewport: ViewportSize, lang: str = "it") -> None:
+        self.context: BrowserContext = browser.new_context(
+            viewport=viewport, locale="it-IT" if lang == "it" else "en-GB", base_url=base
+        )
+        self.context.set_default_timeout(10_000)
+        settings = json.dumps(json.dumps({"lang": lang}))
+        self.context.add_init_script(
+            f"if (!localStorage.getItem('halfmoon.settings')) localStorage.setItem('halfmoon.settings', {settings});"
+        )
+        self.page: Page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.cdp: CDPSession = self.context.new_cdp_session(self.page)
+        self.cdp.send("WebAuthn.enable")
+        options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                   "hasUserVerification": True, "isUserVerified": True}
+        self.authenticator = self.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
+
+    def credentials(self) -> list[dict[str, Any]]:
+        return list(self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": self.authenticator})["credentials"])
+
+    def add_credential(self, credential: dict[str, Any]) -> None:
+        self.cdp.send("WebAuthn.addCredential", {"authenticatorId": self.authenticator, "credential": credential})
+
+    def key(self) -> str:
+        key = self.page.evaluate("() => localStorage.getItem('halfmoon.playerKey')")
+        assert isinstance(key, str)
+        return key
+
+    def close(self) -> None:
+        self.context.close()
+        assert not self.errors, f"JavaScript errors in the page: {self.errors}"
+
+
+def terminal_code(base: str, key: str) -> str:
+    """A code as ``halfmoon link`` gets it for its player key."""
+    request = urllib.request.Request(f"{base}/api/account/terminal", data=b"{}", method="POST",
+                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(json.loads(response.read())["code"])
+
+
+def linked_account(base: str, key: str) -> str:
+    request = urllib.request.Request(f"{base}/api/account/player", headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(json.loads(response.read())["account"])
+
+
+def history_games(device: Device) -> list[str]:
+    device.page.goto("/me")
+    expect(device.page.locator("section.history table").first).to_be_visible()
+    return [str(g) for g in device.page.locator("tr[data-game]").evaluate_all("rows => rows.map(r => r.dataset.game)")]
+
+
+def check_axe(page: Page, state: str) -> None:
+    source = require_tool("axe-core (npm)", AXE_JS).read_text(encoding="utf-8")
+    page.wait_for_timeout(300)
+    violations = axe_violations(page, source)
+    assert not violations, (state, violations)
+
+
+def test_a_passkey_made_on_a_phone_signs_in_a_desktop_which_the_phone_then_revokes(
+    browser: Browser, localhost_server: str
+) -> None:
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "it")
+    desktop = Device(browser, base, DESKTOP, "en")
+    tv = Device(browser, base, DESKTOP, "en")
+    try:
+        # a game on each device first, under each one's own player key
+        phone.page.goto("/account")
+        expect(phone.page.locator("#account-register")).to_be_visible()
+        check_axe(phone.page, "signed out (it, phone)")
+        desktop.page.goto("/account")
+        expect(desktop.page.locator("#account-signin")).to_be_visible()
+        screenshot(desktop.page, "account-signed-out-1280x800")
+        phone_game = str(ws_game(base, phone.key(), WON["code"], undo_first=False, win=False)["game"])
+        desktop_game = str(ws_game(base, desktop.key(), WON["code"], undo_first=False, win=False)["game"])
+
+        # the phone registers a passkey: an account named Ada, this device linked
+        phone.page.fill("#account-name", "Ada")
+        screenshot(phone.page, "account-signed-out-390x844")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account creato")
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        assert len(phone.credentials()) == 1
+        assert history_games(phone) == [phone_game]
+
+        # the desktop gets the same passkey (synced) and signs in: both devices' games are its history
+        credential = phone.credentials()[0]
+        assert credential["isResidentCredential"] and credential["rpId"] == "localhost"
+        desktop.add_credential(credential)
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        expect(desktop.page.locator("#devices li")).to_have_count(2)
+        check_axe(desktop.page, "signed in (en, desktop)")
+        screenshot(desktop.page, "account-signed-in-1280x800")
+        assert sorted(history_games(desktop)) == sorted([phone_game, desktop_game])
+        cookies = [c for c in desktop.context.cookies() if c["name"] == "hm_session"]
+        assert len(cookies) == 1 and cookies[0]["httpOnly"] and cookies[0]["sameSite"] == "Strict"
+        assert desktop.page.evaluate("() => document.cookie") == ""  # no script reads the session
+
+        # a one-time link from the phone signs a third device in; the link works once
+        phone.page.goto("/account")
+        phone.page.locator("#account-link").click()
+        link = phone.page.locator("#device-link-url").input_value()
+        assert "/account#link=" in link
+        screenshot(phone.page, "account-signed-in-390x844")
+        tv.page.goto(link)
+        expect(tv.page.locator("#account-status")).to_contain_text("linked")
+        assert "#link=" not in tv.page.url
+        expect(tv.page.locator("#devices li")).to_have_count(3)
+
+        # a terminal's code (halfmoon link) approved on the phone: the terminal's key is the account's
+        terminal_key = secrets.token_urlsafe(32)
+        code = terminal_code(base, terminal_key)
+        phone.page.fill("#terminal-code", code.lower().replace("-", ""))
+        phone.page.locator("#terminal-approve button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Terminale collegato")
+        assert linked_account(base, terminal_key) == "Ada"
+
+        # the phone revokes the desktop: the desktop is signed out
+        phone.page.goto("/account")
+        expect(phone.page.locator("#devices li")).to_have_count(3)
+        desktop_row = phone.page.locator("#devices li").nth(1)
+        desktop_row.locator("button").click()
+        expect(phone.page.locator("#devices li")).to_have_count(2)
+        desktop.page.goto("/account")
+        expect(desktop.page.locator("#account-signin")).to_be_visible()
+        assert history_games(desktop) == [desktop_game]  # its own key's games only, signed out
+        # the used link again: refused, nothing signed in
+        again = Device(browser, base, PHONE, "en")
+        try:
+            again.page.goto(link)
+            expect(again.page.locator("#account-status")).to_contain_text("no longer works")
+            expect(again.page.locator("#account-signin")).to_be_visible()
+        finally:
+            again.close()
+    finally:
+        for device in (phone, desktop, tv):
+            device.close()
