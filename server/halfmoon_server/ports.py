@@ -31,8 +31,8 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
-from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.core.accounts import Account, Passkey, Session
+from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [

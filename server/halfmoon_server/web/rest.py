@@ -622,6 +622,8 @@ async def my_history(request: web.Request) -> web.Response:
     the newest ``limit`` games of both kinds; no deal code the reader is not yet entitled to
     (:class:`_Entitlement`), no record, nothing of anyone else."""
     players = await _history_players(request)
+    # whose rating the page shows: this device's key (ratings are per player key, not per account)
+    player = _player_of(request) if "Authorization" in request.headers else players[0]
     limit = _limit(request)
     games = await request.app[keys.STORAGE].games_of_players(players, HISTORY_ROWS)
     entitled = _Entitlement(request)
