@@ -147,7 +147,15 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[keys.SETTINGS]
     room_log = await open_room_log(settings)
     tasks = BackgroundTasks()
-    services = RoomServices(settings.clock, room_log, app[keys.RECORDER], tasks, settings.event_log)
+    services = RoomServices(
+        settings.clock,
+        room_log,
+        app[keys.RECORDER],
+        tasks,
+        settings.event_log,
+        snapshot_every=settings.snapshot_every,
+        max_entries=settings.max_room_entries,
+    )
     lobby = Lobby(settings, room_log, services, app[keys.STORAGE], app[keys.DAILY])
     app[keys.TASKS] = tasks
     app[keys.LOBBY] = lobby
