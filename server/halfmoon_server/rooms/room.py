@@ -253,9 +253,8 @@ class Room:
         origin = str(entry.get("o", ""))
         waiting = self._waiting.pop(origin, None) if origin.startswith(self.state.mine) else None
         every = self.services.snapshot_every
-        if every and number - self.snapshot_at >= every and not self.state.replaying:
-            # after this entry is applied (and its waiter answered): the state it leaves is kept
-            asyncio.get_running_loop().call_soon(self._snapshot, number, waiting is not None)
+        if every and number - self.snapshot_at >= every and not self._snapshotting and not self.state.replaying:
+            self._snapshot(waiting is not None)
         try:
             events = self._apply(entry, waiting)
         except Refusal as refusal:
@@ -273,30 +272,28 @@ class Room:
 
     # -- snapshots ----------------------------------------------------------------------------------
 
-    def _snapshot(self, number: int, ours: bool) -> None:
-        """Store the room's snapshot beside its log, off the move's path (called soon after entry
-        ``number`` was applied, its waiter answered). The instance that appended the entry writes
+    def _snapshot(self, ours: bool) -> None:
+        """Store the room's snapshot beside its log, off the move's path: in a task of its own,
+        which takes it once the loop has turned (the entry that called for it applied and
+        answered first), as the state stands then. The instance that appended the entry writes
         it; any other that holds the room only once the snapshot is a whole interval late (its
         writer died, or failed). One write at a time; a failure is logged and tried again after
         :data:`SNAPSHOT_RETRY_MS`, at a later entry (never fatal: a load then replays more)."""
-        every = self.services.snapshot_every
         behind = self.applied - self.snapshot_at
-        if self._snapshotting or self.state.replaying or behind < every or (not ours and behind < 2 * every):
+        if (not ours and behind < 2 * self.services.snapshot_every) or self.clock.now_ms() < self._snapshot_retry_at:
             return
-        if self.clock.now_ms() < self._snapshot_retry_at:
-            return
-        snapshot = take_snapshot(self.state)  # (now, on the loop: the state as it stands after the entry)
         self._snapshotting = True
 
         async def write() -> None:
             try:
+                await asyncio.sleep(0)  # the entry's acknowledgement goes out first
+                snapshot = take_snapshot(self.state)
                 await self.services.log.save_snapshot(self.id, snapshot["n"], snapshot)
                 self.snapshot_at = max(self.snapshot_at, snapshot["n"])
             except Exception as exc:  # (the log is down, or worse: the room goes on, a load replays more)
                 self._snapshot_retry_at = self.clock.now_ms() + SNAPSHOT_RETRY_MS
-                log.warning(
-                    "room %s: its snapshot could not be stored (%s); tried again later", self.id, type(exc).__name__
-                )
+                why = type(exc).__name__
+                log.warning("room %s: its snapshot could not be stored (%s); tried again later", self.id, why)
             finally:
                 self._snapshotting = False
 
@@ -306,8 +303,8 @@ class Room:
         """Store a snapshot now if the latest one is a whole interval behind (a room loaded from
         a log written before snapshots, or whose writer failed), in the background."""
         every = self.services.snapshot_every
-        if every and self.applied - self.snapshot_at >= every:
-            self._snapshot(self.applied, True)
+        if every and self.applied - self.snapshot_at >= every and not self._snapshotting:
+            self._snapshot(True)
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Start this fresh room from a stored snapshot (:mod:`halfmoon_server.core.snapshots`):
