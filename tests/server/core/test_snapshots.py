@@ -218,8 +218,10 @@ def next_entry(data: st.DataObject, state: RoomState, step: int) -> Entry:
         player = data.draw(st.sampled_from(pending), label="recorded")
         return {"k": "recorded", "p": player, "g": state.game_id(player), "s": data.draw(st.booleans(), label="s")}
     if kind == "stored":
-        if state.results.parked and data.draw(st.booleans(), label="parked"):
-            return {"k": "stored", "g": data.draw(st.sampled_from(sorted(state.results.parked)), label="gid")}
+        parked = sorted(state.results.parked)
+        use_parked: bool = data.draw(st.booleans(), label="parked")
+        if parked and use_parked:
+            return {"k": "stored", "g": data.draw(st.sampled_from(parked), label="gid")}
         player = data.draw(st.sampled_from(sorted(state.results.unstored) or players or ["p1"]), label="stored")
         return {"k": "stored", "p": player, "g": state.game_id(player)}
     if not players and not seated:
