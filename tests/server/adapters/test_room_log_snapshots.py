@@ -22,6 +22,7 @@ from tests.server.adapters.test_journal import _Room
 from tests.server.instances import RedisServer
 
 Log = MemoryLog | JournalLog | RedisLog
+NO_REDIS = "no redis-server binary; apt-get install redis"
 
 
 def snapshot(n: int) -> dict[str, Any]:
@@ -38,7 +39,7 @@ async def room_log(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
         yield journal
         await journal.close()
     else:
-        require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+        require_service("redis-server", RedisServer.binary() is not None, NO_REDIS)
         server = await RedisServer(tmp_path / "redis").start()
         redis_log = RedisLog(server.url)
         try:
@@ -105,7 +106,7 @@ async def test_a_dropped_rooms_snapshot_goes_with_it(room_log: Log) -> None:
 
 @pytest.mark.redis
 async def test_redis_keeps_a_snapshot_in_the_rooms_slot_as_number_and_json(tmp_path: Path) -> None:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    require_service("redis-server", RedisServer.binary() is not None, NO_REDIS)
     server = await RedisServer(tmp_path / "redis").start()
     redis_log = RedisLog(server.url)
     redis = Redis.from_url(server.url)
