@@ -50,6 +50,7 @@ ENTRY_ERRORS: Final = frozenset(
         "bad_name",
         "name_taken",
         "room_full",
+        "room_log_full",
         "bad_token",
         "bad_code",
         "already_in_room",

@@ -20,7 +20,7 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
-from tests.server.support import won_record
+from tests.server.support import WsClient, won_record
 
 #: move/undo pairs in the room's history (20,001 entries with its start)
 PAIRS = 10_000
@@ -117,3 +117,35 @@ async def test_a_get_of_a_sleeping_room_with_a_long_log_never_holds_the_loop(
     replay_s = time.perf_counter() - started
     assert copy_.race.snapshot(None, clock.now_ms(), watcher=False).to_json()["players"] == body["players"]
     assert took < replay_s, f"the read took {took * 1000:.0f} ms; a whole replay {replay_s * 1000:.0f} ms"
+
+
+async def test_a_move_past_the_rooms_cap_is_refused_on_the_wire_and_logs_nothing(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(db_url="memory://", tick_s=3600.0, max_room_entries=1_000)
+    lobby: Lobby = server.app[keys.LOBBY]
+    ada = await WsClient.connect(server, "ada")
+    try:
+        await ada.send("solo", name="Ada", code=str(RECORD.code))
+        welcome = await ada.next("welcome")
+        room = lobby.rooms[welcome["room"]["room"]]
+        player = welcome["you"]
+        first = RECORD.moves[0].names()  # type: ignore[union-attr]
+        while room.applied < 1_000:  # the room's real path, as the socket's messages take it
+            await room.submit({"k": "move" if room.applied % 2 else "undo", "p": player, "m": first})
+        logged = len(await _entries(lobby, room.id))
+        await ada.send("move", positions=first, id=7)
+        refused = await ada.next("error")
+        assert refused["code"] == "room_log_full" and refused.get("id") == 7, refused
+        assert len(await _entries(lobby, room.id)) == logged == 1_000, "nothing logged"
+        await ada.send("give_up")  # what ends the room is still taken
+        over = await ada.next("game_over")
+        assert over["outcome"] == "gave_up"
+    finally:
+        await ada.close()
+
+
+async def _entries(lobby: Lobby, room_id: str) -> list[Any]:
+    loaded = await lobby.log.load(room_id, snapshot=False)
+    assert loaded is not None
+    return loaded.entries
