@@ -5,7 +5,7 @@ A client once appended 20,007 move/undo entries to a solo room in 14 s; every re
 sleeping room then replayed them all on the event loop. This builds such a room honestly — a
 solo game and ``--pairs`` move/undo pairs through the room's real path (``Room.submit``, as the
 WebSocket handler calls it), given up and put to sleep — in a real server (``create_app``, the
-room log in memory, HTTP on 127.0.0.1 ports 23100-23101) twice in one run: ``--snapshot-every 0``
+room log in memory, HTTP on 127.0.0.1 ports 23100-23101; ``--quick``: 23102-23103) twice in one run: ``--snapshot-every 0``
 (before: no snapshots) and ``--snapshot-every 200`` (after). Then, on each:
 
 - ``GET /api/rooms/{id}`` of the sleeping room, ``--reads`` times: the median wall time, the
@@ -48,7 +48,8 @@ from halfmoon_server.web.app import create_app  # noqa: E402
 
 #: a deal and a first move on it (any legal move does: it is taken back at once)
 CODE = "HM1-N-AAAAAAB"
-PORTS = {0: 23100, 200: 23101}
+#: the two servers' ports (``--quick`` uses the next two: a test's run beside a manual one)
+PORT = 23100
 
 
 class _Nobody:
@@ -143,7 +144,7 @@ async def rebuilds(lobby: Lobby, room_id: str, count: int, snapshots: bool) -> f
     return statistics.median(times) * 1000
 
 
-async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path) -> dict[str, Any]:
+async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path, port: int) -> dict[str, Any]:
     settings = Settings(
         data_dir=data_dir,
         db_url="memory://",
@@ -155,7 +156,7 @@ async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path) -
         rate_per_s=1_000_000,
         snapshot_every=snapshot_every,
     )
-    server = TestServer(create_app(settings), host="127.0.0.1", port=PORTS[snapshot_every])
+    server = TestServer(create_app(settings), host="127.0.0.1", port=port)
     await server.start_server()
     try:
         lobby: Lobby = server.app[keys.LOBBY]
@@ -177,11 +178,11 @@ async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path) -
         await server.close()
 
 
-async def main(pairs: int, count: int) -> list[dict[str, Any]]:
+async def main(pairs: int, count: int, port: int = PORT) -> list[dict[str, Any]]:
     results = []
     with tempfile.TemporaryDirectory(prefix="hm-long-log-") as folder:
-        for every in (0, 200):
-            result = await measure(every, pairs, count, Path(folder) / str(every))
+        for offset, every in enumerate((0, 200)):
+            result = await measure(every, pairs, count, Path(folder) / str(every), port + offset)
             print(json.dumps(result), flush=True)
             results.append(result)
     before, after = results
@@ -203,4 +204,4 @@ if __name__ == "__main__":
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.reads = 1_000, 3
-    asyncio.run(main(args.pairs, args.reads))
+    asyncio.run(main(args.pairs, args.reads, PORT + 2 if args.quick else PORT))
