@@ -5,8 +5,9 @@ A client once appended 20,007 move/undo entries to a solo room in 14 s; every re
 sleeping room then replayed them all on the event loop. This builds such a room honestly — a
 solo game and ``--pairs`` move/undo pairs through the room's real path (``Room.submit``, as the
 WebSocket handler calls it), given up and put to sleep — in a real server (``create_app``, the
-room log in memory, HTTP on 127.0.0.1 ports 23100-23101; ``--quick``: 23102-23103) twice in one run: ``--snapshot-every 0``
-(before: no snapshots) and ``--snapshot-every 200`` (after). Then, on each:
+room log in memory, HTTP on 127.0.0.1 ports 23100-23101; ``--quick``: 23102-23103) twice in one
+run: ``--snapshot-every 0`` (before: no snapshots) and ``--snapshot-every 200`` (after). Then, on
+each:
 
 - ``GET /api/rooms/{id}`` of the sleeping room, ``--reads`` times: the median wall time, the
   median CPU time of this process, and the event loop's longest stall during the reads (a task
