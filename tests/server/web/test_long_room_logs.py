@@ -2,7 +2,8 @@
 move/undo entries: it once replayed them all on the event loop, 0.25–4.8 s a read) is answered
 from the room's latest snapshot and the few entries after it, and never holds the event loop
 for long: a task that sleeps 1 ms at a time, beside the read, is not late by more than
-:data:`STALL_BOUND_S`, and the read costs a fraction of a whole replay."""
+:data:`STALL_BOUND_S`, and the read takes under a quarter of a whole replay's time (about a fiftieth, measured: the
+replay is sliced too, so the stall alone would not tell a read that replays everything)."""
 
 from __future__ import annotations
 
@@ -121,7 +122,7 @@ async def test_a_get_of_a_sleeping_room_with_a_long_log_never_holds_the_loop(
     await copy_.replay(whole.entries)
     replay_s = time.perf_counter() - started
     assert copy_.race.snapshot(None, clock.now_ms(), watcher=False).to_json()["players"] == body["players"]
-    assert took < replay_s, f"the read took {took * 1000:.0f} ms; a whole replay {replay_s * 1000:.0f} ms"
+    assert took < replay_s / 4, f"the read took {took * 1000:.0f} ms; a whole replay {replay_s * 1000:.0f} ms"
 
 
 async def test_a_move_past_the_rooms_cap_is_refused_on_the_wire_and_logs_nothing(
