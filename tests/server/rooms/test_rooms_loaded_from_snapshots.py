@@ -138,3 +138,29 @@ async def test_another_instance_loads_a_room_from_its_snapshot_on_redis(tmp_path
         await one.close()
         await two.close()
         server.kill()
+
+
+async def test_a_snapshot_that_cannot_be_used_is_passed_over_for_the_whole_log(
+    aiohttp_server: Any, tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another release's snapshot (or a damaged one) is not restored: the room is replayed from
+    its first entry, as it would have been without it, and the reason is logged (its kind only)."""
+    settings = make_settings(tmp_path / "data", clock, db_url="memory://", snapshot_every=10, tick_s=3600.0)
+    server: TestServer = await aiohttp_server(create_app(settings))
+    lobby: Lobby = server.app[keys.LOBBY]
+    room, player = await lobby.solo(Box(), "Ada", DealCode.parse(str(RECORD.code)), "198.51.100.7")
+    for _ in range(15):
+        await room.submit({"k": "move", "p": player, "m": FIRST})
+        await room.submit({"k": "undo", "p": player})
+        await asyncio.sleep(0)
+    await room.services.tasks.settle()
+    expected = take_snapshot(room.state)
+    lobby._release(room)  # (out of memory: a read loads a copy from the log)
+    kept = lobby.log.snapshots[room.id]  # type: ignore[attr-defined]
+    assert kept[0] >= 10
+    for damaged in ({**kept[1], "v": 99}, {**kept[1], "race": {"players": "?"}}):
+        lobby.log.snapshots[room.id] = (kept[0], damaged)  # type: ignore[attr-defined]
+        copy_ = await lobby.find(room.id, hold=False)
+        assert copy_ is not None and copy_ is not room
+        assert take_snapshot(copy_.state) == expected, "the whole log replayed"
+    assert "its snapshot is not used" in caplog.text and str(RECORD.code) not in caplog.text
