@@ -411,10 +411,11 @@ class Room:
         for event in events:
             if isinstance(event, GameEnded):
                 continue
-            self.seq += 1
-            frames = self.audience.frames(event, self.seq, watched=bool(self.spectators), msg_id=msg_id)
+            state = self.state  # (the state keeps the count: a snapshot holds it)
+            state.seq += 1
+            frames = self.audience.frames(event, state.seq, watched=bool(self.spectators), msg_id=msg_id)
             if frames is None:
-                self.seq -= 1
+                state.seq -= 1
                 continue
             # the log serves players' resumes: a spectators' copy of its own (reveals) is not kept
             kept = frames.spectators is None or frames.spectators is frames.players
