@@ -51,6 +51,7 @@ ENTRY_ERRORS: Final = frozenset(
         "name_taken",
         "name_reserved",
         "room_full",
+        "room_log_full",
         "bad_token",
         "bad_code",
         "already_in_room",

@@ -27,6 +27,7 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol
 
@@ -43,6 +44,7 @@ __all__ = [
     "FinishedGame",
     "Follower",
     "LiveList",
+    "LoadedRoom",
     "Outbox",
     "Passkey",
     "PlayerGame",
@@ -80,11 +82,13 @@ class Storage(Protocol):
     async def ping(self) -> None: ...
     async def save_game(self, game: FinishedGame, game_id: str) -> None:
         """Store a finished game under its id (fixed up front), once: a second write changes nothing."""
+
     async def get_game(self, game_id: str) -> StoredGame | None: ...
     async def leaderboard_for_code(self, code: str, limit: int) -> list[StoredGame]: ...
     async def daily_leaderboard(self, day: date, limit: int) -> list[StoredGame]: ...
     async def daily_players(self, day: date) -> int:
         """How many players have a ranked attempt on ``day`` (a COUNT, not a capped list)."""
+
     async def games_of_room(self, room: str, limit: int) -> list[StoredGame]: ...
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under a player key's hash, newest first."""
@@ -93,12 +97,14 @@ class Storage(Protocol):
         """The newest ``limit`` games stored under any of these player key hashes (an account's),
         newest first."""
         ...
+
     async def claim_daily_attempt(
         self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
     ) -> bool:
         """Record a name's attempt of the day; True when it is the ranked one: the name's first of
         the day, and (with ``per_address``) one of the first that many ranked from ``address``."""
         ...
+
     async def daily_code(self, day: date) -> str | None: ...
     async def save_daily_code(self, day: date, code: str, at: datetime) -> str: ...
     async def daily_days(self, before: date, limit: int) -> list[DailyDay]: ...
@@ -189,6 +195,18 @@ class Follower(Protocol):
         follower holds is wrong, and the room must be loaded again."""
 
 
+@dataclass(frozen=True, slots=True)
+class LoadedRoom:
+    """A room as :meth:`RoomLog.load` reads it: its header, its latest snapshot (None: none, or
+    not asked for) and the entries after it — numbered ``base + 1``, ``base + 2``, … where
+    ``base`` is how many entries the snapshot covers (0 without one: every entry)."""
+
+    header: dict[str, Any]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    snapshot: dict[str, Any] | None = None
+    base: int = 0
+
+
 class RoomLog(Protocol):
     """Where live rooms are kept: each room's header and its log of commands, numbered 1, 2, …
     and delivered in order to the room's :class:`Follower` on every instance that follows the
@@ -213,9 +231,15 @@ class RoomLog(Protocol):
     async def catch_up(self, room_id: str) -> None:
         """Deliver to the room's follower here the entries after the ones it has applied."""
 
-    async def load(self, room_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """A room's header and every entry so far; None when there is no such room."""
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
+        """A room's header, its latest snapshot and only the entries after it (``snapshot``
+        False: no snapshot, every entry from the first); None when there is no such room. In one
+        read: the snapshot and the entries agree."""
         ...
+
+    async def save_snapshot(self, room_id: str, number: int, snapshot: dict[str, Any]) -> None:
+        """Keep ``snapshot``, the room's state after its entry ``number``, beside its log (in
+        place of an older one; an older one than the one kept is dropped). Loads start from it."""
 
     def follow(self, follower: Follower) -> None:
         """Deliver the room's new entries to ``follower`` from now on (it replaces the room's

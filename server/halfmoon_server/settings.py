@@ -57,6 +57,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_rooms", "HALFMOON_MAX_ROOMS", int, "--max-rooms", "rooms held in memory at once; more are refused"),
     Option("max_players", "HALFMOON_MAX_PLAYERS", int, "--max-players", "players in one race"),
     Option(
+        "snapshot_every", "HALFMOON_SNAPSHOT_EVERY", int, "--snapshot-every",
+        "a room's snapshot is stored beside its log every this many entries (0: never)",
+    ),
+    Option(
+        "max_room_entries", "HALFMOON_MAX_ROOM_ENTRIES", int, "--max-room-entries",
+        "entries one room's log takes; past them new commands are refused (room_log_full)",
+    ),
+    Option(
         "max_connections_per_address", "HALFMOON_MAX_CONNECTIONS_PER_ADDRESS", int,
         "--max-connections-per-address", "open WebSockets from one client address (0: no limit)",
     ),
@@ -232,6 +240,12 @@ class Settings:
     max_players: int = 8
     #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
     max_rooms: int = 10_000
+    #: A room's snapshot is stored beside its log every this many entries, so a restart, a
+    #: takeover or a REST read replays at most about this many (0: no snapshots; docs/server.md).
+    snapshot_every: int = 200
+    #: Entries one room's log takes: past them a room refuses every command but those that end
+    #: it (``room_log_full``; docs/server.md gives the reasoning behind the default).
+    max_room_entries: int = 50_000
     max_msg_size: int = 4096
     rate_burst: float = 20.0
     rate_per_s: float = 10.0
@@ -466,6 +480,10 @@ class Settings:
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if not 0 <= self.snapshot_every <= 100_000:
+            raise SettingsError(f"snapshot_every must be 0 (no snapshots) to 100000 entries, not {self.snapshot_every}")
+        if not 1_000 <= self.max_room_entries <= 10_000_000:
+            raise SettingsError(f"max_room_entries must be 1000 to 10000000, not {self.max_room_entries}")
         if self.max_players < 2:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
         timings = (

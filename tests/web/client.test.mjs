@@ -83,6 +83,8 @@ test("a refusal from the server is told in the player's language, naming what it
   assert.equal(errorText("en", "no_such_room", "ZZZZZZ", "x"), "There is no race ZZZZZZ (it may have ended).");
   assert.match(errorText("it", "bad_code", "HM1-N-AAA", "x"), /^Il codice HM1-N-AAA non è valido/);
   assert.match(errorText("it", "room_full", null, "x"), /al completo/);
+  assert.match(errorText("it", "room_log_full", null, "x"), /numero massimo di azioni/);
+  assert.match(errorText("en", "room_log_full", null, "x"), /accepts no more/);
   assert.match(errorText("it", "unavailable", null, "the game state cannot be saved right now"), /non è cambiato nulla: riprova/);
   assert.match(errorText("en", "shutting_down", null, "this server is restarting"), /restarting: try again/);
   for (const lang of ["it", "en"]) {

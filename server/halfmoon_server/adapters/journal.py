@@ -35,7 +35,7 @@ import orjson
 
 from halfmoon_server.adapters.private_files import private_sqlite_file
 from halfmoon_server.errors import LogUnavailable
-from halfmoon_server.ports import Follower
+from halfmoon_server.ports import Follower, LoadedRoom
 
 log = logging.getLogger("halfmoon_server.journal")
 
@@ -104,14 +104,19 @@ class _LocalLog:
             heapq.heappush(self._wakes, (at, room_id))
 
     async def catch_up(self, room_id: str) -> None:
-        loaded = await self.load(room_id)
         follower = self.rooms.get(room_id)
-        if loaded is not None and follower is not None:
-            applied = follower.applied
-            for number, entry in enumerate(loaded[1][applied:], applied + 1):
+        if follower is None:
+            return
+        applied = follower.applied
+        entries = await self._entries_after(room_id, applied)
+        if self.rooms.get(room_id) is follower:
+            for number, entry in enumerate(entries, applied + 1):
                 follower.deliver(number, entry)
 
-    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+    async def _entries_after(self, room_id: str, number: int) -> list[Entry]:
+        raise NotImplementedError
+
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
         raise NotImplementedError
 
 
@@ -122,6 +127,8 @@ class MemoryLog(_LocalLog):
         super().__init__()
         self.headers: dict[str, Entry] = {}
         self.entries: dict[str, list[Entry]] = {}
+        #: each room's latest snapshot and how many entries it covers
+        self.snapshots: dict[str, tuple[int, Entry]] = {}
 
     async def create(self, header: Entry) -> bool:
         if header["room"] in self.headers:
@@ -138,9 +145,23 @@ class MemoryLog(_LocalLog):
         follower.deliver(number, entry)
         return number
 
-    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
         header = self.headers.get(room_id)
-        return None if header is None else (header, list(self.entries[room_id]))
+        if header is None:
+            return None
+        kept = self.snapshots.get(room_id) if snapshot else None
+        if kept is None:
+            return LoadedRoom(header, list(self.entries[room_id]))
+        base, data = kept
+        return LoadedRoom(header, self.entries[room_id][base:], orjson.loads(orjson.dumps(data)), base)
+
+    async def _entries_after(self, room_id: str, number: int) -> list[Entry]:
+        return self.entries.get(room_id, [])[number:]
+
+    async def save_snapshot(self, room_id: str, number: int, snapshot: Entry) -> None:
+        kept = self.snapshots.get(room_id)
+        if room_id in self.headers and (kept is None or kept[0] < number):
+            self.snapshots[room_id] = (number, orjson.loads(orjson.dumps(snapshot)))  # (a copy, as a store keeps)
 
     async def room_ids(self) -> list[str]:
         return list(self.headers)
@@ -151,6 +172,7 @@ class MemoryLog(_LocalLog):
     async def forget(self, room_id: str) -> None:
         self.headers.pop(room_id, None)
         self.entries.pop(room_id, None)
+        self.snapshots.pop(room_id, None)
         self.sleeping.pop(room_id, None)
 
     async def close(self) -> None:
@@ -224,7 +246,11 @@ CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, pad BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
     room TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (room, n)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshots (room TEXT PRIMARY KEY, n INTEGER NOT NULL, snapshot TEXT NOT NULL);
 """
+# (The journal's schema has no version: each table is made if missing, so a journal of an earlier
+# release gets its ``snapshots`` table when it is opened, and its rooms replay from their first
+# entry until their first snapshot is written.)
 
 
 class JournalLog(_LocalLog):
@@ -360,17 +386,51 @@ class JournalLog(_LocalLog):
                 db.execute("ROLLBACK")
             raise
 
-    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
-        def read() -> tuple[Entry, list[Entry]] | None:
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
+        def read() -> LoadedRoom | None:
             db = self._connection()
             row = db.execute("SELECT header FROM rooms WHERE id = ?", (room_id,)).fetchone()
             if row is None:
                 return None
-            entries = db.execute("SELECT entry FROM entries WHERE room = ? ORDER BY n", (room_id,)).fetchall()
-            return orjson.loads(row[0]), [orjson.loads(e) for (e,) in entries]
+            kept = (
+                db.execute("SELECT n, snapshot FROM snapshots WHERE room = ?", (room_id,)).fetchone()
+                if snapshot
+                else None
+            )
+            base = 0 if kept is None else int(kept[0])
+            entries = db.execute(
+                "SELECT entry FROM entries WHERE room = ? AND n > ? ORDER BY n", (room_id, base)
+            ).fetchall()
+            data = None if kept is None else orjson.loads(kept[1])
+            return LoadedRoom(orjson.loads(row[0]), [orjson.loads(e) for (e,) in entries], data, base)
 
-        loaded: tuple[Entry, list[Entry]] | None = await self._run(read)
+        loaded: LoadedRoom | None = await self._run(read)
         return loaded
+
+    async def _entries_after(self, room_id: str, number: int) -> list[Entry]:
+        def read() -> list[Entry]:
+            rows = self._connection().execute(
+                "SELECT entry FROM entries WHERE room = ? AND n > ? ORDER BY n", (room_id, number)
+            )
+            return [orjson.loads(e) for (e,) in rows.fetchall()]
+
+        entries: list[Entry] = await self._run(read)
+        return entries
+
+    async def save_snapshot(self, room_id: str, number: int, snapshot: Entry) -> None:
+        """Keep the room's snapshot (one row a room, replaced by a newer one), through the
+        journal's thread: behind the entries it covers, which were committed before it was taken."""
+
+        def write() -> None:
+            self._connection().execute(
+                "INSERT INTO snapshots (room, n, snapshot)"
+                " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM rooms WHERE id = ?)"
+                " ON CONFLICT (room) DO UPDATE SET n = excluded.n, snapshot = excluded.snapshot"
+                " WHERE excluded.n > snapshots.n",
+                (room_id, number, orjson.dumps(snapshot).decode(), room_id),
+            )
+
+        await self._run(write)
 
     async def room_ids(self) -> list[str]:
         rows = await self._run(lambda: self._connection().execute("SELECT id FROM rooms ORDER BY id").fetchall())
@@ -406,6 +466,7 @@ class JournalLog(_LocalLog):
             db = self._connection()
             db.execute("BEGIN")
             db.execute("DELETE FROM entries WHERE room = ?", (room_id,))
+            db.execute("DELETE FROM snapshots WHERE room = ?", (room_id,))
             db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
             db.execute("COMMIT")
 

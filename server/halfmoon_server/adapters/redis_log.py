@@ -69,6 +69,7 @@ from redis.exceptions import (
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
+from halfmoon_server.ports import LoadedRoom
 
 if TYPE_CHECKING:
     from redis.asyncio.cluster import ClusterPubSub
@@ -130,6 +131,26 @@ _READ = """
 if ARGV[2] == '1' then redis.call('INCR', KEYS[3]) end
 return {redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], tonumber(ARGV[1]), -1)}
 """
+# A room's header, its latest snapshot ("<n> <json>", or nil) and its entries after the snapshot's n
+# (all without one), in one read; ARGV[1] == "1": write the sync counter too (as _READ).
+# KEYS: the header, the log, the sync counter, the snapshot.
+_READ_FROM_SNAPSHOT = """
+if ARGV[1] == '1' then redis.call('INCR', KEYS[3]) end
+local snap = redis.call('GET', KEYS[4])
+local from = 0
+if snap then from = tonumber(string.match(snap, '^(%d+) ')) or 0 end
+return {redis.call('GET', KEYS[1]), snap, redis.call('LRANGE', KEYS[2], from, -1)}
+"""
+# Keep a room's snapshot unless the one kept is newer; only while the room's header is there (a
+# dropped room's tombstone takes none). KEYS: the snapshot, the header; ARGV: n, "<n> <json>".
+_SAVE_SNAPSHOT = """
+local header = redis.call('GET', KEYS[2])
+if not header or header == '{"dropped": true}' then return 0 end
+local kept = redis.call('GET', KEYS[1])
+if kept and (tonumber(string.match(kept, '^(%d+) ')) or 0) >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
 # KEYS: the instances; ARGV: this instance, forget after (ms), dead after (ms). Redis's clock.
 _HEARTBEAT = """
 local now = redis.call('TIME')
@@ -163,6 +184,11 @@ def _header_key(room_id: str) -> str:
 
 def _log_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:log"
+
+
+def _snapshot_key(room_id: str) -> str:
+    """The room's latest snapshot, ``"<n> <json>"`` (:mod:`halfmoon_server.core.snapshots`)."""
+    return f"hm:{{{room_id}}}:snap"
 
 
 def _entry(line: bytes | str) -> Entry:
@@ -249,6 +275,8 @@ class RedisLog:
         self._append = self.redis.register_script(_APPEND)
         self._publish = self.redis.register_script(_PUBLISH)
         self._read = self.redis.register_script(_READ)
+        self._read_from_snapshot = self.redis.register_script(_READ_FROM_SNAPSHOT)
+        self._save_snapshot = self.redis.register_script(_SAVE_SNAPSHOT)
         self._beat = self.redis.register_script(_HEARTBEAT)
         self._pubsub: ClusterPubSub | None = None  # a Redis Cluster's sharded channels
         self._refreshing: asyncio.Task[None] | None = None
@@ -507,11 +535,51 @@ class RedisLog:
         for number, line in enumerate(lines, applied + 1):
             room.deliver(number, _entry(line))
 
-    async def load(self, room_id: str) -> tuple[Entry, list[Entry]] | None:
-        header, entries = await self._read_room(room_id, 0)
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
+        if not snapshot:
+            header, entries = await self._read_room(room_id, 0)
+            kept: bytes | None = None
+        else:
+            header, kept, entries = await self._read_room_from_snapshot(room_id)
         if header is None or header == TOMBSTONE:
             return None
-        return orjson.loads(header), [_entry(line) for line in entries]
+        base, data = 0, None
+        if kept is not None:
+            number, _, raw = kept.partition(b" ")
+            base, data = int(number), orjson.loads(raw)
+        return LoadedRoom(orjson.loads(header), [_entry(line) for line in entries], data, base)
+
+    async def _read_room_from_snapshot(self, room_id: str) -> tuple[bytes | None, bytes | None, list[bytes]]:
+        """The room's header, its latest snapshot and the entries after it, in one script (one
+        round trip); with replicas asked for, only once they hold everything read."""
+        keys = [_header_key(room_id), _log_key(room_id), _sync_key(room_id), _snapshot_key(room_id)]
+        try:
+            client = self._node(room_id)
+            if not self.replicas:
+                header, kept, lines = await self._read_from_snapshot(keys=keys, args=["0"], client=client)
+                return header, kept, lines
+            async with client.pipeline(transaction=False) as pipe:
+                await self._read_from_snapshot(keys=keys, args=["1"], client=pipe)
+                pipe.wait(self.replicas, self.wait_ms)
+                (header, kept, lines), acks = await pipe.execute()
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        if int(acks) < self.replicas:
+            raise LogUnavailable(self._unconfirmed(int(acks)))
+        return header, kept, lines
+
+    async def save_snapshot(self, room_id: str, number: int, snapshot: Entry) -> None:
+        """Keep the room's snapshot as ``hm:{ROOM}:snap`` = ``"<number> <json>"`` (in the room's
+        slot), unless a newer one is kept already."""
+        line = b"%d %s" % (number, orjson.dumps(snapshot))
+        try:
+            await self._save_snapshot(
+                keys=[_snapshot_key(room_id), _header_key(room_id)], args=[number, line], client=self._node(room_id)
+            )
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
 
     async def room_ids(self) -> list[str]:
         return []  # rooms are loaded where their players come, not all at start-up
@@ -524,7 +592,7 @@ class RedisLog:
         try:
             async with self._node(room_id).pipeline(transaction=True) as pipe:
                 pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
-                pipe.delete(_log_key(room_id), _followers_key(room_id), _sync_key(room_id))
+                pipe.delete(_log_key(room_id), _followers_key(room_id), _sync_key(room_id), _snapshot_key(room_id))
                 await pipe.execute()
             await self.redis.zrem(self._wake_key(room_id), room_id)
         except _FAILURES as exc:

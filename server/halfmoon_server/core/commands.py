@@ -71,8 +71,8 @@ Entry = dict[str, Any]
 LOG_VERSION = 1
 
 __all__ = [
-    "CLIENT_KINDS", "COMMANDS", "KINDS", "LOG_VERSION", "Command", "Entry", "LogEntry",
-    "apply_entry", "check_entry", "is_listed", "log_version", "parse_entry", "room_header",
+    "CLIENT_KINDS", "COMMANDS", "ENDING_KINDS", "KINDS", "LOG_VERSION", "Command", "Entry", "LogEntry",
+    "apply_entry", "check_entry", "check_room_size", "is_listed", "log_version", "parse_entry", "room_header",
 ]  # fmt: skip
 
 
@@ -173,6 +173,12 @@ KINDS = frozenset(COMMANDS)
 #: (move, undo, give_up, start, join, watch, rematch, accept) and a seat's own (connect, present,
 #: disconnect, leave); the room's own (tick, abandon, recorded, …) are not refused.
 CLIENT_KINDS = frozenset(kind for kind, command in COMMANDS.items() if command.check is not None)
+#: The commands a room still takes once its log is full (:func:`check_room_size`): those that
+#: bring it to its end — the room's own (a deadline's ``tick``, ``abandon``, a game's
+#: ``recorded`` and ``stored``) and a player's or spectator's going (``give_up``, ``leave``,
+#: ``disconnect``, ``unwatch``). Each is bounded by the room's seats and watches, so the log
+#: stays bounded; anything else (a move, an undo, a join, a resume, a watch…) is refused.
+ENDING_KINDS = frozenset(("tick", "abandon", "recorded", "stored", "give_up", "leave", "disconnect", "unwatch"))
 _APPLY = {kind: command.apply for kind, command in COMMANDS.items()}
 _CHECK = {kind: command.check for kind, command in COMMANDS.items() if command.check is not None}
 
@@ -197,6 +203,17 @@ def check_entry(race: Race, entry: Mapping[str, Any]) -> None:
     check = _CHECK.get(entry["k"])
     if check is not None:
         check(race, entry, entry.get("p"))
+
+
+def check_room_size(kind: str, entries: int, max_entries: int) -> None:
+    """Raise :class:`Refusal` ``room_log_full`` for a command of ``kind`` in a room whose log holds
+    ``entries`` of the ``max_entries`` it takes, unless the command ends something
+    (:data:`ENDING_KINDS`). A refused command is never logged: it changes nothing."""
+    if entries >= max_entries and kind not in ENDING_KINDS:
+        raise Refusal(
+            "room_log_full",
+            f"this room's log is full ({max_entries:,} entries): it takes no new command; its games so far are kept",
+        )
 
 
 def _player(player: str | None) -> str:

@@ -239,6 +239,10 @@ class RoomState:
         self.results = ResultOutbox()
         #: the player the last applied entry was about (a join's: the new seat's)
         self.player: str | None = None
+        #: the room's events numbered so far (the shell numbers them as it publishes them:
+        #: ``Room.publish``); kept here so a room restored from a snapshot
+        #: (:mod:`halfmoon_server.core.snapshots`) numbers its next events on from there
+        self.seq = 0
 
     # -- sequencing -------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from halfmoon_server.core.live import live_summary
 from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.core.snapshots import SnapshotError
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
@@ -219,21 +220,49 @@ class Lobby:
             raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
         if loaded is None:
             return None
-        header, entries = loaded
         held = self.rooms.get(room_id)
         if hold and held is not None:
             return held  # held meanwhile (a drop whose wake-up failed took it back): one copy only
         try:
-            room = Room(header, self.services)
+            room = Room(loaded.header, self.services)
         except Exception as exc:  # a header this version cannot read: a newer server's, or damaged
             # (the kind of failure, not its text: a damaged header's deal code or seed is quoted there)
             why = exc.message if isinstance(exc, Refusal) else type(exc).__name__
             log.error("room %s cannot be rebuilt from its log: %s", room_id, why)
             message = f"room {room_id} cannot be rebuilt on this server; the games already over in it are kept"
             raise Refusal("unavailable", message) from None
+        entries = loaded.entries
+        if loaded.snapshot is not None:
+            try:  # the latest snapshot, then only the entries after it
+                room.restore(loaded.snapshot)
+            except SnapshotError as exc:  # another release's, or damaged: replayed from the first entry
+                log.warning("room %s: its snapshot is not used (%s); its whole log is replayed", room_id, exc)
+                return await self._load_whole(room_id, hold=hold)
         if hold:
             self._hold(room)  # follow first: entries appended while it replays are caught up
-        room.rebuild(entries, live=hold)
+            room.rebuild(entries, live=True)
+        else:
+            await room.replay(entries)  # a copy to read: the loop runs between slices
+        room.compact()  # a room whose snapshot is far behind (a log of an earlier release) gets one now
+        return room
+
+    async def _load_whole(self, room_id: str, *, hold: bool) -> Room | None:
+        """Load a room replaying its whole log (its snapshot could not be used)."""
+        try:
+            loaded = await self.log.load(room_id, snapshot=False)
+        except LogUnavailable as exc:
+            raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
+        if loaded is None:
+            return None
+        held = self.rooms.get(room_id)
+        if hold and held is not None:
+            return held
+        room = Room(loaded.header, self.services)  # (its header was read once already)
+        if hold:
+            self._hold(room)
+            room.rebuild(loaded.entries, live=True)
+        else:
+            await room.replay(loaded.entries)
         return room
 
     async def restore(self) -> int:

@@ -39,7 +39,7 @@ from typing import Any
 from halfmoon import protocol as wire
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import Entry, check_entry, is_listed, race_of
+from halfmoon_server.core.commands import Entry, check_entry, check_room_size, is_listed, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.room_state import (
     GAP,
@@ -50,6 +50,7 @@ from halfmoon_server.core.room_state import (
     RoomState,
     token_hash,
 )
+from halfmoon_server.core.snapshots import restore_snapshot, take_snapshot
 from halfmoon_server.errors import LogUnavailable, Refusal
 from halfmoon_server.ports import Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
@@ -70,6 +71,10 @@ RECORD_WAIT_S = 2.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
+#: After a snapshot could not be stored, the next try waits this long (ms) — and for the next entry.
+SNAPSHOT_RETRY_MS = 5_000
+#: A copy rebuilt for a read (:meth:`Room.replay`) lets the event loop run after this many entries.
+REPLAY_SLICE = 50
 _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
 _SEATING = frozenset(("join", "single", "connect"))
 
@@ -109,6 +114,10 @@ class RoomServices:
     recorder: Recorder
     tasks: BackgroundTasks
     event_log: int = 16
+    #: a snapshot of the room is stored beside its log every this many entries (0: never)
+    snapshot_every: int = 200
+    #: entries one room's log takes (:func:`~halfmoon_server.core.commands.check_room_size`)
+    max_entries: int = 50_000
 
     @property
     def instance(self) -> str:
@@ -148,7 +157,6 @@ class Room:
         self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
         self.spectators: set[Outbox] = set()  # this instance's spectators
         self.departing: dict[str, Outbox] = {}  # players who left, until their game_over
-        self.seq = 0
         #: the last ``event_log`` events' frames, for resumes (a list: a deque's block is 624 bytes)
         self.log: list[Frames] = []
         self._waiting: dict[str, _Waiting] = {}
@@ -159,11 +167,24 @@ class Room:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._recoveries = services.recorder.recoveries  # the database's returns seen so far
+        #: how many entries the latest snapshot known stored covers (loaded, or written here)
+        self.snapshot_at = 0
+        self._snapshotting = False
+        self._snapshot_retry_at = 0
 
     @property
     def applied(self) -> int:
         """Log entries applied (the log's :class:`~halfmoon_server.ports.Follower`)."""
         return self.state.applied
+
+    @property
+    def seq(self) -> int:
+        """The number of the last event published (the state keeps it: a snapshot holds it)."""
+        return self.state.seq
+
+    @seq.setter
+    def seq(self, value: int) -> None:
+        self.state.seq = value
 
     # -- commands in --------------------------------------------------------------------------------
 
@@ -173,6 +194,8 @@ class Room:
         Raises :class:`Refusal` when the race refuses it (it is checked before it is logged, so a
         refused command is never logged), and ``unavailable`` when the log cannot take it or
         cannot confirm it in time (the client may try again)."""
+        # a full log takes only what ends the room (docs/server.md, "Snapshots and the cap")
+        check_room_size(entry["k"], self.applied, self.services.max_entries)
         check_entry(self.race, entry)  # (the kinds the registry checks; a refused one is never logged)
         # the token in clear goes to its player's welcome, never to the log: a join logs its hash
         token = entry.pop("tok", None)
@@ -231,6 +254,9 @@ class Room:
             return
         origin = str(entry.get("o", ""))
         waiting = self._waiting.pop(origin, None) if origin.startswith(self.state.mine) else None
+        every = self.services.snapshot_every
+        if every and number - self.snapshot_at >= every and not self._snapshotting and not self.state.replaying:
+            self._snapshot(waiting is not None)
         try:
             events = self._apply(entry, waiting)
         except Refusal as refusal:
@@ -245,6 +271,52 @@ class Room:
             return
         if waiting is not None and not waiting.done.done():
             waiting.done.set_result(events)
+
+    # -- snapshots ----------------------------------------------------------------------------------
+
+    def _snapshot(self, ours: bool) -> None:
+        """Store the room's snapshot beside its log, off the move's path: in a task of its own,
+        which takes it once the loop has turned (the entry that called for it applied and
+        answered first), as the state stands then. The instance that appended the entry writes
+        it; any other that holds the room only once the snapshot is a whole interval late (its
+        writer died, or failed). One write at a time; a failure is logged and tried again after
+        :data:`SNAPSHOT_RETRY_MS`, at a later entry (never fatal: a load then replays more)."""
+        behind = self.applied - self.snapshot_at
+        if (not ours and behind < 2 * self.services.snapshot_every) or self.clock.now_ms() < self._snapshot_retry_at:
+            return
+        self._snapshotting = True
+
+        async def write() -> None:
+            try:
+                await asyncio.sleep(0)  # the entry's acknowledgement goes out first
+                snapshot = take_snapshot(self.state)
+                await self.services.log.save_snapshot(self.id, snapshot["n"], snapshot)
+                self.snapshot_at = max(self.snapshot_at, snapshot["n"])
+            except Exception as exc:  # (the log is down, or worse: the room goes on, a load replays more)
+                self._snapshot_retry_at = self.clock.now_ms() + SNAPSHOT_RETRY_MS
+                why = type(exc).__name__
+                log.warning("room %s: its snapshot could not be stored (%s); tried again later", self.id, why)
+            finally:
+                self._snapshotting = False
+
+        self.services.tasks.spawn(write())
+
+    def compact(self) -> None:
+        """Store a snapshot now if the latest one is a whole interval behind (a room loaded from
+        a log written before snapshots, or whose writer failed), in the background."""
+        every = self.services.snapshot_every
+        if every and self.applied - self.snapshot_at >= every and not self._snapshotting:
+            self._snapshot(True)
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Start this fresh room from a stored snapshot (:mod:`halfmoon_server.core.snapshots`):
+        its state after the entries the snapshot covers; :meth:`rebuild` then replays the entries
+        after them. Raises :class:`~halfmoon_server.core.snapshots.SnapshotError` for one this
+        release cannot restore (nothing changes)."""
+        state = restore_snapshot(self.state.header, snapshot, self.services.instance)
+        self.state, self.race = state, state.race
+        self.audience = Audience(self.race)
+        self.snapshot_at = state.applied
 
     def went_back(self) -> None:
         """The log holds fewer entries than this copy applied (Redis lost some): this copy is
@@ -341,10 +413,11 @@ class Room:
         for event in events:
             if isinstance(event, GameEnded):
                 continue
-            self.seq += 1
-            frames = self.audience.frames(event, self.seq, watched=bool(self.spectators), msg_id=msg_id)
+            state = self.state  # (the state keeps the count: a snapshot holds it)
+            state.seq += 1
+            frames = self.audience.frames(event, state.seq, watched=bool(self.spectators), msg_id=msg_id)
             if frames is None:
-                self.seq -= 1
+                state.seq -= 1
                 continue
             # the log serves players' resumes: a spectators' copy of its own (reveals) is not kept
             kept = frames.spectators is None or frames.spectators is frames.players
@@ -554,9 +627,10 @@ class Room:
     # -- rebuilding -----------------------------------------------------------------------------------------
 
     def rebuild(self, entries: list[Entry], *, live: bool = True) -> None:
-        """Replay the log's entries (from the first) on this fresh room: the race, the tokens,
-        the event log for resumes — no frame sent, no game recorded. ``live``: the room is held
-        here from now on (its deadline gets a timer); else it is a copy to read and drop."""
+        """Replay the log's entries (from the first, or from the snapshot :meth:`restore` started
+        it from) on this fresh room: the race, the tokens, the event log for resumes — no frame
+        sent, no game recorded. ``live``: the room is held here from now on (its deadline gets a
+        timer); else it is a copy to read and drop."""
         self.state.replaying = True
         try:
             for number, entry in enumerate(entries, self.applied + 1):
@@ -566,3 +640,10 @@ class Room:
         if live:
             self._arm_timer()
 
+    async def replay(self, entries: list[Entry]) -> None:
+        """:meth:`rebuild` a copy to read and drop (not held, not followed), letting the event
+        loop run after every :data:`REPLAY_SLICE` entries: a read never holds the loop for long,
+        whatever the log holds."""
+        for start in range(0, len(entries), REPLAY_SLICE):
+            self.rebuild(entries[start : start + REPLAY_SLICE], live=False)
+            await asyncio.sleep(0)

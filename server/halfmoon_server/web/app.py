@@ -173,7 +173,15 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
         await room_log.close()
         raise
     tasks = BackgroundTasks()
-    services = RoomServices(settings.clock, room_log, app[keys.RECORDER], tasks, settings.event_log)
+    services = RoomServices(
+        settings.clock,
+        room_log,
+        app[keys.RECORDER],
+        tasks,
+        settings.event_log,
+        snapshot_every=settings.snapshot_every,
+        max_entries=settings.max_room_entries,
+    )
     lobby = Lobby(settings, room_log, services, app[keys.STORAGE], app[keys.DAILY], live)
     app[keys.TASKS] = tasks
     app[keys.LOBBY] = lobby

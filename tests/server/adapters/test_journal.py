@@ -73,7 +73,7 @@ async def test_committed_entries_survive_a_reopen_in_order(tmp_path: Path) -> No
     await reopened.open()
     try:
         loaded = await reopened.load("R1")
-        assert loaded is not None and [entry["n"] for entry in loaded[1]] == list(range(300))
+        assert loaded is not None and [entry["n"] for entry in loaded.entries] == list(range(300))
         assert reopened.counts["R1"] == 300
     finally:
         await reopened.close()

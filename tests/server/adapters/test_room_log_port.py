@@ -38,7 +38,7 @@ async def test_a_room_not_followed_here_takes_no_entry(room_log: MemoryLog | Jou
         await room_log.append("R1", {"k": "tick"})
     assert refused.value.certain
     loaded = await room_log.load("R1")
-    assert loaded is not None and loaded[1] == []
+    assert loaded is not None and loaded.entries == []
     follower = _Room("R1")
     room_log.follow(follower)
     room_log.unfollow("R1")

@@ -50,11 +50,11 @@ async def replayed(log: RoomLog, room_id: str) -> dict[str, Any]:
     """The room rebuilt from what ``log`` holds, as the lobby rebuilds a room it loads."""
     loaded = await log.load(room_id)
     assert loaded is not None, room_id
-    header, entries = loaded
+    assert loaded.snapshot is None and loaded.base == 0, "a golden log holds no snapshot"
     services = RoomServices(ManualClock(0), log, Recorder(MemoryStorage()), BackgroundTasks())
-    room = Room(header, services)
-    room.rebuild(entries, live=False)
-    assert room.applied == len(entries)
+    room = Room(loaded.header, services)
+    room.rebuild(loaded.entries, live=False)
+    assert room.applied == len(loaded.entries)
     return expectation(room)
 
 

@@ -93,6 +93,8 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         ((), {"HALFMOON_LOG_LEVEL": "LOUD"}, "the log level must be one of"),
         (("--redis-replicas", "-1"), {}, "redis_replicas cannot be negative"),
         (("--redis-wait-ms", "0"), {}, "redis_wait_ms must be 1-60000 ms"),
+        (("--snapshot-every", "-1"), {}, "snapshot_every must be 0 (no snapshots) to 100000 entries"),
+        ((), {"HALFMOON_MAX_ROOM_ENTRIES": "10"}, "max_room_entries must be 1000 to 10000000"),
     ]
     for args, env, message in cases:
         result = _serve("--data-dir", str(tmp_path / "data"), *args, env=env)
@@ -235,3 +237,13 @@ def test_finished_hold_must_be_a_finite_number(value: str) -> None:
     (OverflowError). A bad setting should be a one-line SettingsError."""
     with pytest.raises(SettingsError):
         Settings.from_env({"HALFMOON_FINISHED_HOLD_S": value})
+
+
+def test_snapshot_every_and_the_rooms_cap_are_read_from_flags_and_variables() -> None:
+    env = {"HALFMOON_SNAPSHOT_EVERY": "0", "HALFMOON_MAX_ROOM_ENTRIES": "2000"}
+    settings = Settings.from_env(env)
+    assert (settings.snapshot_every, settings.max_room_entries) == (0, 2000)
+    assert (Settings().snapshot_every, Settings().max_room_entries) == (200, 50_000)
+    for bad in ({"snapshot_every": 100_001}, {"max_room_entries": 999}, {"max_room_entries": 10_000_001}):
+        with pytest.raises(SettingsError):
+            Settings().with_changes(**bad).validate()

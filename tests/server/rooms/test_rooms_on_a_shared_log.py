@@ -27,7 +27,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import Follower
+from halfmoon_server.ports import Follower, LoadedRoom
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.results import Recorder
@@ -51,6 +51,7 @@ class SharedStore:
     def __init__(self) -> None:
         self.headers: dict[str, dict[str, Any]] = {}
         self.entries: dict[str, list[dict[str, Any]]] = {}
+        self.snapshots: dict[str, tuple[int, dict[str, Any]]] = {}
         self.views: list[FakeLog] = []
         self.dead: set[str] = set()
 
@@ -88,9 +89,17 @@ class FakeLog:
         for number, entry in enumerate(self.store.entries[room_id][room.applied :], room.applied + 1):
             room.deliver(number, entry)
 
-    async def load(self, room_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    async def load(self, room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
         header = self.store.headers.get(room_id)
-        return None if header is None else (header, [dict(e) for e in self.store.entries[room_id]])
+        if header is None:
+            return None
+        base, data = self.store.snapshots.get(room_id, (0, None)) if snapshot else (0, None)
+        kept = None if data is None else json.loads(json.dumps(data))
+        return LoadedRoom(header, [dict(e) for e in self.store.entries[room_id][base:]], kept, base)
+
+    async def save_snapshot(self, room_id: str, number: int, snapshot: dict[str, Any]) -> None:
+        if self.store.snapshots.get(room_id, (0, None))[0] < number:
+            self.store.snapshots[room_id] = (number, json.loads(json.dumps(snapshot)))
 
     def follow(self, room: Follower) -> None:
         self.rooms[room.id] = room
@@ -395,9 +404,11 @@ async def test_a_dropped_lobby_cannot_be_joined_into_a_log_that_expires(
         if loaded is None:
             return  # a dropped room is gone: fine
         services = RoomServices(clock, log2, room.services.recorder, BackgroundTasks())
-        revived = Room(loaded[0], services)
+        revived = Room(loaded.header, services)
+        if loaded.snapshot is not None:
+            revived.restore(loaded.snapshot)
         log2.follow(revived)
-        revived.rebuild(loaded[1])
+        revived.rebuild(loaded.entries)
         await asyncio.sleep(0.1)
         await revived.submit({"k": "join", "n": "Ada", "tok": "t1"}, Box())  # accepted
         await asyncio.sleep(1.5)

@@ -1,0 +1,157 @@
+"""``GET /api/rooms/{id}`` of a sleeping room whose log is long (a client appended 20,000
+move/undo entries: it once replayed them all on the event loop, 0.25–4.8 s a read) is answered
+from the room's latest snapshot and the few entries after it, and never holds the event loop
+for long: a task that sleeps 1 ms at a time, beside the read, is not late by more than
+:data:`STALL_BOUND_S`, and the read takes under a quarter of a whole replay's time (about a fiftieth, measured: the
+replay is sliced too, so the stall alone would not tell a read that replays everything)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from halfmoon.codes import DealCode
+from halfmoon_server.clock import ManualClock
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.room import Room
+from halfmoon_server.web import keys
+from tests.server.conftest import StartServer
+from tests.server.support import WsClient, won_record
+
+#: move/undo pairs in the room's history (20,001 entries with its start)
+PAIRS = 10_000
+#: the longest the loop may be held by the read (a whole replay held it ~0.5 s here; a restore
+#: from the snapshot takes ~10 ms; the bound leaves room for a noisy, shared machine)
+STALL_BOUND_S = 0.06
+RECORD = won_record()
+
+
+class Box:
+    """An outbox that keeps nothing (the player's frames are not looked at)."""
+
+    room: str | None = None
+    player_id: str | None = None
+    closed = False
+
+    def send(self, frame: bytes) -> None:
+        return None
+
+    def close(self, code: int, reason: str) -> None:
+        return None
+
+
+async def long_sleeping_room(lobby: Lobby, clock: ManualClock) -> str:
+    """A solo room with a history of :data:`PAIRS` move/undo pairs made through the room's real
+    path (``Room.submit``, as the WebSocket handler calls it), given up, recorded, and put to
+    sleep (out of memory: a read rebuilds it from the log)."""
+    room, player = await lobby.solo(Box(), "Ada", DealCode.parse(str(RECORD.code)), "198.51.100.7")
+    first = RECORD.moves[0].names()  # type: ignore[union-attr]
+    for pair in range(PAIRS):
+        await room.submit({"k": "move", "p": player, "m": first})
+        await room.submit({"k": "undo", "p": player})
+        if pair % 100 == 0:
+            clock.advance(1)
+            await asyncio.sleep(0)  # (the loop turns, as between a client's messages)
+    await room.submit({"k": "give_up", "p": player})
+    room.outboxes.clear()
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if room.idle and not room.race.unrecorded:
+            break
+    await room.services.tasks.settle()
+    await lobby._put_to_sleep(room, clock.now_ms())
+    assert room.id not in lobby.rooms, "asleep: out of memory"
+    return room.id
+
+
+async def read_watching_the_loop(url: str) -> tuple[dict[str, Any], float, float]:
+    """GET ``url`` while a task measures how late a 1 ms sleep wakes: the answer, the longest
+    lateness (s), and how long the read took (s)."""
+    worst = 0.0
+    done = asyncio.Event()
+
+    async def watch() -> None:
+        nonlocal worst
+        while not done.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            worst = max(worst, time.perf_counter() - before - 0.001)
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    await asyncio.sleep(0.01)
+    started = time.perf_counter()
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        assert response.status == 200, await response.text()
+        body = orjson.loads(await response.read())
+    took = time.perf_counter() - started
+    done.set()
+    await watcher
+    return body, worst, took
+
+
+@pytest.mark.slow
+async def test_a_get_of_a_sleeping_room_with_a_long_log_never_holds_the_loop(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=200)
+    lobby: Lobby = server.app[keys.LOBBY]
+    room_id = await long_sleeping_room(lobby, clock)
+    loaded = await lobby.log.load(room_id)
+    assert loaded is not None and loaded.snapshot is not None
+    assert 2 * PAIRS + 2 - loaded.base <= 200, "the read replays at most an interval past the snapshot"
+
+    # three reads: a stall of the read's own shows in each; one of a busy shared machine's (this
+    # process not scheduled for a while) does not, so the least of the three is the read's
+    reads = [await read_watching_the_loop(f"{server.make_url('')}/api/rooms/{room_id}") for _ in range(3)]
+    body = reads[0][0]
+    assert body["phase"] == "finished" and body["players"][0]["status"] == "gave_up"
+    worst = min(stall for _, stall, _ in reads)
+    took = min(took for _, _, took in reads)
+    assert worst < STALL_BOUND_S, f"the loop was held {worst * 1000:.1f} ms by each read"
+
+    # the same read of the same room without its snapshot: a whole replay (in slices)
+    whole = await lobby.log.load(room_id, snapshot=False)
+    assert whole is not None
+    started = time.perf_counter()
+    copy_ = Room(whole.header, lobby.services)
+    await copy_.replay(whole.entries)
+    replay_s = time.perf_counter() - started
+    assert copy_.race.snapshot(None, clock.now_ms(), watcher=False).to_json()["players"] == body["players"]
+    assert took < replay_s / 4, f"the read took {took * 1000:.0f} ms; a whole replay {replay_s * 1000:.0f} ms"
+
+
+async def test_a_move_past_the_rooms_cap_is_refused_on_the_wire_and_logs_nothing(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(db_url="memory://", tick_s=3600.0, max_room_entries=1_000)
+    lobby: Lobby = server.app[keys.LOBBY]
+    ada = await WsClient.connect(server, "ada")
+    try:
+        await ada.send("solo", name="Ada", code=str(RECORD.code))
+        welcome = await ada.next("welcome")
+        room = lobby.rooms[welcome["room"]["room"]]
+        player = welcome["you"]
+        first = RECORD.moves[0].names()  # type: ignore[union-attr]
+        while room.applied < 1_000:  # the room's real path, as the socket's messages take it
+            await room.submit({"k": "move" if room.applied % 2 else "undo", "p": player, "m": first})
+        logged = len(await _entries(lobby, room.id))
+        await ada.send("move", positions=first, id=7)
+        refused = await ada.next("error")
+        assert refused["code"] == "room_log_full" and refused.get("id") == 7, refused
+        assert len(await _entries(lobby, room.id)) == logged == 1_000, "nothing logged"
+        await ada.send("give_up")  # what ends the room is still taken
+        over = await ada.next("game_over")
+        assert over["outcome"] == "gave_up"
+    finally:
+        await ada.close()
+
+
+async def _entries(lobby: Lobby, room_id: str) -> list[Any]:
+    loaded = await lobby.log.load(room_id, snapshot=False)
+    assert loaded is not None
+    return loaded.entries
