@@ -617,6 +617,9 @@ class RoomSnapshot:
     #: seed once its code is out (docs/protocol.md, "Sealed races")
     contributions: tuple[str, ...] | None = None
     seed: str | None = None
+    #: a quick race's first race (the queue matched its players): it starts by itself, never by
+    #: its host, and its seats are held for the matched players (sent only when true)
+    quick: bool = False
 
     def to_json(self) -> Json:
         out: Json = {
@@ -648,6 +651,8 @@ class RoomSnapshot:
             out["seed"] = self.seed
         if self.round > 1 or self.series is not None:
             out.update(round=self.round, series=self.series, seated=[p.to_json() for p in self.seated])
+        if self.quick:
+            out["quick"] = True
         return out
 
 

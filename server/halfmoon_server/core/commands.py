@@ -60,7 +60,7 @@ from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server.core.entries import ENTRY_CLASSES, LogEntry, parse_entry
 from halfmoon_server.core.events import Event
-from halfmoon_server.core.race import Race, RaceConfig
+from halfmoon_server.core.race import QuickSeats, Race, RaceConfig
 from halfmoon_server.errors import Refusal
 
 #: An entry as the log holds it and the room applies it (:func:`parse_entry` types it).
@@ -141,8 +141,10 @@ COMMANDS: dict[str, Command] = {
         Command("tick", lambda race, e, now, p: race.tick(now)),
         Command(
             "join",
-            lambda race, e, now, p: race.join(e["n"], now, e.get("e"), bot=bool(e.get("bot", False)))[1],
-            lambda race, e, p: race.check_join(e["n"]),
+            lambda race, e, now, p: race.join(
+                e["n"], now, e.get("e"), bot=bool(e.get("bot", False)), player=e.get("pk")
+            )[1],
+            lambda race, e, p: race.check_join(e["n"], e.get("pk")),
         ),
         Command("single", _single),
         Command("watch", lambda race, e, now, p: race.watch(), lambda race, e, p: race.check_watch()),
@@ -247,4 +249,5 @@ def race_of(header: Entry) -> Race:
         daily_day=date.fromisoformat(day) if day else None,
         salt=header.get("salt"),
         seed=header.get("seed"),
+        quick=QuickSeats.from_json(header["quick"]) if header.get("quick") else None,
     )
