@@ -26,7 +26,7 @@ from halfmoon_server.core.events import PlayerJoined
 from halfmoon_server.core.limits import CreatorLimits
 from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
-from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.core.race import QuickSeats, RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
@@ -115,13 +115,20 @@ class Lobby:
         return new_seal_seed(self.daily_service.secret, secrets.token_bytes(16), f"{room_id}:{round_}")
 
     async def _new_room(
-        self, mode: Mode, code: DealCode | None, daily_day: date | None = None, *, salt: str | None = None
+        self,
+        mode: Mode,
+        code: DealCode | None,
+        daily_day: date | None = None,
+        *,
+        salt: str | None = None,
+        quick: QuickSeats | None = None,
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
         out from now on, see ``Race``), in a mode that may seal its deal. ``daily_day`` and
         ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
-        daily mode (its rules object's ``daily``)."""
+        daily mode (its rules object's ``daily``). ``quick``: a quick race's held seats (its header
+        says it is listed among the public races)."""
         rules = rules_for(mode)
         if code is None and not rules.may_seal:
             raise ValueError(f"a {mode} room is dealt from a code: it cannot be sealed")
@@ -142,6 +149,9 @@ class Lobby:
                 header["seed"] = self.seal_seed(room_id, 1)
             if salt is not None:
                 header["salt"] = salt
+            if quick is not None:
+                header["quick"] = quick.to_json()
+                header["listed"] = True
             try:
                 created = await self.log.create(header)
             except LogUnavailable as exc:
@@ -250,6 +260,14 @@ class Lobby:
         self.ensure_capacity()
         self.charge(client)
         return await self._new_room(Mode.RACE, code)
+
+    async def create_quick(self, players: list[str], *, start_by: int) -> Room:
+        """A quick race for the players the queue matched (the hashes of their keys): sealed (the
+        server draws the deal), its seats held for them, started once they are all in or at
+        ``start_by`` with whoever came. Their room credits were spent when they queued. Raises
+        :class:`Refusal` (``server_full``, ``shutting_down``, ``unavailable``)."""
+        self.ensure_capacity()
+        return await self._new_room(Mode.RACE, None, quick=QuickSeats(frozenset(players), start_by))
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False

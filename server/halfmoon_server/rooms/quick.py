@@ -1,0 +1,190 @@
+"""The quick-race queue's shell: the I/O around the matcher (:mod:`halfmoon_server.core.queue`).
+
+Players come in with ``queue`` over their WebSocket (``Outbox``) and go with ``unqueue`` or by
+closing it. :meth:`QuickQueue.step` runs the matcher on who waits now: each group it matches
+becomes a sealed race made through the lobby (:meth:`Lobby.create_quick`: the server draws the
+deal, its seats held for the group's player keys), and its players are told the room
+(``matched``) and join it as a race link would; everyone still waiting is told how many are in
+their group and when it starts (``queued``) whenever that changes, and a player alone long enough
+is offered a ghost of a recent quick race (one whose race is over, so its deal is out) or a solo
+game. :meth:`QuickQueue.run` steps whenever the queue changes or the plan says it next will.
+
+One identity — the hash of a player key — is in the queue once: a second ``queue`` from another
+connection is refused (``already_queued``); from the same connection it is "keep waiting" (the
+lone player's offer comes again ``lone_ms`` later). Each ``queue`` spends one of the address's
+room credits (:meth:`Lobby.charge`), as every new game does.
+
+In this release the queue lives in this process: a cluster's instances each match their own
+players (docs/server.md, "Quick races").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from halfmoon.protocol import Error, Json, Matched, Queued, encode
+from halfmoon_server.core.queue import QueueRules, RatingOf, Status, Waiting, plan
+from halfmoon_server.errors import Refusal
+from halfmoon_server.ports import Outbox
+from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.settings import Settings
+
+log = logging.getLogger("halfmoon_server.quick")
+
+#: Quick races remembered to offer a lone player as a ghost (the latest first).
+RECENT_RACES = 20
+
+
+def rules_of(settings: Settings) -> QueueRules:
+    """The matcher's rules from the server's settings."""
+    return QueueRules(
+        max_players=settings.quick_max_players,
+        fill_ms=int(settings.quick_fill_s * 1000),
+        lone_ms=int(settings.quick_lone_s * 1000),
+    )
+
+
+@dataclass(slots=True)
+class _Place:
+    """One player's place in the queue: their entry, their connection, what they were last told."""
+
+    entry: Waiting
+    outbox: Outbox
+    told: Status | None = None
+
+
+class QuickQueue:
+    """This process's quick-race queue. See the module docstring. ``rating_of``: each waiting
+    player's rating (by the hash of their key), or None for none — players are then matched
+    within a band that widens the longer they wait (no function: no band)."""
+
+    def __init__(self, lobby: Lobby, settings: Settings, *, rating_of: RatingOf | None = None) -> None:
+        self.lobby = lobby
+        self.clock = settings.clock
+        self.rules = rules_of(settings)
+        self.join_ms = int(settings.quick_join_s * 1000)
+        self.rating_of = rating_of
+        self.places: dict[str, _Place] = {}  # by identity, in order of arrival
+        self.recent: deque[str] = deque(maxlen=RECENT_RACES)  # quick rooms made here, the latest last
+        self._changed = asyncio.Event()
+
+    # -- who waits -------------------------------------------------------------------------------------
+
+    def holds(self, outbox: Outbox) -> bool:
+        """Whether this connection waits in the queue."""
+        return any(place.outbox is outbox for place in self.places.values())
+
+    def count(self) -> int:
+        return len(self.places)
+
+    async def queue(self, outbox: Outbox, name: str, player: str, client: str) -> None:
+        """``player`` (the hash of their key) comes in under ``name``, or — already in from this
+        connection — keeps waiting. Raises :class:`Refusal` (``already_queued`` for an identity
+        another connection holds a place for, ``rate_limited``, ``server_full``,
+        ``shutting_down``)."""
+        now = self.clock.now_ms()
+        place = self.places.get(player)
+        if place is not None and place.outbox is not outbox:
+            raise Refusal("already_queued", "you are in the quick-race queue already (another tab or device?)")
+        if place is None and self.holds(outbox):
+            raise Refusal("already_queued", "this connection waits in the quick-race queue already under another key")
+        if place is not None:  # keep waiting: the offer comes again lone_ms from now
+            place.entry = Waiting(player, name, place.entry.since, offer_from=now)
+            place.told = None
+        else:
+            self.lobby.ensure_capacity()
+            self.lobby.charge(client)
+            self.places[player] = _Place(Waiting(player, name, now), outbox)
+        await self.step()
+
+    def unqueue(self, outbox: Outbox) -> None:
+        """This connection's player leaves the queue. Raises :class:`Refusal` ``not_queued``."""
+        if not self.drop(outbox):
+            raise Refusal("not_queued", "you are not in the quick-race queue")
+
+    def drop(self, outbox: Outbox) -> bool:
+        """Take this connection's place out (it left, or closed); whether it had one."""
+        gone = [player for player, place in self.places.items() if place.outbox is outbox]
+        for player in gone:
+            del self.places[player]
+        if gone:
+            self._changed.set()
+        return bool(gone)
+
+    # -- matching ---------------------------------------------------------------------------------------
+
+    async def step(self) -> int | None:
+        """Run the matcher once: seat the groups it matched, tell everyone else what changed.
+        Returns when the plan next changes by itself (ms; None: when the queue does)."""
+        now = self.clock.now_ms()
+        for player in [p for p, place in self.places.items() if place.outbox.closed]:
+            del self.places[player]
+        result = plan([place.entry for place in self.places.values()], now, self.rules, self._ratings())
+        for group in result.matches:
+            await self._seat(group, now)
+        ghost: Json | None = None
+        offers = [p for p, status in result.waiting.items() if status.offer and self.places[p].told != status]
+        if offers:
+            ghost = await self.ghost()
+        for player, status in result.waiting.items():
+            place = self.places[player]
+            if place.told == status:
+                continue
+            place.told = status
+            starts_in = None if status.starts_at is None else max(0, status.starts_at - now)
+            place.outbox.send(encode(Queued(status.count, status.starts_at, starts_in, status.offer, ghost)))
+        return result.next_at
+
+    def _ratings(self) -> RatingOf:
+        rating_of = self.rating_of
+        if rating_of is None:
+            return lambda player: None
+        return rating_of
+
+    async def _seat(self, group: list[Waiting], now: int) -> None:
+        """Make the group's sealed race and tell its players the room (or why there is none)."""
+        places = [self.places.pop(entry.player) for entry in group]
+        try:
+            room = await self.lobby.create_quick([entry.player for entry in group], start_by=now + self.join_ms)
+        except Refusal as refusal:
+            for place in places:
+                place.outbox.send(encode(Error(refusal.code, f"no quick race could be made: {refusal.message}")))
+            return
+        self.recent.append(room.id)
+        log.debug("quick race %s for %d players", room.id, len(group))
+        for place in places:
+            place.outbox.send(encode(Matched(room.id, len(group))))
+
+    async def ghost(self) -> Json | None:
+        """A recent quick race's best game to race as a ghost — one whose race is over (so its
+        deal and record are out: docs/security.md) and that has its times — or None."""
+        for room_id in reversed(self.recent):
+            try:
+                room = await self.lobby.find(room_id, hold=False)
+                if room is not None and (room.race.results is None or room.race.running_since() is not None):
+                    continue  # still raced (or a rematch of it is): its deal is not out
+                games = await self.lobby.storage.games_of_room(room_id, 8)
+            except Exception:  # a ghost is a nicety: the offer goes without one
+                log.warning("no ghost from quick race %s: its games could not be read", room_id)
+                continue
+            for game in games:
+                if game.record.get("times") and game.mode == "race":
+                    return {"game": game.id, "code": game.code, "name": game.nickname}
+        return None
+
+    async def run(self) -> None:
+        """Step whenever the queue changes, or when the plan says it next changes by itself."""
+        while True:
+            self._changed.clear()
+            try:
+                next_at = await self.step()
+            except Exception:
+                log.exception("the quick-race queue failed a step")
+                next_at = self.clock.now_ms() + 1000
+            timeout = None if next_at is None else max(0.0, (next_at - self.clock.now_ms()) / 1000)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout)
