@@ -50,10 +50,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_rooms", "HALFMOON_MAX_ROOMS", int, "--max-rooms", "rooms held in memory at once; more are refused"),
     Option("max_players", "HALFMOON_MAX_PLAYERS", int, "--max-players", "players in one race"),
     Option(
-        "quick_max_players", "HALFMOON_QUICK_MAX_PLAYERS", int, "--quick-max-players",
-        "players the quick-race queue puts in one race (2-6): it starts at once when that many are matched",
-    ),
-    Option(
         "quick_fill_s", "HALFMOON_QUICK_FILL_S", float, "--quick-fill",
         "seconds a quick race waits for more players after its second one came",
     ),
@@ -362,6 +358,7 @@ class Settings:
         take("HALFMOON_STATIC_DIR", "static_dir", Path)
         take("HALFMOON_PUBLIC_URL", "public_url", str)
         take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
+        take("HALFMOON_QUICK_MAX_PLAYERS", "quick_max_players", int)
         take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
         take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
         take("HALFMOON_TRUST_FORWARDED", "trust_forwarded", bool)

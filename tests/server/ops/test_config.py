@@ -235,3 +235,11 @@ def test_finished_hold_must_be_a_finite_number(value: str) -> None:
     (OverflowError). A bad setting should be a one-line SettingsError."""
     with pytest.raises(SettingsError):
         Settings.from_env({"HALFMOON_FINISHED_HOLD_S": value})
+
+
+@pytest.mark.parametrize(("raw", "max_players"), [("1", "8"), ("7", "8"), ("5", "4")])
+def test_a_quick_race_holds_two_to_six_players_and_no_more_than_a_race(raw: str, max_players: str) -> None:
+    env = {"HALFMOON_QUICK_MAX_PLAYERS": raw, "HALFMOON_MAX_PLAYERS": max_players}
+    with pytest.raises(SettingsError, match=f"quick_max_players must be 2-6 .*not {raw}"):
+        Settings.from_env(env)
+    assert Settings.from_env({"HALFMOON_QUICK_MAX_PLAYERS": "3"}).quick_max_players == 3
