@@ -99,7 +99,8 @@ class QuickQueue:
             self.lobby.ensure_capacity()
             self.lobby.charge(client)
             self.places[player] = _Place(Waiting(player, name, now), outbox)
-        await self.step()
+        await self.step()  # (told at once: queued, or matched)
+        self._changed.set()  # the run loop's next wake-up may be sooner now
 
     def unqueue(self, outbox: Outbox) -> None:
         """This connection's player leaves the queue. Raises :class:`Refusal` ``not_queued``."""

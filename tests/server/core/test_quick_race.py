@@ -5,6 +5,7 @@ it, and its header read back through the room log's commands."""
 from __future__ import annotations
 
 import doctest
+from collections.abc import Sequence
 
 import pytest
 
@@ -23,7 +24,7 @@ def quick(*seats: str, start_by: int = T0 + 15_000) -> Race:
     return Race("K7WQ2M", Mode.RACE, None, CONFIG, now=T0, seed="ab" * 32, quick=QuickSeats(frozenset(seats), start_by))
 
 
-def kinds(events: list[object]) -> list[str]:
+def kinds(events: Sequence[object]) -> list[str]:
     return [type(e).__name__ for e in events]
 
 
@@ -36,7 +37,7 @@ def test_the_countdown_starts_once_every_seat_is_taken() -> None:
     assert kinds(race.join("Ada", T0, player=ADA)[1]) == ["PlayerJoined"]
     assert race.phase is Phase.LOBBY
     assert kinds(race.join("Bea", T0 + 500, player=BEA)[1]) == ["PlayerJoined", "CountdownStarted"]
-    assert race.phase is Phase.COUNTDOWN and race.starts_at == T0 + 500 + 3000
+    assert (race.phase, race.starts_at) == (Phase.COUNTDOWN, T0 + 500 + 3000)
     assert race.time_limit_s == 600
     assert kinds(race.tick(T0 + 3500)) == ["RaceStarted"]
     assert race.code is not None and race.sealed  # dealt at the start from the server's seed
