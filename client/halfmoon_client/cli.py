@@ -178,11 +178,12 @@ async def quick_race(
     book = seats or SeatBook.default()
     # the queue holds a player by their key: one that cannot be kept is made for this run alone
     key = book.player_key(server) or secrets.token_urlsafe(32)
-    room = await wait_in_queue(server, name, key, lines, screen, lang=lang, tick_s=tick_s)
-    if room is None:
+    matched = await wait_in_queue(server, name, key, lines, screen, lang=lang, tick_s=tick_s)
+    if matched is None:
         return None
+    room, racing_as = matched
     return await play_race(
-        server, room, name, lines, screen,
+        server, room, racing_as, lines, screen,
         lang=lang, move_errors=move_errors, color=color, tick_s=tick_s, seats=book, player_key=key,
     )  # fmt: skip
 

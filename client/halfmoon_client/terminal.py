@@ -321,9 +321,10 @@ async def wait_in_queue(
     clock: Clock = wall_ms,
     tick_s: float = 1.0,
     backoff: Backoff | None = None,
-) -> str | None:
+) -> tuple[str, str] | None:
     """Wait in the quick-race queue (docs/protocol.md, "Quick races") as ``name`` until the queue
-    matches a race: its room id. The screen shows how many are in and the countdown; alone long
+    matches a race: its room id, and the name to join it under (``name``, or with a number added
+    when another player of the race has it too). The screen shows how many are in and the countdown; alone long
     enough, the offer (Enter keeps waiting). ``q`` leaves the queue: None. A reconnection queues
     again. Raises :class:`RefusedError` for a refused ``queue`` (``already_queued``,
     ``rate_limited``…) and :class:`~halfmoon_client.errors.UnreachableError`."""
@@ -368,7 +369,7 @@ async def wait_in_queue(
                 state["ghost"] = message.get("ghost")
                 draw()
             elif kind == "matched":
-                return str(message["room"])
+                return str(message["room"]), str(message.get("name") or name)
             elif kind == "error":
                 code = str(message.get("code"))
                 raise RefusedError(code, str(message.get("message") or code))

@@ -1048,14 +1048,17 @@ class Unqueued:
 
 @dataclass(slots=True)
 class Matched:
-    """The queue matched this player into the quick race in ``room``: they ``join`` it (their
-    seat is held for their player key) and it starts when everyone is in."""
+    """The queue matched this player into the quick race in ``room``, with ``players`` players:
+    they ``join`` it under ``name`` (the name they queued with, or — when another player of the
+    race queued with the same or a look-alike name — that name with a number added) with their
+    player key (their seat is held for it), and it starts when everyone is in."""
 
     room: str
     players: int
+    name: str
 
     def to_json(self) -> Json:
-        return {"type": "matched", "room": self.room, "players": self.players}
+        return {"type": "matched", "room": self.room, "players": self.players, "name": self.name}
 
 
 ServerMessage = Welcome | Pong | Error | Queued | Unqueued | Matched

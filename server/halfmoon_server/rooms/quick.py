@@ -26,7 +26,8 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
-from halfmoon.protocol import Error, Json, Matched, Queued, encode
+from halfmoon.protocol import NAME_MAX, Error, Json, Matched, Queued, encode
+from halfmoon_server.core.names import name_key
 from halfmoon_server.core.queue import QueueRules, RatingOf, Status, Waiting, plan
 from halfmoon_server.errors import Refusal
 from halfmoon_server.ports import Outbox
@@ -55,6 +56,27 @@ class _Place:
     entry: Waiting
     outbox: Outbox
     told: Status | None = None
+
+
+def distinct_names(names: list[str]) -> list[str]:
+    """The names a matched group joins its race under: each as queued, but a name that is the same
+    as an earlier one (or looks the same: :func:`~halfmoon_server.core.names.name_key`) gets a
+    number — the race refuses two of one name (``name_taken``).
+
+    >>> distinct_names(["Ada", "ada", "Bea", "ADA"])
+    ['Ada', 'ada 2', 'Bea', 'ADA 3']
+    """
+    taken: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        chosen, number = name, 1
+        while name_key(chosen) in taken:
+            number += 1
+            suffix = f" {number}"
+            chosen = name[: NAME_MAX - len(suffix)].rstrip() + suffix
+        taken.add(name_key(chosen))
+        out.append(chosen)
+    return out
 
 
 class QuickQueue:
@@ -157,8 +179,8 @@ class QuickQueue:
             return
         self.recent.append(room.id)
         log.debug("quick race %s for %d players", room.id, len(group))
-        for place in places:
-            place.outbox.send(encode(Matched(room.id, len(group))))
+        for place, name in zip(places, distinct_names([entry.name for entry in group]), strict=True):
+            place.outbox.send(encode(Matched(room.id, len(group), name)))
 
     async def ghost(self) -> Json | None:
         """A recent quick race's best game to race as a ghost — one whose race is over (so its

@@ -11,6 +11,7 @@ from aiohttp.test_utils import TestServer
 
 from halfmoon.protocol import Phase, player_key_hash
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.rooms.quick import distinct_names
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
@@ -88,6 +89,23 @@ async def test_a_stranger_cannot_take_a_matched_seat(start_server: StartServer) 
     assert server.app[keys.LOBBY].rooms[room_id].race.players == {}
     for client in (ada, bea, eve):
         await client.close()
+
+
+async def test_two_players_who_queued_with_one_name_race_under_two(start_server: StartServer) -> None:
+    server = await start_server(**QUICK, quick_max_players=2)
+    ada, ada_too = await queued(server, 1, "Ada"), await queued(server, 2, "ADA")
+    first, second = await ada.next("matched"), await ada_too.next("matched")
+    assert (first["name"], second["name"]) == ("Ada", "ADA 2")
+    for n, client, matched in ((1, ada, first), (2, ada_too, second)):
+        await client.send("join", room=matched["room"], name=matched["name"], player_key=key(n))
+        assert (await client.next("welcome", "error"))["type"] == "welcome"
+    for client in (ada, ada_too):
+        await client.close()
+
+
+def test_a_taken_name_gets_a_number_within_the_longest_name() -> None:
+    assert distinct_names(["Ada", "ada", "Bea", "АDA"]) == ["Ada", "ada 2", "Bea", "АDA 3"]  # (a Cyrillic А)
+    assert distinct_names(["X" * 20, "x" * 20]) == ["X" * 20, "x" * 18 + " 2"]
 
 
 async def test_six_players_are_matched_at_once_and_a_seventh_waits(start_server: StartServer) -> None:
