@@ -18,6 +18,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from halfmoon.view import BoardView
 from halfmoon_client.strategy import legal_moves
+from tests.web.audits import AXE_JS, VNU_JAR, NuChecker, axe_violations, require_tool
 from tests.web.conftest import Pages, running_server, screenshot
 
 SIZES: dict[str, ViewportSize] = {"390x844": {"width": 390, "height": 844}, "1280x800": {"width": 1280, "height": 800}}
@@ -182,3 +183,26 @@ def test_a_lone_player_is_offered_to_keep_waiting_race_a_ghost_or_play_solo(
     page.get_by_role("button", name="Gioca da solo").click()
     page.wait_for_url("**/play/HM1-*")
     expect(page.locator(".board")).to_be_visible()
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_waiting_screen_and_the_offer_pass_axe_core_and_the_nu_html_checker(
+    quick_pages: Pages, quick_server: str, lang: str
+) -> None:
+    source = require_tool("axe-core (npm)", AXE_JS).read_text(encoding="utf-8")
+    checker = NuChecker(require_tool("the Nu HTML checker (npm vnu-jar)", VNU_JAR, "java"))
+    found: dict[str, Any] = {}
+    try:
+        page = open_queue(quick_pages, "390x844", locale="it-IT" if lang == "it" else "en-US")
+        expect(page.locator(".queue-offer")).to_be_visible(timeout=10_000)
+        found["offer"] = axe_violations(page, source), checker.messages(page.content())
+        bea = Racer(quick_server, "Bea")
+        try:
+            bea.queue()
+            expect(page.locator(".queue-offer")).to_be_hidden()
+            found["two in the queue"] = axe_violations(page, source), checker.messages(page.content())
+        finally:
+            bea.close()
+    finally:
+        checker.close()
+    assert {state: said for state, said in found.items() if said[0] or said[1]} == {}

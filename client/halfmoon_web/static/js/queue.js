@@ -80,7 +80,7 @@ export function openQueue(app) {
   function build() {
     const w = words();
     // the count is said when it changes (a live region); the countdown is a timer, not read out every second
-    const count = h("p", { class: "queue-count", role: "status" });
+    const count = h("div", { class: "queue-count", role: "status" }); // (a figure, not a paragraph: no heading look-alike)
     const status = h("p", { class: "queue-status", role: "timer" });
     const offer = h("div", { class: "queue-offer", role: "group", "aria-labelledby": "offer-title" });
     app.main.replaceChildren(h("section", { class: "panel queue", dataset: { page: "quick" } },
