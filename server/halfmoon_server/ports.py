@@ -14,6 +14,9 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
   entry number (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
   one process; :class:`halfmoon_server.adapters.journal.MemoryLog`, nothing kept; and
   :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster).
+- :class:`QueueStore` — the quick-race queue a cluster's instances share
+  (:class:`halfmoon_server.adapters.redis_queue.RedisQueue`; the embedded server keeps its queue
+  in the process, :mod:`halfmoon_server.rooms.quick`).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
@@ -24,6 +27,7 @@ from datetime import date, datetime
 from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
+from halfmoon_server.core.queue import Waiting
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "Follower",
     "Outbox",
     "PlayerGame",
+    "QueueStore",
     "RoomLog",
     "Storage",
     "StoredGame",
@@ -108,6 +113,42 @@ class Follower(Protocol):
     def went_back(self) -> None:
         """The log holds fewer entries than the follower applied (it lost some): what the
         follower holds is wrong, and the room must be loaded again."""
+
+
+class QueueStore(Protocol):
+    """The quick-race queue shared by a cluster's instances: every waiting player (the hash of
+    their key) with the ``holder`` that queued them (``instance:serial``), one lock for the
+    instance that seats the matched groups, and the notes it leaves each matched player for their
+    instance to hand over. Every method may raise :class:`~halfmoon_server.errors.LogUnavailable`."""
+
+    async def beat(self, instance: str, ttl_ms: int) -> None:
+        """``instance`` (the first part of its holders) is alive for the next ``ttl_ms``: the places
+        of an instance that stopped saying so are left out, and taken over by a new ``join``."""
+        ...
+
+    async def join(self, entry: Waiting, holder: str) -> str | None:
+        """Put ``entry`` in under ``holder``: None, or the holder already holding that player."""
+        ...
+
+    async def keep(self, entry: Waiting, holder: str) -> None: ...
+    async def leave(self, player: str, holder: str) -> None:
+        """Take the player out, if ``holder`` still holds their place."""
+        ...
+
+    async def waiting(self) -> list[tuple[Waiting, str]]:
+        """Every place of an instance alive, with its holder."""
+        ...
+    async def claim(self, owner: str, ttl_ms: int) -> bool:
+        """Whether ``owner`` holds the matching lock for the next ``ttl_ms`` (taken or renewed)."""
+        ...
+
+    async def seat(self, notes: dict[str, dict[str, Any]]) -> None:
+        """The matched players out of the queue, each with their note (player → note)."""
+        ...
+
+    async def matched(self, players: list[str]) -> dict[str, dict[str, Any]]:
+        """The notes left for these players (each handed over once)."""
+        ...
 
 
 class RoomLog(Protocol):

@@ -155,7 +155,14 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
     restored = await lobby.restore()
     if restored:
         log.info("rooms: %d rebuilt from the room log; their players resume with their tokens", restored)
-    quick = app[keys.QUICK] = QuickQueue(lobby, settings)
+    shared = None
+    if settings.redis_url:  # a cluster: the quick-race queue in Redis too, through the room log's client
+        from halfmoon_server.adapters.redis_log import RedisLog
+        from halfmoon_server.adapters.redis_queue import RedisQueue
+
+        if isinstance(room_log, RedisLog):
+            shared = RedisQueue(room_log.redis)
+    quick = app[keys.QUICK] = QuickQueue(lobby, settings, shared=shared)
     ticker = asyncio.get_running_loop().create_task(lobby.run_ticker())
     matcher = asyncio.get_running_loop().create_task(quick.run())
     yield
