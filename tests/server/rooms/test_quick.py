@@ -247,3 +247,20 @@ async def test_a_lone_player_with_no_race_to_race_is_offered_no_ghost(
     offer = await lone.next("queued")
     assert offer["offer"] is True and offer["ghost"] is None
     await lone.close()
+
+
+async def test_with_ratings_given_players_are_matched_within_a_band_that_widens(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(**QUICK)
+    quick = server.app[keys.QUICK]
+    ratings = {player_key_hash(key(1)): 1500.0, player_key_hash(key(2)): 1800.0}
+    quick.rating_of = ratings.get  # (the ratings' port: by the hash of a player's key)
+    ada, bea = await queued(server, 1), await queued(server, 2)
+    assert (await ada.next("queued"))["count"] == 1
+    assert (await bea.next("queued"))["count"] == 1  # 300 apart: out of the band at first
+    clock.advance(quick.rules.band_reaches(300) or 0)
+    await step(server)
+    assert (await ada.next("queued"))["count"] == 2  # the band has widened to take Bea in
+    for client in (ada, bea):
+        await client.close()
