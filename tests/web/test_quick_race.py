@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Origin
 
 from halfmoon.view import BoardView
 from halfmoon_client.strategy import legal_moves
@@ -45,7 +46,7 @@ class Racer:
     def __init__(self, base: str, name: str) -> None:
         self.name = name
         self.key = secrets.token_urlsafe(32)
-        self._opened = connect(base.replace("http", "ws") + "/ws", origin=base)
+        self._opened = connect(base.replace("http", "ws") + "/ws", origin=Origin(base))
         self.ws: ClientConnection = self._opened.__enter__()  # (websockets wants its context entered)
 
     def send(self, kind: str, **fields: Any) -> None:
@@ -53,7 +54,7 @@ class Racer:
 
     def next(self, *kinds: str, timeout: float = 15.0) -> dict[str, Any]:
         while True:
-            message = json.loads(self.ws.recv(timeout=timeout))
+            message: dict[str, Any] = json.loads(self.ws.recv(timeout=timeout))
             if message["type"] in kinds:
                 return message
 

@@ -21,7 +21,10 @@ id (so that instance can answer that connection alone).
 A room's header (:func:`room_header`) holds the log format's version ``v`` (:data:`LOG_VERSION`;
 a header without one is version 0, the logs written before: same entries, replayed unchanged),
 a sealed race's ``seed`` (its ``code`` is null: the deal is derived at the start); a header of
-the previous release holds its ``code`` and ``salt``.
+the previous release holds its ``code`` and ``salt``. A quick race's header also holds ``quick``
+(``{"seats": [the matched keys' hashes], "start_by": ms}``: :class:`~halfmoon_server.core.race.QuickSeats`;
+its countdown starts from the ``join`` that takes the last seat, or the ``tick`` at ``start_by``)
+and ``"listed": true`` (a public race).
 
 :data:`COMMANDS` is the one list of entry kinds: each :class:`Command` says what its entry does
 to a race and, for the commands clients send (:data:`CLIENT_KINDS`), the check that refuses it
