@@ -167,10 +167,10 @@ def _group(
     rest: list[Waiting] = []
     second_at: int | None = None
     anchor_rating = ratings[anchor.player]
-    for other in others:
+    for index, other in enumerate(others):
         if len(group) >= rules.max_players:
-            rest.append(other)
-            continue
+            rest.extend(others[index:])  # (full: the others wait for the next group, in order)
+            break
         rating = ratings[other.player]
         if anchor_rating is None or rating is None:
             fits_at: int | None = other.since
