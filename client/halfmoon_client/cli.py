@@ -1,4 +1,4 @@
-"""The client's subcommands of ``halfmoon``: ``join``, ``watch``, ``race``, ``bot``, ``history`` and ``link``.
+"""The client's subcommands of ``halfmoon``: ``join``, ``quick``, ``watch``, ``race``, ``bot``, ``history``, ``link``.
 
 Each ``register_X(sub)`` adds its parser and sets ``func(args) -> exit status``; the command
 runs its coroutine with :func:`asyncio.run`. A client error (unreachable server, unknown room,
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -20,14 +21,17 @@ from halfmoon_client.address import DEFAULT_SERVER, normalize_server, parse_room
 from halfmoon_client.bots import run_bots
 from halfmoon_client.errors import ClientError
 from halfmoon_client.ghost import Ghost
+from halfmoon_client.racer import Racer
 from halfmoon_client.rest import create_room, history, linked_account_sync, stored_game, terminal_code_sync
 from halfmoon_client.screens import history_lines, results_table
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.strategy import STRATEGIES
-from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, watch_room
+from halfmoon_client.terminal import AnsiScreen, play_race, stdin_lines, wait_in_queue, watch_room
 from halfmoon_client.words import say
 
 if TYPE_CHECKING:
+    from halfmoon.cli.screen import Screen
+
     Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 T = TypeVar("T")
 
@@ -139,6 +143,66 @@ def run_join(args: argparse.Namespace) -> int:
     if result is not None:
         print()
     return status if result is None else result
+
+
+# -- quick -------------------------------------------------------------------------------------
+
+
+def register_quick(sub: Sub) -> None:
+    p = sub.add_parser(
+        "quick",
+        help="race strangers: join the quick-race queue",
+        description="Join the quick-race queue («Gara veloce»): the server matches you with 1 to 5 other players "
+        "into a race on a deal nobody knows in advance (ranked). The screen shows how many are in and the "
+        "countdown; 'q' leaves the queue. Once matched, the race is played as with 'halfmoon join'.",
+    )
+    p.add_argument("--name", required=True, help="your nickname (1-20 characters)")
+    _server_arg(p)
+    p.add_argument("--lang", choices=("it", "en"), default=_default_lang(), help="language (default from $LANG)")
+    p.add_argument("--move-errors", action="store_true", help="explain refused moves («Errori di mossa»)")
+    p.set_defaults(func=run_quick)
+
+
+async def quick_race(
+    server: str,
+    name: str,
+    lines: asyncio.Queue[str | None],
+    screen: Screen,
+    *,
+    lang: str = "en",
+    move_errors: bool = False,
+    color: bool = False,
+    tick_s: float = 1.0,
+    seats: SeatBook | None = None,
+) -> Racer | None:
+    """Queue, then race the room the queue matched (None: the player left the queue)."""
+    book = seats or SeatBook.default()
+    # the queue holds a player by their key: one that cannot be kept is made for this run alone
+    key = book.player_key(server) or secrets.token_urlsafe(32)
+    matched = await wait_in_queue(server, name, key, lines, screen, lang=lang, tick_s=tick_s)
+    if matched is None:
+        return None
+    room, racing_as = matched
+    return await play_race(
+        server, room, racing_as, lines, screen,
+        lang=lang, move_errors=move_errors, color=color, tick_s=tick_s, seats=book, player_key=key,
+    )  # fmt: skip
+
+
+def run_quick(args: argparse.Namespace) -> int:
+    try:
+        server = normalize_server(args.server)
+    except ClientError as exc:
+        print(f"halfmoon quick: {exc}", file=sys.stderr)
+        return 1
+    screen = AnsiScreen(sys.stdout)
+    lang, color = args.lang, sys.stdout.isatty()
+    main = quick_race(server, args.name, stdin_lines(), screen, lang=lang, move_errors=args.move_errors, color=color)
+    status, racer = _run("quick", main)
+    print()
+    if status:
+        return status
+    return 0 if racer is None or racer.done else 1
 
 
 # -- history -----------------------------------------------------------------------------------

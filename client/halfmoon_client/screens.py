@@ -126,6 +126,8 @@ def lobby_screen(session: Session, *, lang: str = "en", message: str = "", width
     lines.append("")
     if session.may_accept:
         lines.append(say("may_accept", lang))
+    elif session.quick and session.round == 1:
+        lines.append(say("quick_lobby", lang))
     elif session.is_host:
         lines.append(say("you_host", lang))
     else:
@@ -429,3 +431,22 @@ def history_lines(history: dict[str, Any], server: str, lang: str = "en") -> lis
             lines += [say(key, lang), *fastest, ""]
     lines += [say("history_recent", lang), *_aligned(head, [row(g) for g in history.get("recent", [])], {4, 5})]
     return lines
+
+
+def queue_screen(
+    count: int, starts_at: int | None, offer: bool, ghost: dict[str, Any] | None, *, local_ms: int, lang: str = "en"
+) -> str:
+    """The quick-race queue as the terminal shows it: how many are in the player's group and the
+    countdown to its start (``starts_at`` on the local clock), or — alone long enough — the offer
+    to keep waiting (and a recent race's ghost to race, when there is one)."""
+    if starts_at is None:
+        lines = [say("quick_alone", lang)]
+    else:
+        seconds = max(0, -(-(starts_at - local_ms) // 1000))
+        lines = [say("quick_count", lang, count=count, seconds=seconds)]
+    if offer:
+        lines += _wrap(say("quick_offer", lang), WIDTH)
+        if ghost:
+            lines += _wrap(say("quick_ghost", lang, name=ghost["name"], code=ghost["code"], game=ghost["game"]), WIDTH)
+    lines.append(say("help_queue", lang))
+    return "\n".join(lines)

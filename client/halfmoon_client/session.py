@@ -210,6 +210,8 @@ class Session:
     round: int = 1
     series: dict[str, Any] | None = None
     seated: dict[str, Player] = field(default_factory=dict)
+    #: a quick race's first race (the queue matched its players): it starts by itself
+    quick: bool = False
 
     # -- messages to send ---------------------------------------------------------------------
 
@@ -401,6 +403,7 @@ class Session:
         self.boards = {pid: Board.from_json(b) for pid, b in boards.items()}
         self.results = snap.get("results")
         self.round = int(snap.get("round") or 1)
+        self.quick = bool(snap.get("quick"))
         self.series = snap.get("series")
         self.seated = {}
         for data in snap.get("seated") or []:

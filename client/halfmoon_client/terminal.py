@@ -19,11 +19,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from halfmoon.cli.screen import AnsiScreen, Screen
+from halfmoon.protocol import Queue, Unqueue
 from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ProtocolError, RefusedError
 from halfmoon_client.ghost import Ghost
 from halfmoon_client.racer import Racer
-from halfmoon_client.screens import watch_pages, watch_screen
+from halfmoon_client.screens import queue_screen, watch_pages, watch_screen
 from halfmoon_client.seats import SeatBook
 from halfmoon_client.session import Message, Session
 from halfmoon_client.words import say
@@ -309,4 +310,79 @@ async def watch_room(
     return session
 
 
-__all__ = ["AnsiScreen", "ProtocolError", "Screen", "play_race", "stdin_lines", "watch_room"]
+async def wait_in_queue(
+    server: str,
+    name: str,
+    player_key: str,
+    lines: asyncio.Queue[str | None],
+    screen: Screen,
+    *,
+    lang: str = "en",
+    clock: Clock = wall_ms,
+    tick_s: float = 1.0,
+    backoff: Backoff | None = None,
+) -> tuple[str, str] | None:
+    """Wait in the quick-race queue (docs/protocol.md, "Quick races") as ``name`` until the queue
+    matches a race: its room id, and the name to join it under (``name``, or with a number added
+    when another player of the race has it too). The screen shows how many are in and the countdown; alone long
+    enough, the offer (Enter keeps waiting). ``q`` leaves the queue: None. A reconnection queues
+    again. Raises :class:`RefusedError` for a refused ``queue`` (``already_queued``,
+    ``rate_limited``…) and :class:`~halfmoon_client.errors.UnreachableError`."""
+    state: dict[str, Any] = {"count": 1, "starts_at": None, "offer": False, "ghost": None}
+    queue = Queue(name, player_key).to_json()
+    link = Link(server, hello=lambda: queue, backoff=backoff)
+    left = False
+
+    def draw() -> None:
+        screen.draw(queue_screen(state["count"], state["starts_at"], state["offer"], state["ghost"],
+                                 local_ms=clock(), lang=lang))  # fmt: skip
+
+    async def read_input() -> None:
+        nonlocal left
+        while True:
+            line = await lines.get()
+            if line is None:
+                return  # no more input: keep waiting
+            if line.strip().lower() == "q":
+                left = True
+                await link.send(Unqueue().to_json())
+                await link.close()
+                return
+            if state["offer"]:
+                await link.send(queue)  # keep waiting
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(tick_s)
+            draw()
+
+    await link.connect()
+    draw()
+    tasks = [asyncio.create_task(read_input()), asyncio.create_task(tick())]
+    try:
+        async for message in link.messages():
+            kind = message.get("type")
+            if kind == "queued":
+                starts_in = message.get("starts_in_ms")
+                state["starts_at"] = None if starts_in is None else clock() + int(starts_in)
+                state.update(count=int(message.get("count") or 1), offer=bool(message.get("offer")))
+                state["ghost"] = message.get("ghost")
+                draw()
+            elif kind == "matched":
+                return str(message["room"]), str(message.get("name") or name)
+            elif kind == "error":
+                code = str(message.get("code"))
+                raise RefusedError(code, str(message.get("message") or code))
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await link.close()
+    if left:
+        screen.draw(say("quick_left", lang))
+    return None
+
+
+__all__ = ["AnsiScreen", "ProtocolError", "Screen", "play_race", "stdin_lines", "wait_in_queue", "watch_room"]

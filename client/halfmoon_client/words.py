@@ -14,6 +14,14 @@ WORDS: Final = {
     "it": {
         "lobby": "Sala d'attesa {room} · {count} giocatori",
         "waiting_host": "In attesa che {host} avvii la gara…",
+        "quick_lobby": "Gara veloce: parte da sola quando sono entrati tutti.",
+        "quick_alone": "Gara veloce · in coda da solo: aspettiamo un avversario…",
+        "quick_count": "Gara veloce · in coda: {count} giocatori · si parte tra {seconds} s",
+        "quick_offer": "Ancora nessun avversario. Invio: continua ad aspettare · q: esci dalla coda",
+        "quick_ghost": "Oppure sfida il fantasma di {name}: halfmoon race --code {code}, "
+        "poi halfmoon join SALA --ghost {game}",
+        "help_queue": "q esci dalla coda",
+        "quick_left": "Sei uscito dalla coda.",
         "you_host": "Sei l'ospite: premi «s» e Invio per avviare la gara.",
         "countdown": "La gara inizia tra {seconds}…",
         "rivals": "Avversari",
@@ -108,6 +116,13 @@ WORDS: Final = {
     "en": {
         "lobby": "Lobby {room} · {count} players",
         "waiting_host": "Waiting for {host} to start the race…",
+        "quick_lobby": "Quick race: it starts by itself once everyone is in.",
+        "quick_alone": "Quick race · queued alone: waiting for a rival…",
+        "quick_count": "Quick race · queued: {count} players · starts in {seconds} s",
+        "quick_offer": "No rival yet. Enter: keep waiting · q: leave the queue",
+        "quick_ghost": "Or race {name}'s ghost: halfmoon race --code {code}, then halfmoon join ROOM --ghost {game}",
+        "help_queue": "q leaves the queue",
+        "quick_left": "You left the queue.",
         "you_host": "You are the host: type 's' and Enter to start the race.",
         "countdown": "The race starts in {seconds}…",
         "rivals": "Rivals",

@@ -21,6 +21,9 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
 - :class:`Accounts` — optional accounts: passkeys, linked player keys, sessions, one-time tokens
   (:class:`halfmoon_server.adapters.accounts.SqlAccounts` beside the SQL storage,
   :class:`halfmoon_server.adapters.accounts.MemoryAccounts`; :func:`halfmoon_server.adapters.accounts.accounts_for`).
+- :class:`QueueStore` — the quick-race queue a cluster's instances share
+  (:class:`halfmoon_server.adapters.redis_queue.RedisQueue`; the embedded server keeps its queue
+  in the process, :mod:`halfmoon_server.rooms.quick`).
 - :class:`~halfmoon_server.clock.Clock` — the time (:class:`~halfmoon_server.clock.SystemClock`,
   :class:`~halfmoon_server.clock.ManualClock`).
 """
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.accounts import Account, Passkey, Session
+from halfmoon_server.core.queue import Waiting
 from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, StoredGame
 
@@ -48,6 +52,7 @@ __all__ = [
     "Outbox",
     "Passkey",
     "PlayerGame",
+    "QueueStore",
     "RoomLog",
     "Session",
     "Storage",
@@ -205,6 +210,42 @@ class LoadedRoom:
     entries: list[dict[str, Any]] = field(default_factory=list)
     snapshot: dict[str, Any] | None = None
     base: int = 0
+
+
+class QueueStore(Protocol):
+    """The quick-race queue shared by a cluster's instances: every waiting player (the hash of
+    their key) with the ``holder`` that queued them (``instance:serial``), one lock for the
+    instance that seats the matched groups, and the notes it leaves each matched player for their
+    instance to hand over. Every method may raise :class:`~halfmoon_server.errors.LogUnavailable`."""
+
+    async def beat(self, instance: str, ttl_ms: int) -> None:
+        """``instance`` (the first part of its holders) is alive for the next ``ttl_ms``: the places
+        of an instance that stopped saying so are left out, and taken over by a new ``join``."""
+        ...
+
+    async def join(self, entry: Waiting, holder: str) -> str | None:
+        """Put ``entry`` in under ``holder``: None, or the holder already holding that player."""
+        ...
+
+    async def keep(self, entry: Waiting, holder: str) -> None: ...
+    async def leave(self, player: str, holder: str) -> None:
+        """Take the player out, if ``holder`` still holds their place."""
+        ...
+
+    async def waiting(self) -> list[tuple[Waiting, str]]:
+        """Every place of an instance alive, with its holder."""
+        ...
+    async def claim(self, owner: str, ttl_ms: int) -> bool:
+        """Whether ``owner`` holds the matching lock for the next ``ttl_ms`` (taken or renewed)."""
+        ...
+
+    async def seat(self, notes: dict[str, dict[str, Any]]) -> None:
+        """The matched players out of the queue, each with their note (player → note)."""
+        ...
+
+    async def matched(self, players: list[str]) -> dict[str, dict[str, Any]]:
+        """The notes left for these players (each handed over once)."""
+        ...
 
 
 class RoomLog(Protocol):

@@ -65,6 +65,18 @@ OPTIONS: tuple[Option, ...] = (
         "entries one room's log takes; past them new commands are refused (room_log_full)",
     ),
     Option(
+        "quick_fill_s", "HALFMOON_QUICK_FILL_S", float, "--quick-fill",
+        "seconds a quick race waits for more players after its second one came",
+    ),
+    Option(
+        "quick_lone_s", "HALFMOON_QUICK_LONE_S", float, "--quick-lone",
+        "seconds a player waits alone in the quick-race queue before being offered a ghost or a solo game",
+    ),
+    Option(
+        "quick_join_s", "HALFMOON_QUICK_JOIN_S", float, "--quick-join",
+        "seconds a matched quick race waits for its players to come in before it starts with whoever came",
+    ),
+    Option(
         "max_connections_per_address", "HALFMOON_MAX_CONNECTIONS_PER_ADDRESS", int,
         "--max-connections-per-address", "open WebSockets from one client address (0: no limit)",
     ),
@@ -238,6 +250,12 @@ class Settings:
     #: published figures). 0: no such rule.
     tap_floor_ms: int = DEFAULT_TAP_FLOOR_MS
     max_players: int = 8
+    #: the quick-race queue (rooms/quick.py): players in one race, seconds it waits for more after
+    #: the second came, before a lone player's offer, and for the matched players to come in
+    quick_max_players: int = 6
+    quick_fill_s: float = 10.0
+    quick_lone_s: float = 30.0
+    quick_join_s: float = 15.0
     #: Rooms held in memory at once; creating one more is refused (``server_full`` / 503).
     max_rooms: int = 10_000
     #: A room's snapshot is stored beside its log every this many entries, so a restart, a
@@ -388,6 +406,7 @@ class Settings:
         take("HALFMOON_PUBLIC_URL", "public_url", str)
         take("HALFMOON_RP_ID", "rp_id", str)
         take("HALFMOON_COUNTDOWN_S", "countdown_s", float)
+        take("HALFMOON_QUICK_MAX_PLAYERS", "quick_max_players", int)
         take("HALFMOON_DAILY_REQUIRES_WINNABLE", "daily_requires_winnable", bool)
         take("HALFMOON_SOLVER_WORKERS", "solver_workers", int)
         take("HALFMOON_TRUST_FORWARDED", "trust_forwarded", bool)
@@ -486,10 +505,15 @@ class Settings:
             raise SettingsError(f"max_room_entries must be 1000 to 10000000, not {self.max_room_entries}")
         if self.max_players < 2:
             raise SettingsError(f"max_players must be at least 2, not {self.max_players}")
+        if not 2 <= self.quick_max_players <= min(6, self.max_players):
+            raise SettingsError(
+                f"quick_max_players must be 2-6 (and at most max_players), not {self.quick_max_players}"
+            )
         timings = (
             "tick_s", "abandon_after_s", "finished_ttl_s", "finished_hold_s", "live_ttl_s", "shutdown_timeout_s",
             "redis_timeout_s", "db_timeout_s",
             "body_timeout_s", "join_timeout_s", "head_timeout_s", "ping_after_s",
+            "quick_fill_s", "quick_lone_s", "quick_join_s",
         )
         for setting in fields(self):  # nan and inf pass every comparison below
             value = getattr(self, setting.name)

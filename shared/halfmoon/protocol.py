@@ -269,8 +269,43 @@ class Ping:
         return {"type": "ping", "v": VERSION}
 
 
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """Join the quick-race queue (docs/protocol.md, "Quick races"); sent again while queued: keep
+    waiting (after an ``offer``). The player key is required: it is the identity the queue holds
+    once and the race's seat is held for."""
+
+    name: str
+    player_key: str
+
+    def to_json(self) -> Json:
+        return {"type": "queue", "v": VERSION, "name": self.name, "player_key": self.player_key}
+
+
+@dataclass(frozen=True, slots=True)
+class Unqueue:
+    """Leave the quick-race queue."""
+
+    def to_json(self) -> Json:
+        return {"type": "unqueue", "v": VERSION}
+
+
 ClientMessage = (
-    Join | Watch | Solo | Daily | Resume | Start | MoveMessage | Undo | GiveUp | Leave | Ping | Rematch | Accept
+    Join
+    | Watch
+    | Solo
+    | Daily
+    | Resume
+    | Start
+    | MoveMessage
+    | Undo
+    | GiveUp
+    | Leave
+    | Ping
+    | Rematch
+    | Accept
+    | Queue
+    | Unqueue
 )
 
 
@@ -464,7 +499,16 @@ _PARSERS: Final[Mapping[str, Callable[[Json, int | None], ClientMessage]]] = {
     "ping": lambda d, i: Ping(),
     "rematch": lambda d, i: Rematch(_entropy(d, i)),
     "accept": lambda d, i: Accept(_entropy(d, i)),
+    "queue": lambda d, i: Queue(check_name(_str(d, "name", i)), _required_key(d, i)),
+    "unqueue": lambda d, i: Unqueue(),
 }
+
+
+def _required_key(data: Json, msg_id: int | None) -> str:
+    key = _player_key(data, msg_id)
+    if key is None:
+        raise _bad("player_key", "is missing: the queue holds each player once, by their key", msg_id)
+    return key
 
 
 # -- server → client ------------------------------------------------------------------------------
@@ -617,6 +661,9 @@ class RoomSnapshot:
     #: seed once its code is out (docs/protocol.md, "Sealed races")
     contributions: tuple[str, ...] | None = None
     seed: str | None = None
+    #: a quick race's first race (the queue matched its players): it starts by itself, never by
+    #: its host, and its seats are held for the matched players (sent only when true)
+    quick: bool = False
 
     def to_json(self) -> Json:
         out: Json = {
@@ -648,6 +695,8 @@ class RoomSnapshot:
             out["seed"] = self.seed
         if self.round > 1 or self.series is not None:
             out.update(round=self.round, series=self.series, seated=[p.to_json() for p in self.seated])
+        if self.quick:
+            out["quick"] = True
         return out
 
 
@@ -966,7 +1015,53 @@ class Spectators(RoomEvent):
         return {"count": self.count}
 
 
-ServerMessage = Welcome | Pong | Error
+@dataclass(slots=True)
+class Queued:
+    """A player in the quick-race queue, told on joining it and whenever what they see changes:
+    ``count`` players in their group (themselves included), ``starts_in_ms`` until it starts
+    (None: not before a second player comes; ``starts_at`` the same on the server's clock),
+    ``offer``: alone long enough to be offered to keep waiting, race ``ghost`` (a recent public
+    race's game: ``{"game", "code", "name"}``, or None) or play solo."""
+
+    count: int
+    starts_at: int | None
+    starts_in_ms: int | None
+    offer: bool = False
+    ghost: Json | None = None
+
+    def to_json(self) -> Json:
+        out: Json = {"type": "queued", "count": self.count, "starts_at": self.starts_at}
+        out["starts_in_ms"] = self.starts_in_ms
+        out["offer"] = self.offer
+        if self.offer:
+            out["ghost"] = self.ghost
+        return out
+
+
+@dataclass(slots=True)
+class Unqueued:
+    """Out of the quick-race queue (``unqueue``)."""
+
+    def to_json(self) -> Json:
+        return {"type": "unqueued"}
+
+
+@dataclass(slots=True)
+class Matched:
+    """The queue matched this player into the quick race in ``room``, with ``players`` players:
+    they ``join`` it under ``name`` (the name they queued with, or — when another player of the
+    race queued with the same or a look-alike name — that name with a number added) with their
+    player key (their seat is held for it), and it starts when everyone is in."""
+
+    room: str
+    players: int
+    name: str
+
+    def to_json(self) -> Json:
+        return {"type": "matched", "room": self.room, "players": self.players, "name": self.name}
+
+
+ServerMessage = Welcome | Pong | Error | Queued | Unqueued | Matched
 
 
 def encode(message: ServerMessage) -> bytes:

@@ -85,15 +85,19 @@ def stop_process(proc: subprocess.Popen[Any]) -> None:
 
 
 @contextmanager
-def running_server(tmp: Path, *, daily_ranked_per_address: int = 1000) -> Iterator[str]:
+def running_server(
+    tmp: Path, *, daily_ranked_per_address: int = 1000, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """A server of the browser tests' settings in ``tmp``: its base URL; its log is shown if it
-    fails to start."""
+    fails to start. ``env``: ``HALFMOON_*`` variables of settings of its own (the quick-race
+    queue's short times)."""
     port = free_port()
     log = (tmp / "server.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data"),
          str(daily_ranked_per_address)],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         stdout=log,
         stderr=subprocess.STDOUT,
     )

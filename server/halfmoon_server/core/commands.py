@@ -21,7 +21,10 @@ id (so that instance can answer that connection alone).
 A room's header (:func:`room_header`) holds the log format's version ``v`` (:data:`LOG_VERSION`;
 a header without one is version 0, the logs written before: same entries, replayed unchanged),
 a sealed race's ``seed`` (its ``code`` is null: the deal is derived at the start); a header of
-the previous release holds its ``code`` and ``salt``.
+the previous release holds its ``code`` and ``salt``. A quick race's header also holds ``quick``
+(``{"seats": [the matched keys' hashes], "start_by": ms}``: :class:`~halfmoon_server.core.race.QuickSeats`;
+its countdown starts from the ``join`` that takes the last seat, or the ``tick`` at ``start_by``)
+and ``"listed": true`` (a public race).
 
 :data:`COMMANDS` is the one list of entry kinds: each :class:`Command` says what its entry does
 to a race and, for the commands clients send (:data:`CLIENT_KINDS`), the check that refuses it
@@ -60,7 +63,7 @@ from halfmoon.game import Move
 from halfmoon.protocol import Mode
 from halfmoon_server.core.entries import ENTRY_CLASSES, LogEntry, parse_entry
 from halfmoon_server.core.events import Event
-from halfmoon_server.core.race import Race, RaceConfig
+from halfmoon_server.core.race import QuickSeats, Race, RaceConfig
 from halfmoon_server.errors import Refusal
 
 #: An entry as the log holds it and the room applies it (:func:`parse_entry` types it).
@@ -141,8 +144,10 @@ COMMANDS: dict[str, Command] = {
         Command("tick", lambda race, e, now, p: race.tick(now)),
         Command(
             "join",
-            lambda race, e, now, p: race.join(e["n"], now, e.get("e"), bot=bool(e.get("bot", False)))[1],
-            lambda race, e, p: race.check_join(e["n"]),
+            lambda race, e, now, p: race.join(
+                e["n"], now, e.get("e"), bot=bool(e.get("bot", False)), player=e.get("pk")
+            )[1],
+            lambda race, e, p: race.check_join(e["n"], e.get("pk")),
         ),
         Command("single", _single),
         Command("watch", lambda race, e, now, p: race.watch(), lambda race, e, p: race.check_watch()),
@@ -284,4 +289,5 @@ def race_of(header: Entry) -> Race:
         daily_day=date.fromisoformat(day) if day else None,
         salt=header.get("salt"),
         seed=header.get("seed"),
+        quick=QuickSeats.from_json(header["quick"]) if header.get("quick") else None,
     )

@@ -163,6 +163,23 @@ class Standing:
     races: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class QuickSeats:
+    """A quick race's seats (the queue matched its players, :mod:`halfmoon_server.core.queue`):
+    held for those players' identities (the hashes of their player keys) and nobody else's, and
+    ``start_by`` (ms): the race starts once every seat is taken, or then with whoever came."""
+
+    seats: frozenset[str]
+    start_by: int
+
+    @classmethod
+    def from_json(cls, data: Json) -> QuickSeats:
+        return cls(frozenset(data["seats"]), int(data["start_by"]))
+
+    def to_json(self) -> Json:
+        return {"seats": sorted(self.seats), "start_by": self.start_by}
+
+
 def _standing_json(standing: Standing) -> Json:
     return {"points": standing.points, "score": standing.score, "time_ms": standing.time_ms, "races": standing.races}
 
@@ -181,6 +198,7 @@ class Race:
         daily_day: date | None = None,
         salt: str | None = None,
         seed: str | None = None,
+        quick: QuickSeats | None = None,
     ) -> None:
         self.id = room_id
         self.mode = mode
@@ -228,6 +246,12 @@ class Race:
         self.series: int | None = None
         self.series_first = 1
         self.table: dict[str, Standing] = {}
+        #: a quick race's seats (None: a room anyone with its link may join), and which identity
+        #: took which (identity → player id): its first race starts by itself, never by its host
+        self.quick = quick
+        self.quick_taken: dict[str, str] = {}
+        if quick is not None:
+            self._deadline = quick.start_by
 
     def _commitment(self) -> str | None:
         if self.seed is not None:
@@ -438,6 +462,7 @@ class Race:
             tuple(self.summary(r, now) for r in self.seated.values()),
             self.contributions,
             seed,
+            self.quick is not None and self.round == 1,
         )
 
     def _game_over_json(self, racer: Racer, now: int) -> Json | None:
@@ -451,10 +476,20 @@ class Race:
     # Each check_* raises the :class:`Refusal` its command would, changing nothing: the room
     # shell runs it before logging a command, so a refused command is never logged.
 
-    def check_join(self, name: str) -> None:
-        """Raises :class:`Refusal` (``race_started``, ``name_taken``, ``room_full``)."""
+    def check_join(self, name: str, player: str | None = None) -> None:
+        """Raises :class:`Refusal` (``race_started``, ``name_taken``, ``room_full``, and
+        ``seat_reserved`` in a quick race for an identity — ``player``, the hash of the player's
+        key — it holds no seat for, or one already seated)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
+        if self._quick_lobby:
+            assert self.quick is not None
+            if player is None or player not in self.quick.seats:
+                raise Refusal(
+                    "seat_reserved", f"room {self.id} is a quick race: its seats are held for the players it matched"
+                )
+            if self.quick_taken.get(player) in self.players:
+                raise Refusal("seat_reserved", f"your seat in quick race {self.id} is taken already (another device?)")
         key = name_key(name)  # look-alikes (Cyrillic А, fullwidth Ａ, 𝐀) are the same name
         if any(name_key(r.name) == key for r in [*self.players.values(), *self.seated.values()]):
             raise Refusal("name_taken", f"the name {name!r} is already used in room {self.id}")
@@ -462,13 +497,21 @@ class Race:
             raise Refusal("room_full", f"room {self.id} already has {self.config.max_players} players")
 
     def join(
-        self, name: str, now: int, entropy: str | None = None, *, bot: bool = False, daily_first: bool = True
+        self,
+        name: str,
+        now: int,
+        entropy: str | None = None,
+        *,
+        bot: bool = False,
+        daily_first: bool = True,
+        player: str | None = None,
     ) -> tuple[Racer, list[Event]]:
         """A new player in the lobby (connected), with their contribution to a sealed deal
         (``entropy``, optional); ``bot``: it says it is a program; ``daily_first``: a daily
-        attempt that is the name's ranked one. Raises :class:`Refusal` (``race_started``,
-        ``name_taken``, ``room_full``)."""
-        self.check_join(name)
+        attempt that is the name's ranked one; ``player``: the hash of their key (a quick race's
+        seats are held by it). A quick race's countdown starts once its last seat is taken.
+        Raises :class:`Refusal` (see :meth:`check_join`)."""
+        self.check_join(name, player)
         racer = Racer(f"p{self._next_player}", name, bot=bot, daily_first=daily_first)
         self.judge(racer)
         self.contribute(racer.id, entropy)
@@ -476,7 +519,18 @@ class Race:
         if self._host_away():  # no host, or one who dropped and has not come back
             self.host = racer.id
         self.players[racer.id] = racer
-        return racer, [PlayerJoined(self.summary(racer, now), self.host)]
+        events: list[Event] = [PlayerJoined(self.summary(racer, now), self.host)]
+        if self._quick_lobby:
+            assert self.quick is not None and player is not None
+            self.quick_taken[player] = racer.id
+            if all(self.quick_taken.get(seat) in self.players for seat in self.quick.seats):
+                events += self._countdown(None, now)
+        return racer, events
+
+    @property
+    def _quick_lobby(self) -> bool:
+        """A quick race's first lobby: its seats are held, and it starts by itself."""
+        return self.quick is not None and self.round == 1 and self.phase is Phase.LOBBY
 
     def connect(self, player_id: str, now: int, entropy: str | None = None) -> list[Event]:
         """A player is back (a resume), in a sealed race's lobby with a new contribution
@@ -592,6 +646,8 @@ class Race:
         series asked for while one is under way)."""
         if self.phase is not Phase.LOBBY:
             raise Refusal("race_started", f"room {self.id} has already started")
+        if self._quick_lobby:
+            raise Refusal("not_host", "a quick race starts by itself once its players are in")
         if player_id is None or player_id != self.host:
             raise Refusal("not_host", "only the host may start the race")
         if series is not None and self.series is not None:
@@ -607,6 +663,9 @@ class Race:
         self.check_start(player_id, series)
         if series is not None:
             self.series, self.series_first, self.table = series, self.round, {}
+        return self._countdown(time_limit_s, now)
+
+    def _countdown(self, time_limit_s: int | None, now: int) -> list[Event]:
         self.phase = Phase.COUNTDOWN
         self.time_limit_s = time_limit_s or self.config.default_time_limit_s
         self.starts_at = self._deadline = now + self.config.countdown_ms
@@ -737,8 +796,8 @@ class Race:
     # -- deadlines --------------------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        """When the race next needs a :meth:`tick`: the end of the countdown, or the time limit
-        (kept up to date by the transitions that change it)."""
+        """When the race next needs a :meth:`tick`: a quick race's ``start_by`` in its lobby, the
+        end of the countdown, or the time limit (kept up to date by the transitions that change it)."""
         return self._deadline
 
     def tick(self, now: int) -> list[Event]:
@@ -748,6 +807,9 @@ class Race:
             return []
         if self.phase is Phase.COUNTDOWN:
             return self.begin(now)
+        if self.phase is Phase.LOBBY:  # a quick race's start_by: it starts with whoever came
+            self._deadline = None
+            return self._countdown(None, now) if self.players else []
         events: list[Event] = []
         assert self.time_limit_s is not None
         for racer in self.players.values():

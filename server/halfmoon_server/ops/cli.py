@@ -61,6 +61,10 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("--countdown", dest="countdown_s", type=float, help="race countdown in seconds (default 3)")
     p.add_argument(
+        "--quick-max-players", dest="quick_max_players", type=int,
+        help="players the quick-race queue puts in one race, 2-6 (HALFMOON_QUICK_MAX_PLAYERS, default 6)",
+    )
+    p.add_argument(
         "--no-winnable-daily", dest="daily_requires_winnable", action="store_const", const=False,
         help="do not require the solver to prove the daily deal winnable",
     )
@@ -130,6 +134,7 @@ def run_serve(args: argparse.Namespace) -> int:
             public_url=args.public_url,
             rp_id=args.rp_id,
             countdown_s=args.countdown_s,
+            quick_max_players=args.quick_max_players,
             daily_requires_winnable=args.daily_requires_winnable,
             solver_workers=args.solver_workers,
             trust_forwarded=args.trust_forwarded,

@@ -28,7 +28,7 @@ from halfmoon_server.core.limits import CreatorLimits
 from halfmoon_server.core.live import live_summary
 from halfmoon_server.core.modes import ModeRules, TimeLimit, rules_for
 from halfmoon_server.core.names import name_key
-from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.core.race import QuickSeats, RaceConfig
 from halfmoon_server.core.snapshots import SnapshotError
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
@@ -145,13 +145,16 @@ class Lobby:
         *,
         salt: str | None = None,
         listed: bool = False,
+        quick: QuickSeats | None = None,
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
         out from now on, see ``Race``), in a mode that may seal its deal. ``daily_day`` and
         ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
         daily mode (its rules object's ``daily``). ``listed``: public, on the live list while
-        its race is in play (in a mode that may be watched); else private to whoever has its link."""
+        its race is in play (in a mode that may be watched); else private to whoever has its link.
+        ``quick``: a quick race's held seats (a quick race is always listed among the public races)."""
+        listed = listed or quick is not None
         if listed and not rules_for(mode).watchable:
             raise ValueError(f"a {mode} room cannot be watched: it cannot be listed")
         rules = rules_for(mode)
@@ -175,6 +178,8 @@ class Lobby:
                 header["seed"] = self.seal_seed(room_id, 1)
             if salt is not None:
                 header["salt"] = salt
+            if quick is not None:
+                header["quick"] = quick.to_json()
             try:
                 created = await self.log.create(header)
             except LogUnavailable as exc:
@@ -312,6 +317,14 @@ class Lobby:
         self.ensure_capacity()
         self.charge(client)
         return await self._new_room(Mode.RACE, code, listed=listed)
+
+    async def create_quick(self, players: list[str], *, start_by: int) -> Room:
+        """A quick race for the players the queue matched (the hashes of their keys): sealed (the
+        server draws the deal), its seats held for them, started once they are all in or at
+        ``start_by`` with whoever came. Their room credits were spent when they queued. Raises
+        :class:`Refusal` (``server_full``, ``shutting_down``, ``unavailable``)."""
+        self.ensure_capacity()
+        return await self._new_room(Mode.RACE, None, quick=QuickSeats(frozenset(players), start_by))
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False

@@ -27,6 +27,7 @@ from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.ports import LiveList, RoomLog
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.quick import QuickQueue
 from halfmoon_server.rooms.ratings import RatingJob
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, RoomServices
@@ -188,11 +189,21 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
     restored = await lobby.restore()
     if restored:
         log.info("rooms: %d rebuilt from the room log; their players resume with their tokens", restored)
+    shared = None
+    if settings.redis_url:  # a cluster: the quick-race queue in Redis too, through the room log's client
+        from halfmoon_server.adapters.redis_log import RedisLog
+        from halfmoon_server.adapters.redis_queue import RedisQueue
+
+        if isinstance(room_log, RedisLog):
+            shared = RedisQueue(room_log.redis)
+    quick = app[keys.QUICK] = QuickQueue(lobby, settings, shared=shared)
     ticker = asyncio.get_running_loop().create_task(lobby.run_ticker())
+    matcher = asyncio.get_running_loop().create_task(quick.run())
     yield
-    ticker.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await ticker
+    for task in (matcher, ticker):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     for room in list(lobby.rooms.values()):
         room.close_timer()
     try:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from halfmoon_server.ports import Accounts, Storage
     from halfmoon_server.rooms.daily import DailyService
     from halfmoon_server.rooms.lobby import Lobby
+    from halfmoon_server.rooms.quick import QuickQueue
     from halfmoon_server.rooms.ratings import RatingJob
     from halfmoon_server.rooms.results import Recorder
     from halfmoon_server.rooms.room import BackgroundTasks
@@ -30,6 +31,7 @@ DAILY: web.AppKey[DailyService] = web.AppKey("daily")
 RECORDER: web.AppKey[Recorder] = web.AppKey("recorder")
 RATINGS: web.AppKey[RatingJob] = web.AppKey("ratings")  # the ratings job (rooms/ratings.py)
 LOBBY: web.AppKey[Lobby] = web.AppKey("lobby")
+QUICK: web.AppKey[QuickQueue] = web.AppKey("quick")
 TASKS: web.AppKey[BackgroundTasks] = web.AppKey("tasks")
 CONNECTIONS: web.AppKey[set[Connection]] = web.AppKey("connections")
 FLUSHER: web.AppKey[Flusher] = web.AppKey("flusher")

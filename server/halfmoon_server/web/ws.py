@@ -31,11 +31,14 @@ from halfmoon.protocol import (
     Phase,
     Ping,
     Pong,
+    Queue,
     Rematch,
     Resume,
     Solo,
     Start,
     Undo,
+    Unqueue,
+    Unqueued,
     Watch,
     encode,
     normalise_room,
@@ -180,6 +183,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     except Exception:  # a bug: logged once, and the connection closes (never a traceback on the wire)
         log.exception("internal error on a WebSocket from %s", peer)
     finally:
+        app[keys.QUICK].drop(conn)
         try:
             await leave_room(app, conn, closed=True)
         except Refusal as refusal:  # the log is down: the player stays marked as connected
@@ -251,7 +255,7 @@ def _look_at(app: web.Application, conn: Connection, now: float, timeout_s: floa
         elif conn.pinged_at is None and now - conn.heard_at >= ping_after_s:
             conn.pinged_at = now
             conn.ping()
-    if in_room(app, conn):
+    if in_room(app, conn) or app[keys.QUICK].holds(conn):  # (waiting in the quick-race queue counts)
         conn.roomless_since = None
     elif conn.roomless_since is None:
         conn.roomless_since = now
@@ -329,6 +333,10 @@ def _room_of(app: web.Application, conn: Connection) -> Room:
 
 
 def _not_in_room(app: web.Application, conn: Connection) -> None:
+    """Raises :class:`Refusal` ``already_in_room`` for a connection in a room, ``already_queued``
+    for one waiting in the quick-race queue (it sends ``unqueue`` first)."""
+    if app[keys.QUICK].holds(conn):
+        raise Refusal("already_queued", "this connection waits in the quick-race queue; send unqueue first")
     if conn.room is None:
         return
     room = app[keys.LOBBY].rooms.get(conn.room)
@@ -431,6 +439,14 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             _not_in_room(app, conn)
             await check_ranked_name(app, name, _hash_of(key))  # ranked play: an account's name is the account's
             await lobby.daily(conn, name, conn.peer, player=_hash_of(key), bot=bot)
+        case Queue(name=name, player_key=key):
+            quick = app[keys.QUICK]
+            if not quick.holds(conn):  # (queued already: keep waiting)
+                _not_in_room(app, conn)
+            await quick.queue(conn, name, player_key_hash(key), conn.peer)
+        case Unqueue():
+            app[keys.QUICK].unqueue(conn)
+            conn.send(encode(Unqueued()))
 
 
 def _with_entropy(entry: dict[str, object], entropy: str | None) -> dict[str, object]:

@@ -247,3 +247,11 @@ def test_snapshot_every_and_the_rooms_cap_are_read_from_flags_and_variables() ->
     for bad in ({"snapshot_every": 100_001}, {"max_room_entries": 999}, {"max_room_entries": 10_000_001}):
         with pytest.raises(SettingsError):
             Settings().with_changes(**bad).validate()
+
+
+@pytest.mark.parametrize(("raw", "max_players"), [("1", "8"), ("7", "8"), ("5", "4")])
+def test_a_quick_race_holds_two_to_six_players_and_no_more_than_a_race(raw: str, max_players: str) -> None:
+    env = {"HALFMOON_QUICK_MAX_PLAYERS": raw, "HALFMOON_MAX_PLAYERS": max_players}
+    with pytest.raises(SettingsError, match=f"quick_max_players must be 2-6 .*not {raw}"):
+        Settings.from_env(env)
+    assert Settings.from_env({"HALFMOON_QUICK_MAX_PLAYERS": "3"}).quick_max_players == 3

@@ -90,36 +90,50 @@ async def play_moves(client: WsClient, game: Game, count: int) -> None:
         while True:
             message = await client.next("moved", "error")
             assert message["type"] == "moved", message
-            if message["player"] == client.history[0]["you"]:
+            if message["player"] == next(m["you"] for m in client.history if m["type"] == "welcome"):
                 break
 
 
 ADA_ENTROPY, BOB_ENTROPY = "a1" * 16, "b2" * 16
 
 
-async def sealed_race(server: Any) -> tuple[list[Party], str]:
+ADA_KEY, BOB_KEY = "ada-player-key-" + "a" * 20, "bob-player-key-" + "b" * 20
+
+
+async def sealed_race(server: Any, *, quick: bool = False) -> tuple[list[Party], str]:
     """A sealed race with two racers (each sends a contribution), a spectator and a REST reader;
     returns the parties (the REST reader's entitlement marked; the others' are where their
-    game_over or race_over is)."""
+    game_over or race_over is). ``quick``: the racers meet in the quick-race queue (whose race
+    starts by itself once both are in), not by a room made with ``POST /api/rooms``."""
     async with aiohttp.ClientSession() as http:
-        # a public race: on the live list, a door open to anyone, while it is in play
-        created = await (await http.post(server.make_url("/api/rooms"), json={"listed": True})).json()
-        room_id = created["room"]
-        assert created["sealed"] is True and "code" not in created
-        room = server.app[keys.LOBBY].rooms[room_id]
-        assert room.race.code is None and room.race.deal is None  # no deal exists before the start
         ada_p, bob_p, sam_p, rex_p = Party("Ada"), Party("Bob"), Party("spectator"), Party("REST reader")
         ada = await WsClient.connect(server, "ada")
         bob = await WsClient.connect(server, "bob")
         sam = await WsClient.connect(server, "sam")
-        await ada.send("join", room=room_id, name="Ada", entropy=ADA_ENTROPY)
+        if quick:
+            await ada.send("queue", name="Ada", player_key=ADA_KEY)
+            await bob.send("queue", name="Bob", player_key=BOB_KEY)
+            matched = await ada.next("matched")
+            assert (await bob.next("matched"))["room"] == matched["room"]
+            room_id = matched["room"]
+            created = (await rest(http, server, rex_p, f"/api/rooms/{room_id}"))[0][1]
+        else:
+            # a public race: on the live list, a door open to anyone, while it is in play
+            created = await (await http.post(server.make_url("/api/rooms"), json={"listed": True})).json()
+            room_id = created["room"]
+            assert "code" not in created
+        assert created["sealed"] is True
+        room = server.app[keys.LOBBY].rooms[room_id]
+        assert room.race.code is None and room.race.deal is None  # no deal exists before the start
+        await ada.send("join", room=room_id, name="Ada", entropy=ADA_ENTROPY, player_key=ADA_KEY)
         tokens = [(await ada.next("welcome"))["token"]]
-        await bob.send("join", room=room_id, name="Bob", entropy=BOB_ENTROPY)
-        tokens.append((await bob.next("welcome"))["token"])
         await sam.send("watch", room=room_id)
         await sam.next("welcome")
         await rest(http, server, rex_p, f"/api/rooms/{room_id}")
-        await ada.send("start")
+        await bob.send("join", room=room_id, name="Bob", entropy=BOB_ENTROPY, player_key=BOB_KEY)
+        tokens.append((await bob.next("welcome"))["token"])
+        if not quick:
+            await ada.send("start")  # (a quick race starts by itself once both are in)
         started = await ada.next("started")
         await bob.next("started")
         await sam.next("started")
@@ -193,6 +207,19 @@ async def test_a_sealed_race_keeps_its_code_from_every_door_until_each_party_is_
     assert any(code in text for text in ada.texts[ada.entitled_from or 0 :]), "the race's end reveals it"
     ada_over = next(json.loads(t) for t in ada.texts if '"type": "game_over"' in t)
     assert ada_over["code"] is None and "salt" not in ada_over
+
+
+async def test_a_quick_race_keeps_its_code_from_every_door_until_each_party_is_entitled(
+    start_server: StartServer,
+) -> None:
+    server = await start_server(quick_max_players=2)
+    parties, code = await sealed_race(server, quick=True)
+    for party, kind in zip(parties[:3], ("race_over", "game_over", "race_over"), strict=True):
+        _entitled_at_first(party, kind)
+        assert party.entitled_from is not None, party.name
+    seed = json.loads(parties[3].texts[-1])["seed"]
+    assert leaks(parties, code, seed) == []
+    assert any('"type": "matched"' in text for text in parties[0].texts)  # the queue's frames were audited too
 
 
 async def test_the_audit_catches_a_deliberate_leak(start_server: StartServer, monkeypatch: pytest.MonkeyPatch) -> None:

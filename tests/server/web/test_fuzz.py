@@ -25,7 +25,7 @@ CODE = "HM1-N-AAAAAAA"
 SERVER_TYPES = frozenset(
     {
         "welcome", "player_joined", "player_left", "countdown", "started", "moved", "progress",
-        "game_over", "race_over", "spectators", "error", "pong",
+        "game_over", "race_over", "spectators", "error", "pong", "queued", "unqueued", "matched",
     }
 )  # fmt: skip
 ERROR_CODES = frozenset(
@@ -33,11 +33,14 @@ ERROR_CODES = frozenset(
         "bad_json", "bad_version", "unknown_type", "bad_message", "rate_limited", "no_such_room",
         "already_in_room", "not_in_room", "bad_name", "name_taken", "bad_code", "bad_token",
         "not_host", "race_started", "not_started", "not_playing", "illegal_move",
-        "nothing_to_undo", "room_full", "private_room", "server_full",
+        "nothing_to_undo", "room_full", "private_room", "server_full", "already_queued", "not_queued",
+        "seat_reserved",
     }
 )  # fmt: skip
 ENGINE_REASONS = frozenset({"not_playable", "same_position", "not_a_match", "bad_position"})
-CLIENT_TYPES = ["join", "watch", "solo", "daily", "resume", "start", "move", "undo", "give_up", "leave", "ping"]
+CLIENT_TYPES = [
+    "join", "watch", "solo", "daily", "resume", "start", "move", "undo", "give_up", "leave", "ping", "queue", "unqueue",
+]  # fmt: skip
 ODD_TYPES = ["MOVE", "", "moves", "__proto__", "ping ", "welcome", "error", "é"]
 POSITIONS = ["1", "12", "R1", "R8", "R0", "13", "-1", " 1", "01", "r3", "", "１", "R", "1.0", "\u202e1"]
 STRINGS = ["", " ", "x", "Ada", "ÅsaØ", "名前", "🂡", "\u0000", "\u202egnp", "a" * 30, "HM1-N-AAAAAAB", "hm1-d-aaaaaaa"]

@@ -9,6 +9,7 @@ import { formatTime, h, localDate } from "./dom.js";
 import { errorText, pickLanguage, t } from "./i18n.js";
 import { openLive, utcDay } from "./live.js";
 import { accountPage } from "./account.js";
+import { openQueue } from "./queue.js";
 import { historyPage, playerKey } from "./me.js";
 import { ratingsBoard } from "./ratings.js";
 import { replayBoards } from "./replay.js";
@@ -152,7 +153,7 @@ function setTitle() {
     play: ghost ? w.ghostTrack : w.yourGame, daily: ghost ? `${w.daily} · ${w.ghostTrack}` : w.daily,
     r: `${w.race} ${room}`, watch: `${w.spectating} ${room}`, rules: w.rules, examples: w.examples,
     replay: w.replay, compare: w.compare, leaderboard: second ? `${w.leaderboards} · ${second === "daily" ? w.dailyBoard : second === "ratings" ? w.ratings.tab : second}` : w.leaderboards,
-    me: w.me.title, account: w.account.title,
+    me: w.me.title, account: w.account.title, quick: w.quickRace,
   }[first || ""];
   document.title = first ? `${name || "404"} · Half Moon` : `Half Moon · ${w.tagline}`;
 }
@@ -177,6 +178,7 @@ function route() {
     const ghost = new URLSearchParams(location.search).get("ghost");
     screen = named({ kind: "daily", ...(ghost ? { ghost } : {}) });
   }
+  else if (first === "quick" && !second) screen = named({ kind: "quick" });
   else if (first === "r" && second && !third) screen = raceEntry(second.toUpperCase());
   else if (first === "watch" && second && !third) screen = openLive(app, { kind: "watch", room: second.toUpperCase() });
   else if (first === "rules" && !second) screen = staticScreen(rules);
@@ -199,20 +201,22 @@ function notFound() {
     h("p", {}, h("a", { href: "/", "data-link": true, class: "button primary" }, "☾ ", words().home))));
 }
 
-/** A game that will be stored opens only with a name the player chose (none is invented). */
+/** A game that will be stored opens only with a name the player chose (none is invented). The
+ * quick-race queue (intent kind "quick") opens its waiting screen; every other intent a live room. */
 function named(intent, room = null) {
-  if (settings.name || (room && sessionStorage.getItem("halfmoon.session"))) return openLive(app, intent);
+  const open = () => (intent.kind === "quick" ? openQueue(app) : openLive(app, intent));
+  if (settings.name || (room && sessionStorage.getItem("halfmoon.session"))) return open();
   let inner = null;
   const draw = () => {
     const w = words();
     const input = h("input", { name: "name", required: true, maxlength: "20", autocomplete: "nickname", "aria-label": w.yourName });
-    const title = room ? `${w.joinRace} ${room}` : intent.kind === "daily" ? w.daily : w.newSolo;
+    const title = room ? `${w.joinRace} ${room}` : { daily: w.daily, quick: w.quickRace }[intent.kind] || w.newSolo;
     main.replaceChildren(h("section", { class: "panel ask-name" }, h("h1", {}, title), h("p", {}, w.nameWhy),
       h("form", { class: "row", onsubmit: (e) => {
         e.preventDefault();
         settings.name = input.value.trim();
         store();
-        inner = openLive(app, intent);
+        inner = open();
       } }, h("label", {}, w.yourName), input, h("button", { class: "primary" }, room ? w.join : w.play))));
     input.focus();
   };
@@ -296,6 +300,7 @@ function home() {
     h("p", { class: "field" }, h("label", { for: "name" }, w.yourName), name),
     h("div", { class: "menu" },
       h("button", { type: "button", class: "primary", id: "new-solo", onclick: () => { saveName(); navigate("/play"); } }, w.newSolo),
+      h("button", { type: "button", class: "primary", id: "quick-race", onclick: () => { saveName(); navigate("/quick"); } }, w.quickRace),
       h("button", { type: "button", id: "daily", onclick: () => { saveName(); navigate("/daily"); } }, w.daily),
       h("button", { type: "button", id: "create-race", onclick: () => { saveName(); createRace(code.value.trim().toUpperCase(), listed.checked); } }, w.createRace),
       h("label", { class: "toggle public-race" }, listed, h("span", {}, h("strong", {}, w.live.publicRace), h("small", {}, w.live.publicAbout)))),

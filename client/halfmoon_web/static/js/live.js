@@ -11,6 +11,7 @@ import { playerKey } from "./me.js";
 import { ratingLine } from "./ratings.js";
 import { modeRules } from "./modes.js";
 import { Connection, wsUrl } from "./net.js";
+import { matchedName } from "./queue.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
 import { POSITION_NAMES } from "./cards.js";
@@ -86,7 +87,8 @@ export function openLive(app, intent) {
   const words = () => t(app.lang());
   const homeLink = () => h("a", { href: "/", "data-link": true }, words().home);
   // the router asks for a name before a game opens: no invented name reaches a leaderboard
-  const playerName = () => app.settings.name;
+  // (a quick race's: the name the queue matched this tab under — numbered when another racer has it)
+  const playerName = () => (intent.kind === "race" && matchedName(intent.room)) || app.settings.name;
 
   // every socket names the room it is for (`/ws?room=ID`, what a balancer routes on): a new game's
   // socket stays where it was made, and its reconnections (and reloads) name the room it learnt
@@ -385,6 +387,7 @@ export function openLive(app, intent) {
     const startButton = h("button", { type: "button", class: "primary", onclick: () => run(session.start(s, minutes.value, races.value)) }, w.start);
     const hostBox = h("div", { class: "host-box" }, h("label", { for: "time-limit" }, w.timeLimit, " "), minutes, seriesBox, " ", startButton);
     const waiting = h("p", { class: "muted" }, w.waitingHost);
+    const quickNote = h("p", { class: "muted" }, w.quick.lobby);
     // a rematch: who proposed it, who is not in yet, and (seated) the button to take one's place
     const rematchLine = h("p", { role: "status" });
     const acceptButton = h("button", { type: "button", class: "primary", onclick: () => run(contributing((e) => session.accept(s, e))) }, w.accept);
@@ -395,7 +398,7 @@ export function openLive(app, intent) {
       h("h1", {}, `${w.lobby} ${s.room}`, s.round > 1 ? ` · ${w.roundLabel} ${s.round}` : "", watching ? h("span", { class: "tag" }, `${w.spectating} · ${w.readOnly}`) : null),
       h("p", {}, w.share, ": ", h("a", { href: link, class: "share" }, link), " ",
         h("button", { type: "button", onclick: () => copyText(link).then(() => app.toast(w.copied)) }, w.copy)),
-      h("h2", {}, w.players), list, rematchLine, acceptButton, hostBox, waiting, ui.countdown, standing,
+      h("h2", {}, w.players), list, rematchLine, acceptButton, hostBox, waiting, quickNote, ui.countdown, standing,
       h("p", {}, watching ? homeLink()
         : h("button", { type: "button", onclick: () => leaveAndGo("/") }, w.leave))));
     let seen = null; // the players already listed (a newcomer is said), and whether the countdown was said
@@ -410,11 +413,13 @@ export function openLive(app, intent) {
         if (seconds !== null) app.say(w.said.countdown(seconds));
       }
       list.replaceChildren(...players.map(playerRow));
-      const isHost = session.isHost(s);
+      const quick = s.quick && s.round === 1; // a quick race starts by itself: nobody hosts it
+      const isHost = session.isHost(s) && !quick;
+      quickNote.hidden = !quick || s.phase !== "lobby";
       hostBox.hidden = !isHost || s.phase !== "lobby";
       seriesBox.hidden = !session.mayStartSeries(s);
       acceptButton.hidden = !session.mayAccept(s);
-      waiting.hidden = isHost || s.phase !== "lobby" || !acceptButton.hidden;
+      waiting.hidden = isHost || quick || s.phase !== "lobby" || !acceptButton.hidden;
       const seated = Object.values(s.seated || {});
       const proposer = s.players[s.host];
       rematchLine.hidden = s.round < 2;

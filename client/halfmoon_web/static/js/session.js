@@ -115,6 +115,7 @@ function snapshot(s, room, now) {
     players: Object.fromEntries((room.players || []).map((p) => [p.id, p])), spectators: room.spectators || 0,
     board: room.board, boards: room.boards || {}, pending: [], selection: [], results: room.results,
     canUndo: Boolean(room.can_undo), round: room.round || 1, series: room.series || null, seated: byId(room.seated || []),
+    quick: Boolean(room.quick), // a quick race's first race: it starts by itself
     // a resume after the end: the end box (and a sealed race's salt, to check again) come back with the board
     gameOver: room.game_over || null, salt: room.salt || (room.game_over && room.game_over.salt) || null,
     seed: room.seed || (room.game_over && room.game_over.seed) || null, contributions: room.contributions || null,
