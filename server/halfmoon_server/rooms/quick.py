@@ -37,8 +37,8 @@ from typing import TypeVar
 from halfmoon.protocol import NAME_MAX, Error, Json, Matched, Queued, encode
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.queue import Plan, QueueRules, RatingOf, Status, Waiting, plan
-from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import Outbox, QueueStore
+from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
+from halfmoon_server.ports import Outbox, QueueStore, Storage
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
 
@@ -107,6 +107,7 @@ class QuickQueue:
         *,
         rating_of: RatingOf | None = None,
         shared: QueueStore | None = None,
+        ratings: Storage | None = None,
     ) -> None:
         self.lobby = lobby
         self.shared = shared
@@ -118,6 +119,12 @@ class QuickQueue:
         self.rules = rules_of(settings)
         self.join_ms = int(settings.quick_join_s * 1000)
         self.rating_of = rating_of
+        #: where a player's rating is read as they queue (the ratings job's table): a settled
+        #: rating puts them in a band; a provisional one, none, or a database that does not answer
+        #: leaves them unbanded (``rating_of``, when given, is asked instead)
+        self.ratings = ratings
+        self._known: dict[str, float] = {}  # the settled ratings of the players waiting here
+        self._arrivals = asyncio.Lock()
         self.places: dict[str, _Place] = {}  # by identity, in order of arrival
         self.recent: deque[str] = deque(maxlen=RECENT_RACES)  # quick rooms made here, the latest last
         self._changed = asyncio.Event()
@@ -136,36 +143,44 @@ class QuickQueue:
         connection — keeps waiting. Raises :class:`Refusal` (``already_queued`` for an identity
         another connection holds a place for, ``rate_limited``, ``server_full``,
         ``shutting_down``)."""
-        now = self.clock.now_ms()
-        place = self.places.get(player)
-        if place is not None and place.outbox is not outbox:
-            raise Refusal("already_queued", "you are in the quick-race queue already (another tab or device?)")
-        if place is None and self.holds(outbox):
-            raise Refusal("already_queued", "this connection waits in the quick-race queue already under another key")
-        if place is not None:  # keep waiting: the offer comes again lone_ms from now
-            place.entry = Waiting(player, name, place.entry.since, offer_from=now)
-            place.told = None
-            if self.shared is not None:
-                await self._shared("keep a player", self.shared.keep(place.entry, place.holder))
-        else:
-            self.lobby.ensure_capacity()
-            entry, holder = Waiting(player, name, now), f"{self.instance}:{next(self._serial)}"
-            if self.shared is not None:
-                await self._shared("say this instance is alive", self.shared.beat(self.instance, ALIVE_TTL_MS))
-                self._joining.add(player)
-                try:
-                    held = await self._shared("add a player", self.shared.join(entry, holder))
-                finally:
-                    self._joining.discard(player)
-                if held is not None:
-                    raise Refusal("already_queued", "you are in the quick-race queue already (another tab or device?)")
-            try:
-                self.lobby.charge(client)
-            except Refusal:
+        # one arrival at a time, in the order they came: awaiting a rating (or the shared queue)
+        # must not let a later arrival take its place first
+        async with self._arrivals:
+            now = self.clock.now_ms()
+            place = self.places.get(player)
+            if place is not None and place.outbox is not outbox:
+                raise Refusal("already_queued", "you are in the quick-race queue already (another tab or device?)")
+            if place is None and self.holds(outbox):
+                raise Refusal(
+                    "already_queued", "this connection waits in the quick-race queue already under another key"
+                )
+            if place is not None:  # keep waiting: the offer comes again lone_ms from now
+                place.entry = Waiting(player, name, place.entry.since, offer_from=now)
+                place.told = None
                 if self.shared is not None:
-                    await self._shared("remove a player", self.shared.leave(player, holder))
-                raise
-            self.places[player] = _Place(entry, outbox, holder)
+                    await self._shared("keep a player", self.shared.keep(place.entry, place.holder))
+            else:
+                self.lobby.ensure_capacity()
+                await self._learn_rating(player)
+                entry, holder = Waiting(player, name, now), f"{self.instance}:{next(self._serial)}"
+                if self.shared is not None:
+                    await self._shared("say this instance is alive", self.shared.beat(self.instance, ALIVE_TTL_MS))
+                    self._joining.add(player)
+                    try:
+                        held = await self._shared("add a player", self.shared.join(entry, holder))
+                    finally:
+                        self._joining.discard(player)
+                    if held is not None:
+                        raise Refusal(
+                            "already_queued", "you are in the quick-race queue already (another tab or device?)"
+                        )
+                try:
+                    self.lobby.charge(client)
+                except Refusal:
+                    if self.shared is not None:
+                        await self._shared("remove a player", self.shared.leave(player, holder))
+                    raise
+                self.places[player] = _Place(entry, outbox, holder)
         await self.step()  # (told at once: queued, or matched)
         self._changed.set()  # the run loop's next wake-up may be sooner now
 
@@ -240,8 +255,23 @@ class QuickQueue:
     def _ratings(self) -> RatingOf:
         rating_of = self.rating_of
         if rating_of is None:
-            return lambda player: None
+            return self._known.get
         return rating_of
+
+    async def _learn_rating(self, player: str) -> None:
+        """Read a newcomer's rating (settled ones only) for the band; forget the ratings of those
+        no longer waiting here."""
+        for gone in [p for p in self._known if p not in self.places]:
+            del self._known[gone]
+        if self.ratings is None or self.rating_of is not None:
+            return
+        try:
+            rated, _ = await self.ratings.player_rating(player, 0)
+        except StorageError:
+            log.warning("a quick-race player's rating could not be read: matched without a band")
+            return
+        if rated is not None and not rated.skill.provisional:
+            self._known[player] = float(rated.skill.shown)
 
     async def _step_shared(self, now: int) -> Plan:
         """The cluster's step: the plan of the whole shared queue (players of an instance that

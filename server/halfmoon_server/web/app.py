@@ -196,7 +196,7 @@ async def _rooms_ctx(app: web.Application) -> AsyncIterator[None]:
 
         if isinstance(room_log, RedisLog):
             shared = RedisQueue(room_log.redis)
-    quick = app[keys.QUICK] = QuickQueue(lobby, settings, shared=shared)
+    quick = app[keys.QUICK] = QuickQueue(lobby, settings, shared=shared, ratings=app[keys.STORAGE])
     ticker = asyncio.get_running_loop().create_task(lobby.run_ticker())
     matcher = asyncio.get_running_loop().create_task(quick.run())
     yield

@@ -11,6 +11,7 @@ from aiohttp.test_utils import TestServer
 
 from halfmoon.protocol import Phase, player_key_hash
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.core.rating import PROVISIONAL_GAMES, Rated, Skill
 from halfmoon_server.rooms.quick import distinct_names
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
@@ -62,7 +63,7 @@ async def test_two_players_see_the_count_and_countdown_then_race_in_one_sealed_r
     room = server.app[keys.LOBBY].rooms[room_id]
     loaded = await server.app[keys.LOBBY].log.load(room_id)
     assert loaded is not None
-    header = loaded[0]
+    header = loaded.header
     assert header["quick"]["seats"] == sorted(player_key_hash(key(n)) for n in (1, 2))
     assert header["listed"] is True and header["code"] is None and room.race.sealed
     assert server.app[keys.QUICK].count() == 0
@@ -262,5 +263,50 @@ async def test_with_ratings_given_players_are_matched_within_a_band_that_widens(
     clock.advance(quick.rules.band_reaches(300) or 0)
     await step(server)
     assert (await ada.next("queued"))["count"] == 2  # the band has widened to take Bea in
+    for client in (ada, bea):
+        await client.close()
+
+
+class _Ratings:
+    """The storage's ratings as the queue reads them (a port double): a settled or provisional
+    skill per player key's hash, or none."""
+
+    def __init__(self, skills: dict[str, Skill]) -> None:
+        self.skills = skills
+
+    async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[Any]]:
+        skill = self.skills.get(player)
+        return (None if skill is None else Rated(player, "someone", skill)), []
+
+
+SETTLED_1500, SETTLED_1800 = Skill(18.5, 2.0, 9), Skill(26.0, 2.0, 9)  # shown 1000 + 40 × (μ − 3σ)
+
+
+async def test_settled_ratings_read_from_the_storage_keep_far_apart_players_waiting_until_the_band_widens(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(**QUICK)
+    quick = server.app[keys.QUICK]
+    assert quick.ratings is server.app[keys.STORAGE]  # the server reads the ratings job's table
+    assert (SETTLED_1500.shown, SETTLED_1800.shown) == (1500, 1800)
+    quick.ratings = _Ratings({player_key_hash(key(1)): SETTLED_1500, player_key_hash(key(2)): SETTLED_1800})
+    ada, bea = await queued(server, 1), await queued(server, 2)
+    assert (await ada.next("queued"))["count"] == 1
+    assert (await bea.next("queued"))["count"] == 1  # 300 apart: out of each other's band at first
+    clock.advance(quick.rules.band_reaches(300) or 0)
+    await step(server)
+    assert (await ada.next("queued"))["count"] == 2
+    for client in (ada, bea):
+        await client.close()
+
+
+async def test_a_provisional_rating_puts_a_player_in_no_band(start_server: StartServer) -> None:
+    server = await start_server(**QUICK)
+    quick = server.app[keys.QUICK]
+    provisional = Skill(26.0, 2.0, PROVISIONAL_GAMES - 1)
+    quick.ratings = _Ratings({player_key_hash(key(1)): SETTLED_1500, player_key_hash(key(2)): provisional})
+    ada, bea = await queued(server, 1), await queued(server, 2)
+    assert (await ada.next("queued"))["count"] == 1
+    assert (await bea.next("queued"))["count"] == 2  # no band for a rating still settling: together at once
     for client in (ada, bea):
         await client.close()
