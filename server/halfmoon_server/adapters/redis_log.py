@@ -69,6 +69,7 @@ from redis.exceptions import (
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
+from halfmoon_server.ports import Claim
 
 if TYPE_CHECKING:
     from redis.asyncio.cluster import ClusterPubSub
@@ -97,13 +98,18 @@ local function publish(message)
   end
 end
 """
-# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller,
-# how to publish, the room's sharded channel. Each entry is stored as "<ms> <json>": its time is
+# KEYS: the log, the followers, the owner; ARGV: the entry, entries the caller applied, the room,
+# the caller, how to publish, the room's sharded channel, the caller's lease ("<instance> <epoch>"),
+# the lease (ms). Fenced: unless the owner key holds the caller's lease, nothing is appended and the
+# answer is 'fenced' (another instance owns the room now); else the lease is renewed.
+# Each entry is stored as "<ms> <json>": its time is
 # Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster). Not
 # publishing now (a replica must confirm it first), the answer starts with whether to, later.
 _APPEND = (
     _PUBLISH_TO_FOLLOWERS
     + """
+if redis.call('GET', KEYS[3]) ~= ARGV[7] then return 'fenced' end
+redis.call('PEXPIRE', KEYS[3], ARGV[8])
 local now = redis.call('TIME')
 local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
 local n = redis.call('RPUSH', KEYS[1], line)
@@ -130,13 +136,40 @@ _READ = """
 if ARGV[2] == '1' then redis.call('INCR', KEYS[3]) end
 return {redis.call('GET', KEYS[1]), redis.call('LRANGE', KEYS[2], tonumber(ARGV[1]), -1)}
 """
-# KEYS: the instances; ARGV: this instance, forget after (ms), dead after (ms). Redis's clock.
+# KEYS: the instances; ARGV: this instance, forget after (ms). Redis's clock: the time now and
+# every instance with its last beat.
 _HEARTBEAT = """
 local now = redis.call('TIME')
 local ms = now[1] * 1000 + math.floor(now[2] / 1000)
 redis.call('ZADD', KEYS[1], ms, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
-return redis.call('ZRANGEBYSCORE', KEYS[1], ms - tonumber(ARGV[3]), '+inf')
+return {ms, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')}
+"""
+# A room's ownership. KEYS: the owner, the epoch counter, the header; ARGV: this instance, the
+# lease (ms), the tombstone. No live room: {''}. No owner: a new epoch, taken. This instance's:
+# renewed. Another's: {holder, its lease's ms left}.
+_CLAIM = """
+local header = redis.call('GET', KEYS[3])
+if not header or header == ARGV[3] then return {''} end
+local held = redis.call('GET', KEYS[1])
+if not held then
+  local epoch = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
+  return {'mine', epoch}
+end
+local space = string.find(held, ' ', 1, true)
+if string.sub(held, 1, space - 1) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'mine', tonumber(string.sub(held, space + 1))}
+end
+return {held, redis.call('PTTL', KEYS[1])}
+"""
+# Renew (ARGV[2]: the lease, ms) or let go ('' : delete) a lease, only if it is still the caller's
+# (ARGV[1]: "<instance> <epoch>"). KEYS: the owner. 1: done, 0: another's (fenced).
+_LEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
 """
 TOMBSTONE = b'{"dropped": true}'
 WAKE = "hm:wake"
@@ -146,7 +179,14 @@ WAKE_BUCKETS = 16
 #: new subscription waits for the reader: redis-py's cluster pub/sub serialises the two).
 FEED_POLL_S = 0.05
 INSTANCES = "hm:instances"
+#: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
+ROUTES = "hm:routes"
 HEARTBEAT_S = 1.0
+#: An instance not heard from for this long is looked at: its owned rooms whose leases ran out
+#: are taken over (:meth:`RedisLog.adopt`), and no connection is relayed to it.
+STALE_AFTER_MS = 2_500
+#: How long an instance a relay could not reach gets no relayed connection.
+UNREACHABLE_MS = 5_000
 #: An instance whose heartbeat is older than this is taken for dead.
 DEAD_AFTER_MS = 15_000
 #: How long an instance that takes a room for a look keeps the others from taking it too.
@@ -193,6 +233,26 @@ def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
         done.set_result(outcome)
 
 
+def _owner_key(room_id: str) -> str:
+    """The room's owner and its lease: ``"<instance> <epoch>"``, expiring (``PX``)."""
+    return f"hm:{{{room_id}}}:owner"
+
+
+def _epoch_key(room_id: str) -> str:
+    """The room's fencing epoch: one more at each new owner (``INCR``)."""
+    return f"hm:{{{room_id}}}:epoch"
+
+
+def _owned_key(instance: str) -> str:
+    """The rooms an instance owns (a set, in a slot of its own), where survivors find a dead
+    instance's rooms."""
+    return f"hm:owned:{{{instance}}}"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def _followers_key(room_id: str) -> str:
     return f"hm:{{{room_id}}}:followers"
 
@@ -217,15 +277,36 @@ class _Append:
     entry: bytes
     applied: int
     done: asyncio.Future[int]
+    lease: str  # the room's lease as this instance holds it: "<instance> <epoch>"
 
 
 class RedisLog:
     """:class:`halfmoon_server.ports.RoomLog` on Redis, for a cluster of instances: one Redis node
     (with replicas or not), or a Redis Cluster (found by :meth:`open`)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 2.0, replicas: int = 0, wait_ms: int = 500) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 2.0,
+        replicas: int = 0,
+        wait_ms: int = 500,
+        lease_ms: int = 3000,
+        advertise: str | None = None,
+    ) -> None:
         self.url = url
         self.instance = new_instance_name()
+        #: how long a room's owner keeps it without renewing (ms)
+        self.lease_ms = lease_ms
+        #: this instance's internal URL, where the others relay its rooms' connections
+        self.advertise = advertise
+        self._leases: dict[str, str] = {}  # the rooms owned here: room → "<instance> <epoch>"
+        self._renewed: dict[str, float] = {}  # when each lease was last renewed (loop time)
+        self._releasing: dict[str, asyncio.Task[None]] = {}  # leases being let go
+        self._routes: dict[str, str] = {}  # instance → advertised URL
+        self._fresh: set[str] = set()  # instances heard from within STALE_AFTER_MS
+        self._stale: list[str] = []  # the others still in the heartbeat set
+        self._unreachable: dict[str, float] = {}  # instance → until when (loop time)
         #: replicas that must hold an append before it is acknowledged (``WAIT``; 0: no wait)
         self.replicas = replicas
         self.wait_ms = wait_ms
@@ -250,6 +331,8 @@ class RedisLog:
         self._publish = self.redis.register_script(_PUBLISH)
         self._read = self.redis.register_script(_READ)
         self._beat = self.redis.register_script(_HEARTBEAT)
+        self._claim = self.redis.register_script(_CLAIM)
+        self._lease = self.redis.register_script(_LEASE)
         self._pubsub: ClusterPubSub | None = None  # a Redis Cluster's sharded channels
         self._refreshing: asyncio.Task[None] | None = None
         self._alive: set[str] | None = None
@@ -270,7 +353,11 @@ class RedisLog:
         except _FAILURES as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
+        self._tasks = [
+            loop.create_task(self._read_feed()),
+            loop.create_task(self._heartbeat()),
+            loop.create_task(self._renew_leases()),
+        ]
 
     async def _open_cluster(self) -> None:
         """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters.
@@ -358,7 +445,170 @@ class RedisLog:
             raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         if acks and int(acks[0]) < self.replicas:
             raise LogUnavailable(self._unconfirmed(int(acks[0])), certain=False)
+        if created:
+            await self.claim(header["room"])  # the instance that makes a room owns it
         return bool(created)
+
+    # -- ownership ------------------------------------------------------------------------------------
+
+    async def claim(self, room_id: str) -> Claim:
+        """Own the room (a new epoch, or this instance's lease renewed) unless another
+        instance's lease is live. The room goes in this instance's owned set first, so a death
+        right after the claim leaves it findable (:meth:`adopt`)."""
+        releasing = self._releasing.get(room_id)
+        if releasing is not None:  # a lease being let go is gone before it is claimed again
+            await asyncio.wait({releasing})
+        owned = _owned_key(self.instance)
+        try:
+            if room_id not in self._leases:
+                await self.redis.sadd(owned, room_id)
+            sent = asyncio.get_running_loop().time()
+            answer = await self._claim(
+                keys=[_owner_key(room_id), _epoch_key(room_id), _header_key(room_id)],
+                args=[self.instance, self.lease_ms, TOMBSTONE],
+                client=self._node(room_id),
+            )
+            status = _text(answer[0])
+            if status == "mine":
+                self._leases[room_id] = f"{self.instance} {int(answer[1])}"
+                self._renewed[room_id] = sent
+                return Claim(self.instance, mine=True)
+            self._leases.pop(room_id, None)
+            self._renewed.pop(room_id, None)
+            await self.redis.srem(owned, room_id)
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        if not status:
+            return Claim(None)
+        return Claim(status.split(" ", 1)[0], ttl_ms=max(0, int(answer[1])))
+
+    async def owner(self, room_id: str) -> str | None:
+        try:
+            held = await self._node(room_id).get(_owner_key(room_id))
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        return None if held is None else _text(held).split(" ", 1)[0]
+
+    def route(self, instance: str) -> str | None:
+        if instance == self.instance or instance not in self._fresh:
+            return None
+        until = self._unreachable.get(instance)
+        if until is not None:
+            if asyncio.get_running_loop().time() < until:
+                return None
+            del self._unreachable[instance]
+        return self._routes.get(instance)
+
+    def unreachable(self, instance: str) -> None:
+        self._unreachable[instance] = asyncio.get_running_loop().time() + UNREACHABLE_MS / 1000
+
+    async def adopt(self) -> list[str]:
+        """The rooms of instances not heard from for :data:`STALE_AFTER_MS` whose leases ran
+        out: any survivor may claim them (the first claim wins). Rooms taken over, or gone,
+        leave the stale instance's owned set."""
+        orphans: list[str] = []
+        try:
+            for instance in self._stale:
+                owned = _owned_key(instance)
+                for raw in await self.redis.smembers(owned):
+                    room_id = _text(raw)
+                    async with self._node(room_id).pipeline(transaction=False) as pipe:
+                        pipe.get(_owner_key(room_id))
+                        pipe.get(_header_key(room_id))
+                        held, header = await pipe.execute()
+                    if header is None or header == TOMBSTONE:
+                        await self.redis.srem(owned, room_id)  # forgotten meanwhile
+                    elif held is None:
+                        orphans.append(room_id)
+                    elif _text(held).split(" ", 1)[0] != instance:
+                        await self.redis.srem(owned, room_id)  # taken over
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        return orphans
+
+    def _fence(self, room_id: str) -> None:
+        """Another instance owns the room now: let it go here and tell its follower."""
+        if self._leases.pop(room_id, None) is None:
+            return
+        self._renewed.pop(room_id, None)
+        log.warning("room %s is owned by another instance now (this one's lease ran out): let go here", room_id)
+        self._spawn(self._quietly(self.redis.srem(_owned_key(self.instance), room_id)))
+        room = self.rooms.get(room_id)
+        if room is not None:
+            room.fenced()
+
+    async def _quietly(self, call: Awaitable[Any]) -> None:
+        try:
+            await call
+        except _FAILURES as exc:
+            log.debug("Redis: %s", _reason(exc))
+
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._following.add(task)
+        task.add_done_callback(self._following.discard)
+        return task
+
+    def _release(self, room_id: str) -> None:
+        """Let the room's lease go (the room was dropped here): another instance may own it at once."""
+        lease = self._leases.pop(room_id, None)
+        self._renewed.pop(room_id, None)
+        if lease is None:
+            return
+
+        async def release() -> None:
+            try:
+                await self._lease(keys=[_owner_key(room_id)], args=[lease, ""], client=self._node(room_id))
+                await self.redis.srem(_owned_key(self.instance), room_id)
+            except _FAILURES as exc:  # the lease runs out by itself
+                log.debug("Redis: the lease of room %s could not be let go: %s", room_id, _reason(exc))
+            finally:
+                if self._releasing.get(room_id) is task:
+                    del self._releasing[room_id]
+
+        task = self._releasing[room_id] = self._spawn(release())
+
+    async def _renew_leases(self) -> None:
+        """Every third of the lease, renew the leases no append renewed since: one pipeline per
+        master. A lease found to be another's is fenced (:meth:`_fence`)."""
+        period = self.lease_ms / 3000
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(period)
+            now = loop.time()
+            groups: dict[int, tuple[aioredis.Redis, list[tuple[str, str]]]] = {}
+            for room_id, at in list(self._renewed.items()):
+                if now - at >= period * 0.9:
+                    try:
+                        client = self._node(room_id)
+                    except _FAILURES:
+                        self._lost_node()
+                        continue
+                    groups.setdefault(id(client), (client, []))[1].append((room_id, self._leases[room_id]))
+            await asyncio.gather(*(self._renew(client, leases, now) for client, leases in groups.values()))
+
+    async def _renew(self, client: aioredis.Redis, leases: list[tuple[str, str]], sent: float) -> None:
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for room_id, lease in leases:
+                    await self._lease(keys=[_owner_key(room_id)], args=[lease, self.lease_ms], client=pipe)
+                answers = await pipe.execute(raise_on_error=False)
+        except _FAILURES as exc:
+            self._lost_node()
+            log.warning("Redis: %d room leases could not be renewed: %s", len(leases), _reason(exc))
+            return
+        for (room_id, lease), answer in zip(leases, answers, strict=True):
+            if self._leases.get(room_id) != lease:
+                continue  # let go or claimed again meanwhile
+            if isinstance(answer, BaseException):
+                self._lost_node()
+            elif int(answer) == 1:
+                self._renewed[room_id] = max(self._renewed.get(room_id, 0.0), sent)
+            else:
+                self._fence(room_id)
 
     def _unconfirmed(self, acks: int) -> str:
         return f"{acks} of {self.replicas} Redis replicas confirmed it within {self.wait_ms} ms"
@@ -367,8 +617,11 @@ class RedisLog:
         room = self.rooms.get(room_id)
         if room is None:
             raise LogUnavailable(f"room {room_id} is not followed here")
+        lease = self._leases.get(room_id)
+        if lease is None:
+            raise LogUnavailable(f"room {room_id} is not owned here: connect again")
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done))
+        self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done, lease))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write())
         return await done
@@ -392,12 +645,13 @@ class RedisLog:
     async def _commit(self, client: aioredis.Redis, batch: list[_Append]) -> None:
         """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to."""
         how = "s" if self.cluster else "p"
+        sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
                 for item in batch:
                     room_id = item.room.id
                     await self._append(  # queued in the pipeline (sent by execute)
-                        keys=[_log_key(room_id), _followers_key(room_id)],
+                        keys=[_log_key(room_id), _followers_key(room_id), _owner_key(room_id)],
                         args=[
                             item.entry,
                             item.applied,
@@ -405,6 +659,8 @@ class RedisLog:
                             self.instance,
                             "" if self.replicas else how,
                             _feed_key(room_id),
+                            item.lease,
+                            self.lease_ms,
                         ],
                         client=pipe,
                     )
@@ -429,6 +685,9 @@ class RedisLog:
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
                 self._lost_node()
                 _settle(item.done, LogUnavailable(f"Redis: {_reason(answer)}", certain=False))
+            elif answer == b"fenced":  # another instance owns the room now: nothing was appended
+                _settle(item.done, LogUnavailable("another server owns this room now: connect again"))
+                self._fence(item.room.id)
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
@@ -436,6 +695,8 @@ class RedisLog:
                 # neither applied here nor published (the room's next entry brings it, if it stays)
                 _settle(item.done, LogUnavailable(unconfirmed, certain=False))
             else:
+                if self._leases.get(item.room.id) == item.lease:  # (the script renewed it)
+                    self._renewed[item.room.id] = max(self._renewed.get(item.room.id, 0.0), sent)
                 if self.replicas:  # whether to publish it, first
                     publish, *answer = answer
                 number = item.applied
@@ -524,9 +785,18 @@ class RedisLog:
         try:
             async with self._node(room_id).pipeline(transaction=True) as pipe:
                 pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
-                pipe.delete(_log_key(room_id), _followers_key(room_id), _sync_key(room_id))
+                pipe.delete(
+                    _log_key(room_id),
+                    _followers_key(room_id),
+                    _sync_key(room_id),
+                    _owner_key(room_id),
+                    _epoch_key(room_id),
+                )
                 await pipe.execute()
             await self.redis.zrem(self._wake_key(room_id), room_id)
+            self._leases.pop(room_id, None)
+            self._renewed.pop(room_id, None)
+            await self.redis.srem(_owned_key(self.instance), room_id)
         except _FAILURES as exc:
             self._lost_node()
             raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
@@ -538,7 +808,7 @@ class RedisLog:
         return self._wake_keys[zlib.crc32(room_id.encode()) % len(self._wake_keys)]
 
     async def due(self, now: int) -> list[str]:
-        """Rooms whose look is due and that no live instance holds; each is claimed for a few
+        """Rooms whose look is due and that no instance owns (no live lease); each is claimed for a few
         seconds (its wake moved on), so instances do not all take the same one. Every bucket of
         the wake set is read."""
         orphans: list[str] = []
@@ -547,9 +817,8 @@ class RedisLog:
                 rooms = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=50)
                 for raw in rooms:
                     room_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-                    followers = await self.redis.smembers(_followers_key(room_id))
-                    if any(self.alive(f.decode() if isinstance(f, bytes) else str(f)) for f in followers):
-                        continue  # its holder looks after it
+                    if await self.redis.exists(_owner_key(room_id)):
+                        continue  # its owner looks after it
                     if await self.redis.zadd(key, {room_id: now + LOOK_CLAIM_MS}, xx=True, ch=True):
                         orphans.append(room_id)
                 if len(orphans) >= 50:
@@ -576,6 +845,7 @@ class RedisLog:
     def unfollow(self, room_id: str) -> None:
         if self.rooms.pop(room_id, None) is not None:
             self._follow(room_id, follow=False)
+        self._release(room_id)
 
     def _follow(self, room_id: str, *, follow: bool) -> None:
         # one room's changes go to Redis in the order they were made: a room dropped and loaded
@@ -696,10 +966,16 @@ class RedisLog:
         beats = 0
         while True:
             try:
-                alive = await self._beat(
-                    keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS, DEAD_AFTER_MS], client=self.redis
+                now, beat = await self._beat(
+                    keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis
                 )
-                self._alive = {a.decode() if isinstance(a, bytes) else str(a) for a in alive}
+                ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
+                self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
+                self._fresh = {name for name, age in ages.items() if age < STALE_AFTER_MS}
+                self._stale = [name for name in ages if name not in self._fresh and name != self.instance]
+                if self.advertise is not None:
+                    await self.redis.hset(ROUTES, self.instance, self.advertise)
+                self._routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
                 beats += 1
                 if beats % 10 == 0:
                     for room_id in list(self.rooms):
@@ -721,7 +997,11 @@ class RedisLog:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
+        for room_id in list(self._leases):  # let go: the next connection claims each at once
+            self._release(room_id)
         await asyncio.gather(*self._tasks, *self._following, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.redis.hdel(ROUTES, self.instance)
         if self._refreshing is not None:
             self._refreshing.cancel()
             await asyncio.gather(self._refreshing, return_exceptions=True)
