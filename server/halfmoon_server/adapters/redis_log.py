@@ -182,9 +182,12 @@ INSTANCES = "hm:instances"
 #: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
 ROUTES = "hm:routes"
 HEARTBEAT_S = 1.0
-#: An instance not heard from for this long is looked at: its owned rooms whose leases ran out
-#: are taken over (:meth:`RedisLog.adopt`), and no connection is relayed to it.
+#: An instance not heard from for this long gets no relayed connection (they wait for its
+#: lease to run out instead, and take its rooms over).
 STALE_AFTER_MS = 2_500
+#: An instance not heard from for this long is looked at: its owned rooms whose leases ran out
+#: are taken over (:meth:`RedisLog.adopt`). One heartbeat and a half: a late beat costs a look.
+ADOPT_AFTER_MS = 1_500
 #: How long an instance a relay could not reach gets no relayed connection.
 UNREACHABLE_MS = 5_000
 #: An instance whose heartbeat is older than this is taken for dead.
@@ -220,6 +223,13 @@ def _reason(exc: BaseException) -> str:
     entry (a rematch's seed), and these messages reach clients (``unavailable``) and log lines."""
     text = str(exc)
     return text.rsplit(" caused error: ", 1)[1] if " caused error: " in text else text
+
+
+def _stopping() -> bool:
+    """The running task was asked to stop: a cancellation redis-py turned into a connection
+    error (a call cut short) must still end a background loop, or closing waits for ever."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
@@ -305,7 +315,7 @@ class RedisLog:
         self._releasing: dict[str, asyncio.Task[None]] = {}  # leases being let go
         self._routes: dict[str, str] = {}  # instance → advertised URL
         self._fresh: set[str] = set()  # instances heard from within STALE_AFTER_MS
-        self._stale: list[str] = []  # the others still in the heartbeat set
+        self._stale: list[str] = []  # the others not heard from for ADOPT_AFTER_MS
         self._unreachable: dict[str, float] = {}  # instance → until when (loop time)
         #: replicas that must hold an append before it is acknowledged (``WAIT``; 0: no wait)
         self.replicas = replicas
@@ -350,6 +360,8 @@ class RedisLog:
             info = await self.redis.info("cluster")
             if info.get("cluster_enabled"):
                 await self._open_cluster()
+            # heard from before it owns anything: a death right after start leaves its rooms findable
+            await self._beat_once()
         except _FAILURES as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
         loop = asyncio.get_running_loop()
@@ -505,7 +517,7 @@ class RedisLog:
         self._unreachable[instance] = asyncio.get_running_loop().time() + UNREACHABLE_MS / 1000
 
     async def adopt(self) -> list[str]:
-        """The rooms of instances not heard from for :data:`STALE_AFTER_MS` whose leases ran
+        """The rooms of instances not heard from for :data:`ADOPT_AFTER_MS` whose leases ran
         out: any survivor may claim them (the first claim wins). Rooms taken over, or gone,
         leave the stale instance's owned set."""
         orphans: list[str] = []
@@ -589,6 +601,8 @@ class RedisLog:
                         continue
                     groups.setdefault(id(client), (client, []))[1].append((room_id, self._leases[room_id]))
             await asyncio.gather(*(self._renew(client, leases, now) for client, leases in groups.values()))
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
 
     async def _renew(self, client: aioredis.Redis, leases: list[tuple[str, str]], sent: float) -> None:
         try:
@@ -597,6 +611,8 @@ class RedisLog:
                     await self._lease(keys=[_owner_key(room_id)], args=[lease, self.lease_ms], client=pipe)
                 answers = await pipe.execute(raise_on_error=False)
         except _FAILURES as exc:
+            if _stopping():
+                raise asyncio.CancelledError from exc
             self._lost_node()
             log.warning("Redis: %d room leases could not be renewed: %s", len(leases), _reason(exc))
             return
@@ -907,12 +923,16 @@ class RedisLog:
                 delay = 0.1
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                    if _stopping():  # (a cancellation redis-py swallowed)
+                        raise asyncio.CancelledError
                     if message is None or message["type"] != "message":
                         continue
                     self._take(message["data"])
             except asyncio.CancelledError:
                 raise
             except (*_FAILURES, LogUnavailable) as exc:
+                if _stopping():
+                    raise asyncio.CancelledError from exc
                 log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
             except Exception:
                 log.exception("the Redis feed reader failed; restarting it")
@@ -921,6 +941,8 @@ class RedisLog:
             close: Callable[[], Awaitable[None]] = pubsub.aclose
             with contextlib.suppress(Exception):
                 await close()
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
             await asyncio.sleep(delay)
             delay = min(5.0, delay * 2)
 
@@ -944,12 +966,16 @@ class RedisLog:
                 delay = 0.1
                 while True:
                     message = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=FEED_POLL_S)
+                    if _stopping():  # (a cancellation redis-py swallowed)
+                        raise asyncio.CancelledError
                     if message is None or message["type"] != "smessage":
                         continue
                     self._take(message["data"])
             except asyncio.CancelledError:
                 raise
             except (*_FAILURES, LogUnavailable) as exc:
+                if _stopping():
+                    raise asyncio.CancelledError from exc
                 log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
             except Exception:
                 log.exception("the Redis feed reader failed; restarting it")
@@ -957,6 +983,8 @@ class RedisLog:
                 self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
             await asyncio.sleep(delay)
             delay = min(5.0, delay * 2)
 
@@ -965,17 +993,9 @@ class RedisLog:
         ones out of the followers of the rooms held here."""
         beats = 0
         while True:
+            await asyncio.sleep(HEARTBEAT_S)
             try:
-                now, beat = await self._beat(
-                    keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis
-                )
-                ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
-                self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
-                self._fresh = {name for name, age in ages.items() if age < STALE_AFTER_MS}
-                self._stale = [name for name in ages if name not in self._fresh and name != self.instance]
-                if self.advertise is not None:
-                    await self.redis.hset(ROUTES, self.instance, self.advertise)
-                self._routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+                await self._beat_once()
                 beats += 1
                 if beats % 10 == 0:
                     for room_id in list(self.rooms):
@@ -986,8 +1006,23 @@ class RedisLog:
             except asyncio.CancelledError:
                 raise
             except _FAILURES as exc:
+                if _stopping():
+                    raise asyncio.CancelledError from exc
                 log.debug("Redis heartbeat failed: %s", exc)
-            await asyncio.sleep(HEARTBEAT_S)
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
+
+    async def _beat_once(self) -> None:
+        """One heartbeat: this instance's (its advertised URL with it), and every instance's age
+        by Redis's clock — which are alive, which are heard from, which are looked at."""
+        now, beat = await self._beat(keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis)
+        ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
+        self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
+        self._fresh = {name for name, age in ages.items() if age < STALE_AFTER_MS}
+        self._stale = [name for name, age in ages.items() if age >= ADOPT_AFTER_MS and name != self.instance]
+        if self.advertise is not None:
+            await self.redis.hset(ROUTES, self.instance, self.advertise)
+        self._routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
 
     def alive(self, instance: str) -> bool:
         if instance == self.instance or self._alive is None:
