@@ -1,22 +1,34 @@
-"""The room log of a cluster, in Redis: every instance serves any player of any room.
+"""The room log of a cluster, in Redis: one owner per room, any instance takes a dead one's place.
 
 Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shard):
 
 - ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
 - ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
-- ``hm:{ROOM}:followers`` — the instances that hold the room;
-- ``hm:{ROOM}:feed`` — its sharded channel (a Redis Cluster), ``hm:{ROOM}:sync`` — a counter
-  confirmed reads write (with ``replicas``).
+- ``hm:{ROOM}:owner`` — ``"<instance> <epoch>"``, the room's owner and its lease (``PX``);
+  ``hm:{ROOM}:epoch`` — the fencing epoch, one more at each new owner (``INCR``);
+- ``hm:{ROOM}:sync`` — a counter confirmed reads write (with ``replicas``).
 
-On one Redis node, each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
-an entry, publishes it as ``"<room> <number> <json>"`` to every *other* follower's channel, and
-answers every entry after the ones the caller's copy of the room has applied — so an instance
-applies its own command at once and in order, and never hears it back; the others get it from
-their channel, in the order the scripts ran. A gap (an instance that was away) is filled from
-the list. Appends made while a round trip is under way go together in the next pipeline (group
-commit, as the journal does). The instance's commands are acknowledged only once Redis has
-them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
-itself dying; ``everysec`` may lose the last second (docs/server.md).
+**One owner per room.** Only the owner holds the room, applies its commands and appends them;
+another instance relays the room's connections there (:mod:`halfmoon_server.web.relay`). The
+claim script (:meth:`RedisLog.claim`) takes a room whose owner key is gone (a new epoch), renews
+the caller's own lease, or answers the holder and its lease's time left. **The append script is
+fenced**: it appends only when the owner key still holds the caller's ``"<instance> <epoch>"``
+(renewing the lease), else it answers ``fenced`` and appends nothing — so an owner that was paused
+past its lease (a stopped process, a long GC pause, a lost network) can never append again once
+another took the room; its copy is let go and its members told to connect again
+(:meth:`~halfmoon_server.ports.Follower.fenced`). Idle rooms' leases are renewed every third of
+the lease, one pipeline per master. Each instance keeps the rooms it owns in
+``hm:owned:{<instance>}``: a survivor that stops hearing an instance's heartbeat
+(:data:`ADOPT_AFTER_MS`) looks there and takes over every room whose lease ran out
+(:meth:`RedisLog.adopt`), rebuilding it from the log. A room let go (asleep, dropped, a
+shutdown) gives its lease back at once.
+
+The append script answers every entry after the ones the owner's copy applied, so the owner
+applies its own command at once and in order; nothing is published (no other instance follows
+the room). Appends made while a round trip is under way go together in the next pipeline (group
+commit, as the journal does). A command is acknowledged only once Redis has it: with
+``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis itself dying;
+``everysec`` may lose the last second (docs/server.md).
 
 Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance (in a
 Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, NTP).
@@ -24,25 +36,21 @@ Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, N
 **A Redis Cluster** (found at :meth:`RedisLog.open`: the node the URL names answers
 ``cluster_enabled:1``): every command and script touches the keys of one slot only — a room's
 keys share their hash tag; the wake set is split into buckets (``hm:wake:{b<N>}``), each on a
-slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances`` is one key. The
-channels are sharded instead: one per room, ``hm:{ROOM}:feed`` (``SPUBLISH``/``SSUBSCRIBE``, in
-the room's slot, published only when another instance follows the room), read through
-redis-py's cluster pub/sub (which polls the masters in turn, :data:`FEED_POLL_S` each: ~1 % of a
-core idle, against ~0.1 % for one node's channel). The group commit sends one pipeline per master, to the master that
-owns each room's slot; a node that fails or answers ``MOVED`` makes the client learn the
-cluster's map again (a replica promoted).
+slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances``, ``hm:routes`` and
+each ``hm:owned:{<instance>}`` are one key each. The group commit and the lease renewals send one
+pipeline per master, to the master that owns each room's slot; a node that fails or answers
+``MOVED`` makes the client learn the cluster's map again (a replica promoted).
 
 **A command is acknowledged only once a replica has it** when ``replicas`` > 0: each pipeline
-ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here,
-published to the others); one the ``WAIT`` could not confirm in time is refused as uncertain (it may
-survive, or be lost with its master). Reads that deliver entries (a catch-up, a load) write a
-counter in the room's slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
+ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here);
+one the ``WAIT`` could not confirm in time is refused as uncertain (it may survive, or be lost
+with its master). Reads that deliver entries (a catch-up, a load) write a counter in the room's
+slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
 
 Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets a free
-instance settle a room that no live instance holds (its holders died); ``hm:instances``
-(instance → last heartbeat) tells which instances are alive, so the players and spectators of
-one that died are counted out. A dropped room leaves a tombstone for a while: nobody loads it
-again.
+instance settle a room that nobody owns (asleep); ``hm:instances`` (instance → last heartbeat,
+Redis's clock) tells which instances are heard from, ``hm:routes`` (instance → advertised URL)
+where each is reached. A dropped room leaves a tombstone for a while: nobody loads it again.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ import asyncio
 import contextlib
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,63 +80,27 @@ from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.ports import Claim
 
 if TYPE_CHECKING:
-    from redis.asyncio.cluster import ClusterPubSub
-
     from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.redis_log")
 
 Entry = dict[str, Any]
 
-# The publishing both scripts share. KEYS[2]: the followers; ARGV[3]: the room, ARGV[4]: the caller,
-# ARGV[5]: how ("p": PUBLISH to each other follower's channel; "s": SPUBLISH to the room's sharded
-# channel ARGV[6] if any other instance follows; "": not now), `message`: what.
-_PUBLISH_TO_FOLLOWERS = """
-local function others()
-  local n = redis.call('SCARD', KEYS[2])
-  return n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0)
-end
-local function publish(message)
-  if ARGV[5] == 'p' then
-    for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-      if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
-    end
-  elseif ARGV[5] == 's' then
-    if others() then redis.call('SPUBLISH', ARGV[6], message) end
-  end
-end
-"""
-# KEYS: the log, the followers, the owner; ARGV: the entry, entries the caller applied, the room,
-# the caller, how to publish, the room's sharded channel, the caller's lease ("<instance> <epoch>"),
-# the lease (ms). Fenced: unless the owner key holds the caller's lease, nothing is appended and the
-# answer is 'fenced' (another instance owns the room now); else the lease is renewed.
-# Each entry is stored as "<ms> <json>": its time is
-# Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster). Not
-# publishing now (a replica must confirm it first), the answer starts with whether to, later.
-_APPEND = (
-    _PUBLISH_TO_FOLLOWERS
-    + """
-if redis.call('GET', KEYS[3]) ~= ARGV[7] then return 'fenced' end
-redis.call('PEXPIRE', KEYS[3], ARGV[8])
+# KEYS: the log, the owner; ARGV: the entry, entries the caller applied, the caller's lease
+# ("<instance> <epoch>"), the lease (ms). Fenced: unless the owner key holds the caller's lease,
+# nothing is appended and the answer is 'fenced' (another instance owns the room now); else the
+# lease is renewed. Each entry is stored as "<ms> <json>": its time is Redis's clock, one clock for
+# every instance (of the room's shard, in a Redis Cluster). The answer: the entries after the ones
+# the caller applied (false: the list is shorter than that, it went back).
+_APPEND = """
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 'fenced' end
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 local now = redis.call('TIME')
 local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
 local n = redis.call('RPUSH', KEYS[1], line)
-publish(ARGV[3] .. ' ' .. n .. ' ' .. line)
 if n <= tonumber(ARGV[2]) then return false end
-local entries = redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
-if ARGV[5] == '' then table.insert(entries, 1, others() and '1' or '0') end
-return entries
+return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
 """
-)
-# An append a replica confirmed, published now. KEYS: the log (unused), the followers; ARGV: the
-# message, -, the room, the caller, how, the channel (as in _APPEND).
-_PUBLISH = (
-    _PUBLISH_TO_FOLLOWERS
-    + """
-publish(ARGV[1])
-return 1
-"""
-)
 # A room's header and its entries from ARGV[1] on; ARGV[2] == "1": also write the room's sync
 # counter, so a WAIT that follows confirms the replicas hold everything read.
 # KEYS: the header, the log, the sync counter.
@@ -175,9 +147,6 @@ TOMBSTONE = b'{"dropped": true}'
 WAKE = "hm:wake"
 #: The wake set's buckets in a Redis Cluster (``hm:wake:{b0}`` … ``{b15}``, spread over the slots).
 WAKE_BUCKETS = 16
-#: How long the cluster's feed reader waits on the shards in one poll (it also bounds how long a
-#: new subscription waits for the reader: redis-py's cluster pub/sub serialises the two).
-FEED_POLL_S = 0.05
 INSTANCES = "hm:instances"
 #: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
 ROUTES = "hm:routes"
@@ -263,15 +232,6 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _followers_key(room_id: str) -> str:
-    return f"hm:{{{room_id}}}:followers"
-
-
-def _feed_key(room_id: str) -> str:
-    """The room's sharded channel (a Redis Cluster): in the room's slot."""
-    return f"hm:{{{room_id}}}:feed"
-
-
 def _sync_key(room_id: str) -> str:
     """A counter a confirmed read writes, so ``WAIT`` covers what it read (in the room's slot)."""
     return f"hm:{{{room_id}}}:sync"
@@ -338,17 +298,14 @@ class RedisLog:
         self.rooms: dict[str, Follower] = {}  # the rooms followed here, by id
         self._wake_keys = [WAKE]
         self._append = self.redis.register_script(_APPEND)
-        self._publish = self.redis.register_script(_PUBLISH)
         self._read = self.redis.register_script(_READ)
         self._beat = self.redis.register_script(_HEARTBEAT)
         self._claim = self.redis.register_script(_CLAIM)
         self._lease = self.redis.register_script(_LEASE)
-        self._pubsub: ClusterPubSub | None = None  # a Redis Cluster's sharded channels
         self._refreshing: asyncio.Task[None] | None = None
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._following: set[asyncio.Task[None]] = set()
-        self._follow_changes: dict[str, asyncio.Task[None]] = {}  # each room's last change, in order
+        self._background: set[asyncio.Task[None]] = set()  # leases let go, owned sets tidied
         self._queue: list[_Append] = []
         self._writer: asyncio.Task[None] | None = None
 
@@ -366,7 +323,6 @@ class RedisLog:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
         loop = asyncio.get_running_loop()
         self._tasks = [
-            loop.create_task(self._read_feed()),
             loop.create_task(self._heartbeat()),
             loop.create_task(self._renew_leases()),
         ]
@@ -560,8 +516,8 @@ class RedisLog:
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
-        self._following.add(task)
-        task.add_done_callback(self._following.discard)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
         return task
 
     def _release(self, room_id: str) -> None:
@@ -660,24 +616,14 @@ class RedisLog:
 
     async def _commit(self, client: aioredis.Redis, batch: list[_Append]) -> None:
         """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to."""
-        how = "s" if self.cluster else "p"
         sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
                 for item in batch:
                     room_id = item.room.id
                     await self._append(  # queued in the pipeline (sent by execute)
-                        keys=[_log_key(room_id), _followers_key(room_id), _owner_key(room_id)],
-                        args=[
-                            item.entry,
-                            item.applied,
-                            room_id,
-                            self.instance,
-                            "" if self.replicas else how,
-                            _feed_key(room_id),
-                            item.lease,
-                            self.lease_ms,
-                        ],
+                        keys=[_log_key(room_id), _owner_key(room_id)],
+                        args=[item.entry, item.applied, item.lease, self.lease_ms],
                         client=pipe,
                     )
                 if self.replicas:
@@ -693,7 +639,6 @@ class RedisLog:
                 unconfirmed = f"Redis: {acks}"
             elif int(acks) < self.replicas:
                 unconfirmed = self._unconfirmed(int(acks))
-        confirmed = []
         for item, answer in zip(batch, answers, strict=True):
             if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
@@ -708,40 +653,17 @@ class RedisLog:
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
             elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
-                # neither applied here nor published (the room's next entry brings it, if it stays)
+                # not applied here (the room's next entry brings it, if it stays)
                 _settle(item.done, LogUnavailable(unconfirmed, certain=False))
             else:
                 if self._leases.get(item.room.id) == item.lease:  # (the script renewed it)
                     self._renewed[item.room.id] = max(self._renewed.get(item.room.id, 0.0), sent)
-                if self.replicas:  # whether to publish it, first
-                    publish, *answer = answer
                 number = item.applied
                 for line in answer:
                     number += 1
                     if number > item.room.applied:
                         item.room.deliver(number, _entry(line))
                 _settle(item.done, number)
-                if self.replicas and publish == b"1":
-                    confirmed.append((item.room.id, number, answer[-1]))
-        if confirmed:
-            await self._publish_confirmed(client, confirmed, how)
-
-    async def _publish_confirmed(
-        self, client: aioredis.Redis, confirmed: list[tuple[str, int, bytes]], how: str
-    ) -> None:
-        """Tell the rooms' other followers of appends a replica confirmed."""
-        try:
-            async with client.pipeline(transaction=False) as pipe:
-                for room_id, number, line in confirmed:
-                    message = b"%s %d %s" % (room_id.encode(), number, line)
-                    await self._publish(
-                        keys=[_log_key(room_id), _followers_key(room_id)],
-                        args=[message, "", room_id, self.instance, how, _feed_key(room_id)],
-                        client=pipe,
-                    )
-                await pipe.execute(raise_on_error=False)
-        except _FAILURES as exc:  # the others get these with the room's next entry
-            log.warning("Redis: could not publish %d confirmed entries: %s", len(confirmed), exc)
 
     async def _read_room(self, room_id: str, start: int) -> tuple[bytes | None, list[bytes]]:
         """The room's header and its entries from ``start`` (0: all), in one read; with replicas
@@ -803,7 +725,6 @@ class RedisLog:
                 pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
                 pipe.delete(
                     _log_key(room_id),
-                    _followers_key(room_id),
                     _sync_key(room_id),
                     _owner_key(room_id),
                     _epoch_key(room_id),
@@ -855,154 +776,20 @@ class RedisLog:
     # -- following ------------------------------------------------------------------------------------
 
     def follow(self, follower: Follower) -> None:
+        """Deliver the room's appends here: they are this instance's own (it owns the room, and
+        only the owner appends), answered by the append script — nothing is published."""
         self.rooms[follower.id] = follower
-        self._follow(follower.id, follow=True)
 
     def unfollow(self, room_id: str) -> None:
-        if self.rooms.pop(room_id, None) is not None:
-            self._follow(room_id, follow=False)
+        self.rooms.pop(room_id, None)
         self._release(room_id)
 
-    def _follow(self, room_id: str, *, follow: bool) -> None:
-        # one room's changes go to Redis in the order they were made: a room dropped and loaded
-        # again at once (a resume of a room asleep) must end followed, whichever connection of
-        # the pool each change takes
-        previous = self._follow_changes.get(room_id)
-
-        async def change() -> None:
-            if previous is not None:
-                await asyncio.wait({previous})
-            try:
-                if follow:
-                    if self._pubsub is not None:  # (listening first: then nothing is missed)
-                        await self._pubsub.ssubscribe(_feed_key(room_id))
-                    await self.redis.sadd(_followers_key(room_id), self.instance)
-                    if room_id in self.rooms:
-                        await self.catch_up(room_id)  # what was appended before this instance followed
-                else:
-                    await self.redis.srem(_followers_key(room_id), self.instance)
-                    if self._pubsub is not None and room_id not in self.rooms:
-                        await self._pubsub.sunsubscribe(_feed_key(room_id))
-            except (*_FAILURES, LogUnavailable) as exc:
-                log.warning("Redis: could not change who follows room %s: %s", room_id, exc)
-
-        task = asyncio.get_running_loop().create_task(change())
-        self._following.add(task)
-        self._follow_changes[room_id] = task
-
-        def done(finished: asyncio.Task[None]) -> None:
-            self._following.discard(finished)
-            if self._follow_changes.get(room_id) is finished:
-                del self._follow_changes[room_id]
-
-        task.add_done_callback(done)
-
-    def _take(self, data: bytes) -> None:
-        """A published entry, ``"<room> <number> <line>"``: delivered if its room is held here."""
-        room_id, number, line = data.split(b" ", 2)
-        target = self.rooms.get(room_id.decode())
-        if target is not None and int(number) > target.applied:
-            target.deliver(int(number), _entry(line))
-
-    async def _read_feed(self) -> None:
-        """Deliver the entries other instances append to the rooms held here; reconnect (and
-        catch up every room) when Redis drops."""
-        if self.cluster:
-            await self._read_shard_feed()
-            return
-        delay = 0.1
-        channel = f"hm:instance:{self.instance}"
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(channel)
-                for room_id in list(self.rooms):  # Redis may have restarted without its sets
-                    await self.redis.sadd(_followers_key(room_id), self.instance)
-                for room_id in list(self.rooms):
-                    await self.catch_up(room_id)
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                    if _stopping():  # (a cancellation redis-py swallowed)
-                        raise asyncio.CancelledError
-                    if message is None or message["type"] != "message":
-                        continue
-                    self._take(message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*_FAILURES, LogUnavailable) as exc:
-                if _stopping():
-                    raise asyncio.CancelledError from exc
-                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
-            except Exception:
-                log.exception("the Redis feed reader failed; restarting it")
-            # (redis-py typed aclose() in 8.x, not before: a reference is fine with both, a call
-            # would need a "type: ignore" the newer one reports as unused)
-            close: Callable[[], Awaitable[None]] = pubsub.aclose
-            with contextlib.suppress(Exception):
-                await close()
-            if _stopping():  # (a cancellation redis-py swallowed)
-                raise asyncio.CancelledError
-            await asyncio.sleep(delay)
-            delay = min(5.0, delay * 2)
-
-    async def _read_shard_feed(self) -> None:
-        """The same on a Redis Cluster: one sharded channel per room held here, on the master
-        that owns the room's slot (redis-py's cluster pub/sub follows a channel to the replica
-        promoted in its master's place; entries published meanwhile come with the room's next
-        entry, a gap the room fills from the list)."""
-        delay = 0.1
-        while True:
-            pubsub = self._pubsub = self.redis.pubsub()
-            try:
-                for room_id in list(self.rooms):
-                    await pubsub.ssubscribe(_feed_key(room_id))
-                for room_id in list(self.rooms):  # one shard may be down: the others are read
-                    try:
-                        await self.redis.sadd(_followers_key(room_id), self.instance)
-                        await self.catch_up(room_id)
-                    except (*_FAILURES, LogUnavailable) as exc:
-                        log.warning("Redis: room %s could not catch up: %s", room_id, exc)
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=FEED_POLL_S)
-                    if _stopping():  # (a cancellation redis-py swallowed)
-                        raise asyncio.CancelledError
-                    if message is None or message["type"] != "smessage":
-                        continue
-                    self._take(message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*_FAILURES, LogUnavailable) as exc:
-                if _stopping():
-                    raise asyncio.CancelledError from exc
-                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
-            except Exception:
-                log.exception("the Redis feed reader failed; restarting it")
-            finally:
-                self._pubsub = None
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-            if _stopping():  # (a cancellation redis-py swallowed)
-                raise asyncio.CancelledError
-            await asyncio.sleep(delay)
-            delay = min(5.0, delay * 2)
-
     async def _heartbeat(self) -> None:
-        """Say this instance is alive, learn which others are, and now and then take the dead
-        ones out of the followers of the rooms held here."""
-        beats = 0
+        """Say this instance is alive (and where it is reached), and learn which others are."""
         while True:
             await asyncio.sleep(HEARTBEAT_S)
             try:
                 await self._beat_once()
-                beats += 1
-                if beats % 10 == 0:
-                    for room_id in list(self.rooms):
-                        followers = await self.redis.smembers(_followers_key(room_id))
-                        dead = [f for f in followers if not self.alive(f.decode() if isinstance(f, bytes) else str(f))]
-                        if dead:
-                            await self.redis.srem(_followers_key(room_id), *dead)
             except asyncio.CancelledError:
                 raise
             except _FAILURES as exc:
@@ -1034,7 +821,7 @@ class RedisLog:
             task.cancel()
         for room_id in list(self._leases):  # let go: the next connection claims each at once
             self._release(room_id)
-        await asyncio.gather(*self._tasks, *self._following, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._background, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.redis.hdel(ROUTES, self.instance)
         if self._refreshing is not None:
