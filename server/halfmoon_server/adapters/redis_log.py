@@ -64,7 +64,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import redis
 import redis.asyncio as aioredis
 from redis.exceptions import (
     AskError,
@@ -328,17 +327,9 @@ class RedisLog:
         ]
 
     async def _open_cluster(self) -> None:
-        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters.
-        (redis-py 8 or newer: its asyncio cluster client has pub/sub from 8.0 on.)"""
+        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters."""
         from redis.asyncio.cluster import RedisCluster
 
-        if not hasattr(RedisCluster, "pubsub"):
-            await self.redis.aclose()
-            await self.redis.connection_pool.disconnect()
-            raise LogUnavailable(
-                f"Redis at {self.url} is a Redis Cluster, which needs redis-py 8 or newer "
-                f"(installed: {redis.__version__}): pip install --upgrade 'redis>=8'"
-            )
         single = self.redis
         self.redis = RedisCluster.from_url(
             self.url,

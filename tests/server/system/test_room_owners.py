@@ -80,12 +80,13 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
 
 async def owner_of(redis: Redis, room: str) -> str | None:
     held = await redis.get(f"hm:{{{room}}}:owner")
-    return None if held is None else held.decode().split(" ")[0]
+    return None if held is None else bytes(held).decode().split(" ")[0]
 
 
 async def log_of(redis: Redis, room: str) -> list[dict[str, Any]]:
     """The room's entries as Redis holds them (``"<ms> <json>"`` each)."""
-    return [json.loads(line.split(b" ", 1)[1]) for line in await redis.lrange(f"hm:{{{room}}}:log", 0, -1)]
+    lines = await redis.lrange(f"hm:{{{room}}}:log", 0, -1)
+    return [json.loads(bytes(line).split(b" ", 1)[1]) for line in lines]
 
 
 async def rejoin(urls: list[str], label: str, room: str, token: str, since: int, *, timeout: float = 20.0) -> WsClient:
@@ -157,7 +158,8 @@ async def test_members_reaching_other_instances_are_relayed_to_the_one_owner_whi
         assert {entry["o"].split(":")[0] for entry in await log_of(redis, room)} == {owner}
         for inst in (one, two, three):
             metrics = await (await http.get(f"{inst.base}/metrics")).text()
-            held = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith("halfmoon_rooms{"))
+            lines = metrics.splitlines()
+            held = sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("halfmoon_rooms{"))
             assert held == (1 if inst is one else 0), "only the owner holds the room"
         stats = await redis.info("commandstats")
         assert "cmdstat_publish" not in stats and "cmdstat_spublish" not in stats, "no fan-out with one owner"
