@@ -107,11 +107,6 @@ OPTIONS: tuple[Option, ...] = (
         "a cluster: ms a room's owner keeps it without renewing; a dead owner's rooms are taken over after it",
     ),
     Option(
-        "advertise", "HALFMOON_ADVERTISE", str, "--advertise",
-        "a cluster: the URL other instances relay this instance's rooms' connections to "
-        "(default http://127.0.0.1:PORT)",
-    ),
-    Option(
         "daily_ranked_per_address", "HALFMOON_DAILY_RANKED_PER_ADDRESS", int, "--daily-ranked-per-address",
         "ranked daily attempts one client address may start a day (0: no limit)",
     ),
@@ -370,6 +365,7 @@ class Settings:
         take("HALFMOON_ROOM_BURST", "room_burst", float)
         take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
         take("HALFMOON_REDIS", "redis_url", str)
+        take("HALFMOON_ADVERTISE", "advertise", str)
         take("HALFMOON_DAILY_TIME_LIMIT_S", "daily_time_limit_s", int)
         take("HALFMOON_DAILY_RANKED_PER_ADDRESS", "daily_ranked_per_address", int)
         take("HALFMOON_RATE_BURST", "rate_burst", float)
