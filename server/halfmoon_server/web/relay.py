@@ -54,6 +54,8 @@ RELAYED_FOR = "X-Halfmoon-Relayed-For"
 SIGNATURE_TTL_S = 30
 #: How long opening the relay to the owner may take (s): a paused owner never answers.
 CONNECT_TIMEOUT_S = 2.0
+#: How many owners in a row a message is relayed towards before its client is told to connect again.
+RELAY_TRIES = 3
 _CONTEXT = b"halfmoon relay address v1"
 
 
@@ -171,12 +173,16 @@ async def serve_elsewhere(
     """A message named a room another instance owns: relay the connection there. True: the
     socket is done here (relayed until it closed, or closed to connect again); False: the message
     was handled here after all (the owner could not be reached and the room was taken over)."""
-    if not relayed and await relay(app, conn, target, first):
-        return True
     if not relayed:
-        again = await dispatch(app, conn, first)  # the owner is marked unreachable: its lease is waited out
-        if again is None:
-            return False
+        for _ in range(RELAY_TRIES):
+            if await relay(app, conn, target, first):
+                return True
+            # the owner is marked unreachable: handled again, its lease is waited out and the room
+            # taken over here — or another instance was first, and it is relayed there
+            again = await dispatch(app, conn, first)
+            if again is None:
+                return False
+            target = again
     # a relayed connection is never relayed again (no chains, no loops): it connects again
     conn.close(CLOSE_MOVED, MOVED_REASON)
     return True

@@ -89,6 +89,18 @@ async def log_of(redis: Redis, room: str) -> list[dict[str, Any]]:
     return [json.loads(bytes(line).split(b" ", 1)[1]) for line in lines]
 
 
+async def answered(client: WsClient, deadline: float) -> dict[str, Any] | None:
+    """The client's ``welcome`` or ``error``; None when its connection closed first (told to
+    connect again) or the deadline passed."""
+    while time.monotonic() < deadline:
+        try:
+            return await client.next("welcome", "error", timeout=0.2)
+        except TimeoutError:
+            if client.closed:
+                return None
+    return None
+
+
 async def rejoin(urls: list[str], label: str, room: str, token: str, since: int, *, timeout: float = 20.0) -> WsClient:
     """Connect again and resume until welcomed (a client's reconnection: each try on the next
     URL; a close or ``unavailable`` is tried again after a moment)."""
@@ -100,8 +112,8 @@ async def rejoin(urls: list[str], label: str, room: str, token: str, since: int,
         try:
             client = await WsClient.connect_url(url, label)
             await client.send("resume", room=room, token=token, since=since)
-            answer = await client.next("welcome", "error", timeout=max(0.5, deadline - time.monotonic()))
-            if answer["type"] == "welcome":
+            answer = await answered(client, deadline)
+            if answer is not None and answer["type"] == "welcome":
                 return client
             await client.close()
         except (aiohttp.ClientError, TimeoutError, ConnectionError):
@@ -119,8 +131,8 @@ async def rewatch(urls: list[str], label: str, room: str, *, timeout: float = 20
         try:
             client = await WsClient.connect_url(urls[attempt % len(urls)], label)
             await client.send("watch", room=room)
-            answer = await client.next("welcome", "error", timeout=max(0.5, deadline - time.monotonic()))
-            if answer["type"] == "welcome":
+            answer = await answered(client, deadline)
+            if answer is not None and answer["type"] == "welcome":
                 return client
             await client.close()
         except (aiohttp.ClientError, TimeoutError, ConnectionError):
