@@ -93,6 +93,9 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         ((), {"HALFMOON_LOG_LEVEL": "LOUD"}, "the log level must be one of"),
         (("--redis-replicas", "-1"), {}, "redis_replicas cannot be negative"),
         (("--redis-wait-ms", "0"), {}, "redis_wait_ms must be 1-60000 ms"),
+        (("--owner-lease-ms", "100"), {}, "owner_lease_ms must be 300-60000 ms"),
+        ((), {"HALFMOON_OWNER_LEASE_MS": "99999"}, "owner_lease_ms must be 300-60000 ms"),
+        (("--advertise", "ftp://10.0.0.5"), {}, "the advertised URL must start with http:// or https://"),
     ]
     for args, env, message in cases:
         result = _serve("--data-dir", str(tmp_path / "data"), *args, env=env)

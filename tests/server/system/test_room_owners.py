@@ -269,6 +269,33 @@ async def test_a_killed_owners_race_is_taken_over_and_every_member_resumes_with_
     await sam.close()
 
 
+async def test_a_killed_owners_rooms_are_taken_over_by_a_survivor_with_nobody_asking(
+    cluster: Cluster, redis: Redis
+) -> None:
+    """Survivors look at the rooms a silent instance owned (``hm:owned:{…}``) and claim each once its
+    lease ran out: within the lease and ~2 s of the kill, before any player comes back."""
+    one, two = await cluster(2)
+    ada = await WsClient.connect_url(one.ws, "ada")
+    await ada.send("solo", name="Ada", code=CODE)
+    room = (await ada.next("welcome"))["room"]["room"]
+    await play(ada, LINE[:1], 1)
+    dead = await owner_of(redis, room)
+    one.kill(signal.SIGKILL)
+    killed = time.monotonic()
+    async with asyncio.timeout(LEASE_MS / 1000 + 4):
+        while (await owner_of(redis, room)) in (dead, None):
+            await asyncio.sleep(0.05)
+    took = time.monotonic() - killed
+    assert took < LEASE_MS / 1000 + 2.5, f"taken over {took:.2f} s after the kill"
+    async with asyncio.timeout(3):  # the survivor's next look takes it out of the dead owner's set
+        while await redis.smembers(f"hm:owned:{{{dead}}}"):
+            await asyncio.sleep(0.05)
+    again = await rejoin([two.ws], "ada2", room, (ada.history[0])["token"], ada.seq)
+    await play(again, LINE[1:2], 2)
+    await again.close()
+    await ada.close()
+
+
 async def test_a_client_cannot_pass_itself_off_as_relayed_but_a_signed_relay_is_trusted(cluster: Cluster) -> None:
     (inst,) = await cluster(1, "--max-connections-per-address", "1")
     first = await WsClient.connect_url(inst.ws, "first")  # 127.0.0.1's one connection
