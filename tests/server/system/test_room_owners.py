@@ -20,11 +20,13 @@ from typing import Any
 import aiohttp
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from halfmoon.game import Move
 from halfmoon_server.web.relay import RELAYED_FOR, sign
 from tests.conftest import require_service
 from tests.server.instances import Instance, RedisServer
+from tests.server.redis_cluster import RedisClusterNodes
 from tests.server.support import WsClient, won_record
 from tests.server.system.test_durability import play
 
@@ -78,12 +80,12 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
-async def owner_of(redis: Redis, room: str) -> str | None:
+async def owner_of(redis: Any, room: str) -> str | None:
     held = await redis.get(f"hm:{{{room}}}:owner")
     return None if held is None else bytes(held).decode().split(" ")[0]
 
 
-async def log_of(redis: Redis, room: str) -> list[dict[str, Any]]:
+async def log_of(redis: Any, room: str) -> list[dict[str, Any]]:
     """The room's entries as Redis holds them (``"<ms> <json>"`` each)."""
     lines = await redis.lrange(f"hm:{{{room}}}:log", 0, -1)
     return [json.loads(bytes(line).split(b" ", 1)[1]) for line in lines]
@@ -186,6 +188,31 @@ async def test_an_owner_paused_past_its_lease_is_fenced_and_never_appends_again(
     cluster: Cluster, redis: Redis
 ) -> None:
     one, two = await cluster(2)
+    await paused_owner_is_fenced(one, two, redis)
+
+
+async def test_an_owner_paused_past_its_lease_is_fenced_on_a_redis_cluster_too(
+    tmp_path: Path, redis_cluster: RedisClusterNodes, pg_database: str
+) -> None:
+    args = ("--owner-lease-ms", str(LEASE_MS))
+    one, two = (Instance(tmp_path / f"i{k}", db=pg_database, redis=redis_cluster.url, args=args) for k in (1, 2))
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        await asyncio.gather(one.start(), two.start())
+        await paused_owner_is_fenced(one, two, client)
+    finally:
+        for inst in (one, two):
+            if inst.process is not None:
+                inst.process.send_signal(signal.SIGCONT)
+            inst.stop()
+        await client.aclose()
+
+
+async def paused_owner_is_fenced(one: Instance, two: Instance, redis: Any) -> None:
+    """``one`` owns a solo room and is paused (SIGSTOP) with a move of its player waiting in its
+    socket; ``two`` takes the room over once the lease ran out and the player resumes there; then
+    ``one`` is woken (SIGCONT): its append is refused, its client told to connect again, and none
+    of its entries lands in the log after the takeover."""
     ada = await WsClient.connect_url(one.ws, "ada")
     await ada.send("solo", name="Ada", code=CODE)
     welcome = await ada.next("welcome")
