@@ -691,3 +691,56 @@ async def test_a_dropped_rooms_keys_all_expire(
     finally:
         room_a.close_timer()
         await log_a.close()
+
+
+# -- 12. a connection for a room whose owner went silent waits out its lease, then claims it ---------
+
+
+class SilentOwnerLog(FakeLog):
+    """The room's owner is ``gone``: not heard from (no route), its lease ``left_ms`` from now."""
+
+    def __init__(self, store: SharedStore, left_ms: int) -> None:
+        super().__init__(store)
+        self.lease_ends = asyncio.get_running_loop().time() + left_ms / 1000
+        self.claims: list[float] = []
+
+    async def claim(self, room_id: str) -> Claim:
+        now = asyncio.get_running_loop().time()
+        self.claims.append(now)
+        if now < self.lease_ends:
+            return Claim("gone", ttl_ms=int((self.lease_ends - now) * 1000) + 1)
+        return Claim(self.instance, mine=True)
+
+    def route(self, instance: str) -> str | None:
+        return None  # not heard from: no connection goes there
+
+
+async def test_a_room_whose_owner_went_silent_is_claimed_once_its_lease_ran_out(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    store = SharedStore()
+    maker = make_lobby(tmp_path / "a", clock, FakeLog(store))
+    room = await maker.create_race(CODE, "10.0.0.1")
+    waiting = SilentOwnerLog(store, left_ms=300)
+    lobby = make_lobby(tmp_path / "b", clock, waiting)
+    started = asyncio.get_running_loop().time()
+    found = await lobby.find(room.id)
+    waited = asyncio.get_running_loop().time() - started
+    assert found is not None and lobby.rooms[room.id] is found, "held here once claimed"
+    assert 0.29 <= waited < 1.0, f"waited {waited:.2f} s for a lease with 0.3 s left"
+    assert len(waiting.claims) == 2, "claimed again once, when the lease had run out"
+    for held in (room, found):
+        held.close_timer()
+
+
+async def test_a_room_whose_owner_never_lets_go_is_refused_as_unavailable_not_waited_for_ever(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    store = SharedStore()
+    maker = make_lobby(tmp_path / "a", clock, FakeLog(store))
+    room = await maker.create_race(CODE, "10.0.0.1")
+    lobby = make_lobby(tmp_path / "b", clock, SilentOwnerLog(store, left_ms=10**9), owner_lease_ms=300)
+    with pytest.raises(Refusal) as refused:
+        await lobby.find(room.id)  # each wait at most one lease: four tries, then a clear answer
+    assert refused.value.code == "unavailable" and room.id not in lobby.rooms
+    room.close_timer()
