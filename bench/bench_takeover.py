@@ -45,9 +45,7 @@ CODE = str(won_record().code)
 async def one_run(folder: Path, rooms: int, count: int, lease_ms: int) -> dict[str, float]:
     redis_server = await RedisServer(folder / "redis").start()
     args = ("--owner-lease-ms", str(lease_ms), "--max-connections-per-address", "0")
-    instances = [
-        Instance(folder / f"i{k}", db="memory://", redis=redis_server.url, args=args) for k in range(count)
-    ]
+    instances = [Instance(folder / f"i{k}", db="memory://", redis=redis_server.url, args=args) for k in range(count)]
     redis = Redis.from_url(redis_server.url)
     clients: list[tuple[str, str, WsClient]] = []  # room, token, client
     try:

@@ -184,9 +184,7 @@ async def test_members_reaching_other_instances_are_relayed_to_the_one_owner_whi
         await client.close()
 
 
-async def test_an_owner_paused_past_its_lease_is_fenced_and_never_appends_again(
-    cluster: Cluster, redis: Redis
-) -> None:
+async def test_an_owner_paused_past_its_lease_is_fenced_and_never_appends_again(cluster: Cluster, redis: Redis) -> None:
     one, two = await cluster(2)
     await paused_owner_is_fenced(one, two, redis)
 
