@@ -707,7 +707,7 @@ class RedisLog:
         return []  # rooms are loaded where their players come, not all at start-up
 
     async def forget(self, room_id: str) -> None:
-        """The room is over: its log and followers go; its id stays taken for a while, and a
+        """The room is over: its log and lease go; its id stays taken for a while, and a
         tombstone says the room is gone (nobody loads it again). (The room's keys in one
         transaction, its wake apart: they are in different slots of a Redis Cluster. Were the
         second lost, the room's wake would find its tombstone.)"""
