@@ -800,7 +800,11 @@ class RedisLog:
         self._stale = [name for name, age in ages.items() if age >= ADOPT_AFTER_MS and name != self.instance]
         if self.advertise is not None:
             await self.redis.hset(ROUTES, self.instance, self.advertise)
-        self._routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+        routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+        forgotten = [name for name in routes if name not in ages]  # (out of the heartbeat set: long gone)
+        if forgotten:
+            await self.redis.hdel(ROUTES, *forgotten)
+        self._routes = {name: url for name, url in routes.items() if name in ages}
 
     def alive(self, instance: str) -> bool:
         if instance == self.instance or self._alive is None:
