@@ -13,7 +13,8 @@ them; the room shell (:mod:`halfmoon_server.rooms.room`) and the handlers use th
   :class:`Follower` on every instance (:class:`halfmoon_server.rooms.room.Room`), by room id and
   entry number (:class:`halfmoon_server.adapters.journal.JournalLog`, a SQLite journal for
   one process; :class:`halfmoon_server.adapters.journal.MemoryLog`, nothing kept; and
-  :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster).
+  :class:`halfmoon_server.adapters.redis_log.RedisLog`, shared by a cluster). In a cluster each
+  room has one owner at a time (:meth:`RoomLog.claim`: a fenced lease): only the owner appends.
 - :class:`LiveList` — the public races in play, as strangers may see them (``GET /api/live``):
   each room's instance puts its summary and drops it, the API reads the list
   (:class:`halfmoon_server.adapters.live_list.MemoryLiveList` for one process,
@@ -43,6 +44,7 @@ from halfmoon_server.core.records import DailyDay, FinishedGame, PlayerGame, Sto
 __all__ = [
     "Account",
     "Accounts",
+    "Claim",
     "Clock",
     "DailyDay",
     "FinishedGame",
@@ -191,6 +193,11 @@ class Follower(Protocol):
         """How many of the room's entries it has applied (entries 1 to ``applied``)."""
         ...
 
+    def fenced(self) -> None:
+        """Another instance owns the room now (this one's lease ran out, e.g. while the process
+        was paused): nothing more is appended from here; the room must be let go and its members
+        told to connect again."""
+
     def deliver(self, number: int, entry: dict[str, Any]) -> None:
         """The room's entry ``number``: applied if it is the next one, ignored if applied already;
         past a gap, the follower fills the gap itself (:meth:`RoomLog.catch_up`)."""
@@ -248,6 +255,17 @@ class QueueStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who owns a room after :meth:`RoomLog.claim`: this instance (``mine``), another one
+    (``owner``, for ``ttl_ms`` more unless it renews its lease), or nobody (``owner`` None:
+    there is no such live room)."""
+
+    owner: str | None
+    mine: bool = False
+    ttl_ms: int = 0
+
+
 class RoomLog(Protocol):
     """Where live rooms are kept: each room's header and its log of commands, numbered 1, 2, …
     and delivered in order to the room's :class:`Follower` on every instance that follows the
@@ -267,6 +285,28 @@ class RoomLog(Protocol):
         delivered to every follower, this instance's included, in log order (this instance's
         before this returns). A room not followed here cannot be appended to
         (:class:`~halfmoon_server.errors.LogUnavailable`, nothing appended)."""
+        ...
+
+    async def claim(self, room_id: str) -> Claim:
+        """Take (or renew) the room's ownership for this instance, unless another instance's
+        lease on it is live. Only the owner may append; one log of one process owns every room."""
+        ...
+
+    async def owner(self, room_id: str) -> str | None:
+        """The instance whose lease on the room is live (None: nobody's), without claiming."""
+        ...
+
+    def route(self, instance: str) -> str | None:
+        """The internal URL another instance advertises, while it is heard from and was not
+        found unreachable (None otherwise, and for this instance)."""
+        ...
+
+    def unreachable(self, instance: str) -> None:
+        """A connection to ``instance`` failed: :meth:`route` gives no URL for it for a while."""
+
+    async def adopt(self) -> list[str]:
+        """Rooms whose owner stopped being heard from and whose lease ran out: a surviving
+        instance takes them over (:meth:`claim`, then loads them)."""
         ...
 
     async def catch_up(self, room_id: str) -> None:

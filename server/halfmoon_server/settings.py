@@ -23,6 +23,9 @@ from halfmoon_server.errors import SettingsError
 log = logging.getLogger("halfmoon_server")
 
 SECRET_FILE = "daily-secret"
+#: The range of a room owner's lease (ms): under a few hundred ms a busy event loop's pause would
+#: lose rooms; past a minute a dead owner's players wait too long.
+MIN_LEASE_MS, MAX_LEASE_MS = 300, 60_000
 #: The daily secret's shortest allowed length: 32 bytes (256 bits) of a random token.
 MIN_SECRET_BYTES = 32
 TRUE = ("1", "true", "yes", "on")
@@ -137,6 +140,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "redis_wait_ms", "HALFMOON_REDIS_WAIT_MS", int, "--redis-wait-ms",
         "ms to wait for those replicas; past it the command is refused as not confirmed",
+    ),
+    Option(
+        "owner_lease_ms", "HALFMOON_OWNER_LEASE_MS", int, "--owner-lease-ms",
+        "a cluster: ms a room's owner keeps it without renewing; a dead owner's rooms are taken over after it",
     ),
     Option(
         "daily_ranked_per_address", "HALFMOON_DAILY_RANKED_PER_ADDRESS", int, "--daily-ranked-per-address",
@@ -318,6 +325,13 @@ class Settings:
     redis_replicas: int = 0
     #: How long to wait for them (ms); a command not confirmed in time is refused as uncertain.
     redis_wait_ms: int = 500
+    #: A cluster: how long (ms) a room's owner keeps it without renewing its lease (renewed every
+    #: third of it, and by every append). An owner that dies is replaced within this and ~1 s;
+    #: one paused longer loses its rooms and can never append to them again (fencing).
+    owner_lease_ms: int = 3000
+    #: A cluster: this instance's internal URL, where the others relay the WebSockets of the
+    #: rooms it owns (None: ``http://127.0.0.1:<port>``, instances on one machine).
+    advertise: str | None = None
     #: How long a database call (connecting included) may take before it counts as failed: the
     #: API answers 503 and a finished game's write is retried from the room's log.
     db_timeout_s: float = 3.0
@@ -367,6 +381,11 @@ class Settings:
     log_format: str = "text"
     clock: Clock = field(default_factory=SystemClock)
 
+    @property
+    def advertised_url(self) -> str:
+        """Where the other instances of a cluster reach this one (``--advertise``)."""
+        return (self.advertise or f"http://127.0.0.1:{self.port}").rstrip("/")
+
     def database_url(self) -> str:
         if self.db_url:
             return self.db_url
@@ -413,6 +432,7 @@ class Settings:
         take("HALFMOON_ROOM_BURST", "room_burst", float)
         take("HALFMOON_ROOM_PER_MIN", "room_per_min", float)
         take("HALFMOON_REDIS", "redis_url", str)
+        take("HALFMOON_ADVERTISE", "advertise", str)
         take("HALFMOON_DAILY_TIME_LIMIT_S", "daily_time_limit_s", int)
         take("HALFMOON_DAILY_RANKED_PER_ADDRESS", "daily_ranked_per_address", int)
         take("HALFMOON_RATE_BURST", "rate_burst", float)
@@ -486,6 +506,10 @@ class Settings:
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
         if not 1 <= self.redis_wait_ms <= 60_000:  # (WAIT 0 would wait for ever)
             raise SettingsError(f"redis_wait_ms must be 1-60000 ms, not {self.redis_wait_ms}")
+        if not MIN_LEASE_MS <= self.owner_lease_ms <= MAX_LEASE_MS:
+            raise SettingsError(f"owner_lease_ms must be {MIN_LEASE_MS}-{MAX_LEASE_MS} ms, not {self.owner_lease_ms}")
+        if self.advertise is not None and not self.advertise.startswith(("http://", "https://")):
+            raise SettingsError(f"the advertised URL must start with http:// or https://, not {self.advertise!r}")
         if self.secret is not None and len(self.secret) < MIN_SECRET_BYTES:
             raise SettingsError(
                 f"the daily secret is {len(self.secret)} bytes: use at least {MIN_SECRET_BYTES} "

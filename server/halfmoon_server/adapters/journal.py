@@ -35,7 +35,7 @@ import orjson
 
 from halfmoon_server.adapters.private_files import private_sqlite_file
 from halfmoon_server.errors import LogUnavailable
-from halfmoon_server.ports import Follower, LoadedRoom
+from halfmoon_server.ports import Claim, Follower, LoadedRoom
 
 log = logging.getLogger("halfmoon_server.journal")
 
@@ -82,6 +82,23 @@ class _LocalLog:
 
     def alive(self, instance: str) -> bool:
         return instance == self.instance
+
+    # one process owns every room: nothing to claim, nobody to route to
+
+    async def claim(self, room_id: str) -> Claim:
+        return Claim(self.instance, mine=True)
+
+    async def owner(self, room_id: str) -> str | None:
+        return None
+
+    def route(self, instance: str) -> str | None:
+        return None
+
+    def unreachable(self, instance: str) -> None:
+        return None
+
+    async def adopt(self) -> list[str]:
+        return []
 
     async def due(self, now: int) -> list[str]:
         """The rooms not held here whose look is due (a room held here is looked at by the

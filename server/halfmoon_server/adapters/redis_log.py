@@ -1,22 +1,34 @@
-"""The room log of a cluster, in Redis: every instance serves any player of any room.
+"""The room log of a cluster, in Redis: one owner per room, any instance takes a dead one's place.
 
 Per room, under one hash tag (so a Redis Cluster keeps a room's keys on one shard):
 
 - ``hm:{ROOM}:h`` — the header (claimed with ``SET NX``: room ids are unique across instances);
 - ``hm:{ROOM}:log`` — a list, one JSON entry per command: ``RPUSH``'s answer is the entry's number;
-- ``hm:{ROOM}:followers`` — the instances that hold the room;
-- ``hm:{ROOM}:feed`` — its sharded channel (a Redis Cluster), ``hm:{ROOM}:sync`` — a counter
-  confirmed reads write (with ``replicas``).
+- ``hm:{ROOM}:owner`` — ``"<instance> <epoch>"``, the room's owner and its lease (``PX``);
+  ``hm:{ROOM}:epoch`` — the fencing epoch, one more at each new owner (``INCR``);
+- ``hm:{ROOM}:sync`` — a counter confirmed reads write (with ``replicas``).
 
-On one Redis node, each instance listens on one channel of its own, ``hm:instance:<name>``. One Lua script appends
-an entry, publishes it as ``"<room> <number> <json>"`` to every *other* follower's channel, and
-answers every entry after the ones the caller's copy of the room has applied — so an instance
-applies its own command at once and in order, and never hears it back; the others get it from
-their channel, in the order the scripts ran. A gap (an instance that was away) is filled from
-the list. Appends made while a round trip is under way go together in the next pipeline (group
-commit, as the journal does). The instance's commands are acknowledged only once Redis has
-them: with ``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis
-itself dying; ``everysec`` may lose the last second (docs/server.md).
+**One owner per room.** Only the owner holds the room, applies its commands and appends them;
+another instance relays the room's connections there (:mod:`halfmoon_server.web.relay`). The
+claim script (:meth:`RedisLog.claim`) takes a room whose owner key is gone (a new epoch), renews
+the caller's own lease, or answers the holder and its lease's time left. **The append script is
+fenced**: it appends only when the owner key still holds the caller's ``"<instance> <epoch>"``
+(renewing the lease), else it answers ``fenced`` and appends nothing — so an owner that was paused
+past its lease (a stopped process, a long GC pause, a lost network) can never append again once
+another took the room; its copy is let go and its members told to connect again
+(:meth:`~halfmoon_server.ports.Follower.fenced`). Idle rooms' leases are renewed every third of
+the lease, one pipeline per master. Each instance keeps the rooms it owns in
+``hm:owned:{<instance>}``: a survivor that stops hearing an instance's heartbeat
+(:data:`ADOPT_AFTER_MS`) looks there and takes over every room whose lease ran out
+(:meth:`RedisLog.adopt`), rebuilding it from the log. A room let go (asleep, dropped, a
+shutdown) gives its lease back at once.
+
+The append script answers every entry after the ones the owner's copy applied, so the owner
+applies its own command at once and in order; nothing is published (no other instance follows
+the room). Appends made while a round trip is under way go together in the next pipeline (group
+commit, as the journal does). A command is acknowledged only once Redis has it: with
+``appendonly yes`` and ``appendfsync always`` an acknowledged move survives Redis itself dying;
+``everysec`` may lose the last second (docs/server.md).
 
 Each entry's time is Redis's clock (``TIME`` in the script): one clock for every instance (in a
 Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, NTP).
@@ -24,25 +36,21 @@ Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, N
 **A Redis Cluster** (found at :meth:`RedisLog.open`: the node the URL names answers
 ``cluster_enabled:1``): every command and script touches the keys of one slot only — a room's
 keys share their hash tag; the wake set is split into buckets (``hm:wake:{b<N>}``), each on a
-slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances`` is one key. The
-channels are sharded instead: one per room, ``hm:{ROOM}:feed`` (``SPUBLISH``/``SSUBSCRIBE``, in
-the room's slot, published only when another instance follows the room), read through
-redis-py's cluster pub/sub (which polls the masters in turn, :data:`FEED_POLL_S` each: ~1 % of a
-core idle, against ~0.1 % for one node's channel). The group commit sends one pipeline per master, to the master that
-owns each room's slot; a node that fails or answers ``MOVED`` makes the client learn the
-cluster's map again (a replica promoted).
+slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances``, ``hm:routes`` and
+each ``hm:owned:{<instance>}`` are one key each. The group commit and the lease renewals send one
+pipeline per master, to the master that owns each room's slot; a node that fails or answers
+``MOVED`` makes the client learn the cluster's map again (a replica promoted).
 
 **A command is acknowledged only once a replica has it** when ``replicas`` > 0: each pipeline
-ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here,
-published to the others); one the ``WAIT`` could not confirm in time is refused as uncertain (it may
-survive, or be lost with its master). Reads that deliver entries (a catch-up, a load) write a
-counter in the room's slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
+ends with ``WAIT replicas wait_ms``, and only a confirmed append is delivered (applied here);
+one the ``WAIT`` could not confirm in time is refused as uncertain (it may survive, or be lost
+with its master). Reads that deliver entries (a catch-up, a load) write a counter in the room's
+slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
 
 Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets a free
-instance settle a room that no live instance holds (its holders died); ``hm:instances``
-(instance → last heartbeat) tells which instances are alive, so the players and spectators of
-one that died are counted out. A dropped room leaves a tombstone for a while: nobody loads it
-again.
+instance settle a room that nobody owns (asleep); ``hm:instances`` (instance → last heartbeat,
+Redis's clock) tells which instances are heard from, ``hm:routes`` (instance → advertised URL)
+where each is reached. A dropped room leaves a tombstone for a while: nobody loads it again.
 """
 
 from __future__ import annotations
@@ -51,12 +59,11 @@ import asyncio
 import contextlib
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import redis
 import redis.asyncio as aioredis
 from redis.exceptions import (
     AskError,
@@ -69,61 +76,30 @@ from redis.exceptions import (
 
 from halfmoon_server.adapters.journal import new_instance_name
 from halfmoon_server.errors import LogUnavailable
-from halfmoon_server.ports import LoadedRoom
+from halfmoon_server.ports import Claim, LoadedRoom
 
 if TYPE_CHECKING:
-    from redis.asyncio.cluster import ClusterPubSub
-
     from halfmoon_server.ports import Follower
 
 log = logging.getLogger("halfmoon_server.redis_log")
 
 Entry = dict[str, Any]
 
-# The publishing both scripts share. KEYS[2]: the followers; ARGV[3]: the room, ARGV[4]: the caller,
-# ARGV[5]: how ("p": PUBLISH to each other follower's channel; "s": SPUBLISH to the room's sharded
-# channel ARGV[6] if any other instance follows; "": not now), `message`: what.
-_PUBLISH_TO_FOLLOWERS = """
-local function others()
-  local n = redis.call('SCARD', KEYS[2])
-  return n > 1 or (n == 1 and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0)
-end
-local function publish(message)
-  if ARGV[5] == 'p' then
-    for _, instance in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-      if instance ~= ARGV[4] then redis.call('PUBLISH', 'hm:instance:' .. instance, message) end
-    end
-  elseif ARGV[5] == 's' then
-    if others() then redis.call('SPUBLISH', ARGV[6], message) end
-  end
-end
-"""
-# KEYS: the log, the followers; ARGV: the entry, entries the caller applied, the room, the caller,
-# how to publish, the room's sharded channel. Each entry is stored as "<ms> <json>": its time is
-# Redis's clock, one clock for every instance (of the room's shard, in a Redis Cluster). Not
-# publishing now (a replica must confirm it first), the answer starts with whether to, later.
-_APPEND = (
-    _PUBLISH_TO_FOLLOWERS
-    + """
+# KEYS: the log, the owner; ARGV: the entry, entries the caller applied, the caller's lease
+# ("<instance> <epoch>"), the lease (ms). Fenced: unless the owner key holds the caller's lease,
+# nothing is appended and the answer is 'fenced' (another instance owns the room now); else the
+# lease is renewed. Each entry is stored as "<ms> <json>": its time is Redis's clock, one clock for
+# every instance (of the room's shard, in a Redis Cluster). The answer: the entries after the ones
+# the caller applied (false: the list is shorter than that, it went back).
+_APPEND = """
+if redis.call('GET', KEYS[2]) ~= ARGV[3] then return 'fenced' end
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 local now = redis.call('TIME')
 local line = (now[1] * 1000 + math.floor(now[2] / 1000)) .. ' ' .. ARGV[1]
 local n = redis.call('RPUSH', KEYS[1], line)
-publish(ARGV[3] .. ' ' .. n .. ' ' .. line)
 if n <= tonumber(ARGV[2]) then return false end
-local entries = redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
-if ARGV[5] == '' then table.insert(entries, 1, others() and '1' or '0') end
-return entries
+return redis.call('LRANGE', KEYS[1], tonumber(ARGV[2]), -1)
 """
-)
-# An append a replica confirmed, published now. KEYS: the log (unused), the followers; ARGV: the
-# message, -, the room, the caller, how, the channel (as in _APPEND).
-_PUBLISH = (
-    _PUBLISH_TO_FOLLOWERS
-    + """
-publish(ARGV[1])
-return 1
-"""
-)
 # A room's header and its entries from ARGV[1] on; ARGV[2] == "1": also write the room's sync
 # counter, so a WAIT that follows confirms the replicas hold everything read.
 # KEYS: the header, the log, the sync counter.
@@ -151,23 +127,57 @@ if kept and (tonumber(string.match(kept, '^(%d+) ')) or 0) >= tonumber(ARGV[1]) 
 redis.call('SET', KEYS[1], ARGV[2])
 return 1
 """
-# KEYS: the instances; ARGV: this instance, forget after (ms), dead after (ms). Redis's clock.
+# KEYS: the instances; ARGV: this instance, forget after (ms). Redis's clock: the time now and
+# every instance with its last beat.
 _HEARTBEAT = """
 local now = redis.call('TIME')
 local ms = now[1] * 1000 + math.floor(now[2] / 1000)
 redis.call('ZADD', KEYS[1], ms, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
-return redis.call('ZRANGEBYSCORE', KEYS[1], ms - tonumber(ARGV[3]), '+inf')
+return {ms, redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')}
+"""
+# A room's ownership. KEYS: the owner, the epoch counter, the header; ARGV: this instance, the
+# lease (ms), the tombstone. No live room: {''}. No owner: a new epoch, taken. This instance's:
+# renewed. Another's: {holder, its lease's ms left}.
+_CLAIM = """
+local header = redis.call('GET', KEYS[3])
+if not header or header == ARGV[3] then return {''} end
+local held = redis.call('GET', KEYS[1])
+if not held then
+  local epoch = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. epoch, 'PX', ARGV[2])
+  return {'mine', epoch}
+end
+local space = string.find(held, ' ', 1, true)
+if string.sub(held, 1, space - 1) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'mine', tonumber(string.sub(held, space + 1))}
+end
+return {held, redis.call('PTTL', KEYS[1])}
+"""
+# Renew (ARGV[2]: the lease, ms) or let go ('' : delete) a lease, only if it is still the caller's
+# (ARGV[1]: "<instance> <epoch>"). KEYS: the owner. 1: done, 0: another's (fenced).
+_LEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
 """
 TOMBSTONE = b'{"dropped": true}'
 WAKE = "hm:wake"
 #: The wake set's buckets in a Redis Cluster (``hm:wake:{b0}`` … ``{b15}``, spread over the slots).
 WAKE_BUCKETS = 16
-#: How long the cluster's feed reader waits on the shards in one poll (it also bounds how long a
-#: new subscription waits for the reader: redis-py's cluster pub/sub serialises the two).
-FEED_POLL_S = 0.05
 INSTANCES = "hm:instances"
+#: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
+ROUTES = "hm:routes"
 HEARTBEAT_S = 1.0
+#: An instance not heard from for this long gets no relayed connection (they wait for its
+#: lease to run out instead, and take its rooms over).
+STALE_AFTER_MS = 2_500
+#: An instance not heard from for this long is looked at: its owned rooms whose leases ran out
+#: are taken over (:meth:`RedisLog.adopt`). One heartbeat and a half: a late beat costs a look.
+ADOPT_AFTER_MS = 1_500
+#: How long an instance a relay could not reach gets no relayed connection.
+UNREACHABLE_MS = 5_000
 #: An instance whose heartbeat is older than this is taken for dead.
 DEAD_AFTER_MS = 15_000
 #: How long an instance that takes a room for a look keeps the others from taking it too.
@@ -208,6 +218,13 @@ def _reason(exc: BaseException) -> str:
     return text.rsplit(" caused error: ", 1)[1] if " caused error: " in text else text
 
 
+def _stopping() -> bool:
+    """The running task was asked to stop: a cancellation redis-py turned into a connection
+    error (a call cut short) must still end a background loop, or closing waits for ever."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
     """Answer an append's waiter — its entry's number, or why it failed — unless it gave up
     waiting (cancelled: its connection closed), so the rest of its batch is still answered."""
@@ -219,13 +236,24 @@ def _settle(done: asyncio.Future[int], outcome: BaseException | int) -> None:
         done.set_result(outcome)
 
 
-def _followers_key(room_id: str) -> str:
-    return f"hm:{{{room_id}}}:followers"
+def _owner_key(room_id: str) -> str:
+    """The room's owner and its lease: ``"<instance> <epoch>"``, expiring (``PX``)."""
+    return f"hm:{{{room_id}}}:owner"
 
 
-def _feed_key(room_id: str) -> str:
-    """The room's sharded channel (a Redis Cluster): in the room's slot."""
-    return f"hm:{{{room_id}}}:feed"
+def _epoch_key(room_id: str) -> str:
+    """The room's fencing epoch: one more at each new owner (``INCR``)."""
+    return f"hm:{{{room_id}}}:epoch"
+
+
+def _owned_key(instance: str) -> str:
+    """The rooms an instance owns (a set, in a slot of its own), where survivors find a dead
+    instance's rooms."""
+    return f"hm:owned:{{{instance}}}"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _sync_key(room_id: str) -> str:
@@ -243,15 +271,36 @@ class _Append:
     entry: bytes
     applied: int
     done: asyncio.Future[int]
+    lease: str  # the room's lease as this instance holds it: "<instance> <epoch>"
 
 
 class RedisLog:
     """:class:`halfmoon_server.ports.RoomLog` on Redis, for a cluster of instances: one Redis node
     (with replicas or not), or a Redis Cluster (found by :meth:`open`)."""
 
-    def __init__(self, url: str, *, timeout_s: float = 2.0, replicas: int = 0, wait_ms: int = 500) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 2.0,
+        replicas: int = 0,
+        wait_ms: int = 500,
+        lease_ms: int = 3000,
+        advertise: str | None = None,
+    ) -> None:
         self.url = url
         self.instance = new_instance_name()
+        #: how long a room's owner keeps it without renewing (ms)
+        self.lease_ms = lease_ms
+        #: this instance's internal URL, where the others relay its rooms' connections
+        self.advertise = advertise
+        self._leases: dict[str, str] = {}  # the rooms owned here: room → "<instance> <epoch>"
+        self._renewed: dict[str, float] = {}  # when each lease was last renewed (loop time)
+        self._releasing: dict[str, asyncio.Task[None]] = {}  # leases being let go
+        self._routes: dict[str, str] = {}  # instance → advertised URL
+        self._fresh: set[str] = set()  # instances heard from within STALE_AFTER_MS
+        self._stale: list[str] = []  # the others not heard from for ADOPT_AFTER_MS
+        self._unreachable: dict[str, float] = {}  # instance → until when (loop time)
         #: replicas that must hold an append before it is acknowledged (``WAIT``; 0: no wait)
         self.replicas = replicas
         self.wait_ms = wait_ms
@@ -273,17 +322,16 @@ class RedisLog:
         self.rooms: dict[str, Follower] = {}  # the rooms followed here, by id
         self._wake_keys = [WAKE]
         self._append = self.redis.register_script(_APPEND)
-        self._publish = self.redis.register_script(_PUBLISH)
         self._read = self.redis.register_script(_READ)
         self._read_from_snapshot = self.redis.register_script(_READ_FROM_SNAPSHOT)
         self._save_snapshot = self.redis.register_script(_SAVE_SNAPSHOT)
         self._beat = self.redis.register_script(_HEARTBEAT)
-        self._pubsub: ClusterPubSub | None = None  # a Redis Cluster's sharded channels
+        self._claim = self.redis.register_script(_CLAIM)
+        self._lease = self.redis.register_script(_LEASE)
         self._refreshing: asyncio.Task[None] | None = None
         self._alive: set[str] | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._following: set[asyncio.Task[None]] = set()
-        self._follow_changes: dict[str, asyncio.Task[None]] = {}  # each room's last change, in order
+        self._background: set[asyncio.Task[None]] = set()  # leases let go, owned sets tidied
         self._queue: list[_Append] = []
         self._writer: asyncio.Task[None] | None = None
 
@@ -295,23 +343,20 @@ class RedisLog:
             info = await self.redis.info("cluster")
             if info.get("cluster_enabled"):
                 await self._open_cluster()
+            # heard from before it owns anything: a death right after start leaves its rooms findable
+            await self._beat_once()
         except _FAILURES as exc:
             raise LogUnavailable(f"Redis at {self.url} does not answer: {_reason(exc)}") from exc
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_feed()), loop.create_task(self._heartbeat())]
+        self._tasks = [
+            loop.create_task(self._heartbeat()),
+            loop.create_task(self._renew_leases()),
+        ]
 
     async def _open_cluster(self) -> None:
-        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters.
-        (redis-py 8 or newer: its asyncio cluster client has pub/sub from 8.0 on.)"""
+        """Talk to the Redis Cluster the URL's node belongs to: its map of slots, its masters."""
         from redis.asyncio.cluster import RedisCluster
 
-        if not hasattr(RedisCluster, "pubsub"):
-            await self.redis.aclose()
-            await self.redis.connection_pool.disconnect()
-            raise LogUnavailable(
-                f"Redis at {self.url} is a Redis Cluster, which needs redis-py 8 or newer "
-                f"(installed: {redis.__version__}): pip install --upgrade 'redis>=8'"
-            )
         single = self.redis
         self.redis = RedisCluster.from_url(
             self.url,
@@ -386,7 +431,174 @@ class RedisLog:
             raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         if acks and int(acks[0]) < self.replicas:
             raise LogUnavailable(self._unconfirmed(int(acks[0])), certain=False)
+        if created:
+            await self.claim(header["room"])  # the instance that makes a room owns it
         return bool(created)
+
+    # -- ownership ------------------------------------------------------------------------------------
+
+    async def claim(self, room_id: str) -> Claim:
+        """Own the room (a new epoch, or this instance's lease renewed) unless another
+        instance's lease is live. The room goes in this instance's owned set first, so a death
+        right after the claim leaves it findable (:meth:`adopt`)."""
+        releasing = self._releasing.get(room_id)
+        if releasing is not None:  # a lease being let go is gone before it is claimed again
+            await asyncio.wait({releasing})
+        owned = _owned_key(self.instance)
+        try:
+            if room_id not in self._leases:
+                await self.redis.sadd(owned, room_id)
+            sent = asyncio.get_running_loop().time()
+            answer = await self._claim(
+                keys=[_owner_key(room_id), _epoch_key(room_id), _header_key(room_id)],
+                args=[self.instance, self.lease_ms, TOMBSTONE],
+                client=self._node(room_id),
+            )
+            status = _text(answer[0])
+            if status == "mine":
+                self._leases[room_id] = f"{self.instance} {int(answer[1])}"
+                self._renewed[room_id] = sent
+                return Claim(self.instance, mine=True)
+            self._leases.pop(room_id, None)
+            self._renewed.pop(room_id, None)
+            await self.redis.srem(owned, room_id)
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        if not status:
+            return Claim(None)
+        return Claim(status.split(" ", 1)[0], ttl_ms=max(0, int(answer[1])))
+
+    async def owner(self, room_id: str) -> str | None:
+        try:
+            held = await self._node(room_id).get(_owner_key(room_id))
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        return None if held is None else _text(held).split(" ", 1)[0]
+
+    def route(self, instance: str) -> str | None:
+        if instance == self.instance or instance not in self._fresh:
+            return None
+        until = self._unreachable.get(instance)
+        if until is not None:
+            if asyncio.get_running_loop().time() < until:
+                return None
+            del self._unreachable[instance]
+        return self._routes.get(instance)
+
+    def unreachable(self, instance: str) -> None:
+        self._unreachable[instance] = asyncio.get_running_loop().time() + UNREACHABLE_MS / 1000
+
+    async def adopt(self) -> list[str]:
+        """The rooms of instances not heard from for :data:`ADOPT_AFTER_MS` whose leases ran
+        out: any survivor may claim them (the first claim wins). Rooms taken over, or gone,
+        leave the stale instance's owned set."""
+        orphans: list[str] = []
+        try:
+            for instance in self._stale:
+                owned = _owned_key(instance)
+                for raw in await self.redis.smembers(owned):
+                    room_id = _text(raw)
+                    async with self._node(room_id).pipeline(transaction=False) as pipe:
+                        pipe.get(_owner_key(room_id))
+                        pipe.get(_header_key(room_id))
+                        held, header = await pipe.execute()
+                    if header is None or header == TOMBSTONE:
+                        await self.redis.srem(owned, room_id)  # forgotten meanwhile
+                    elif held is None:
+                        orphans.append(room_id)
+                    elif _text(held).split(" ", 1)[0] != instance:
+                        await self.redis.srem(owned, room_id)  # taken over
+        except _FAILURES as exc:
+            self._lost_node()
+            raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
+        return orphans
+
+    def _fence(self, room_id: str) -> None:
+        """Another instance owns the room now: let it go here and tell its follower."""
+        if self._leases.pop(room_id, None) is None:
+            return
+        self._renewed.pop(room_id, None)
+        log.warning("room %s is owned by another instance now (this one's lease ran out): let go here", room_id)
+        self._spawn(self._quietly(self.redis.srem(_owned_key(self.instance), room_id)))
+        room = self.rooms.get(room_id)
+        if room is not None:
+            room.fenced()
+
+    async def _quietly(self, call: Awaitable[Any]) -> None:
+        try:
+            await call
+        except _FAILURES as exc:
+            log.debug("Redis: %s", _reason(exc))
+
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def _release(self, room_id: str) -> None:
+        """Let the room's lease go (the room was dropped here): another instance may own it at once."""
+        lease = self._leases.pop(room_id, None)
+        self._renewed.pop(room_id, None)
+        if lease is None:
+            return
+
+        async def release() -> None:
+            try:
+                await self._lease(keys=[_owner_key(room_id)], args=[lease, ""], client=self._node(room_id))
+                await self.redis.srem(_owned_key(self.instance), room_id)
+            except _FAILURES as exc:  # the lease runs out by itself
+                log.debug("Redis: the lease of room %s could not be let go: %s", room_id, _reason(exc))
+            finally:
+                if self._releasing.get(room_id) is task:
+                    del self._releasing[room_id]
+
+        task = self._releasing[room_id] = self._spawn(release())
+
+    async def _renew_leases(self) -> None:
+        """Every third of the lease, renew the leases no append renewed since: one pipeline per
+        master. A lease found to be another's is fenced (:meth:`_fence`)."""
+        period = self.lease_ms / 3000
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(period)
+            now = loop.time()
+            groups: dict[int, tuple[aioredis.Redis, list[tuple[str, str]]]] = {}
+            for room_id, at in list(self._renewed.items()):
+                if now - at >= period * 0.9:
+                    try:
+                        client = self._node(room_id)
+                    except _FAILURES:
+                        self._lost_node()
+                        continue
+                    groups.setdefault(id(client), (client, []))[1].append((room_id, self._leases[room_id]))
+            await asyncio.gather(*(self._renew(client, leases, now) for client, leases in groups.values()))
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
+
+    async def _renew(self, client: aioredis.Redis, leases: list[tuple[str, str]], sent: float) -> None:
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for room_id, lease in leases:
+                    await self._lease(keys=[_owner_key(room_id)], args=[lease, self.lease_ms], client=pipe)
+                answers = await pipe.execute(raise_on_error=False)
+        except _FAILURES as exc:
+            if _stopping():
+                raise asyncio.CancelledError from exc
+            self._lost_node()
+            log.warning("Redis: %d room leases could not be renewed: %s", len(leases), _reason(exc))
+            return
+        for (room_id, lease), answer in zip(leases, answers, strict=True):
+            if self._leases.get(room_id) != lease:
+                continue  # let go or claimed again meanwhile
+            if isinstance(answer, BaseException):
+                self._lost_node()
+            elif int(answer) == 1:
+                self._renewed[room_id] = max(self._renewed.get(room_id, 0.0), sent)
+            else:
+                self._fence(room_id)
 
     def _unconfirmed(self, acks: int) -> str:
         return f"{acks} of {self.replicas} Redis replicas confirmed it within {self.wait_ms} ms"
@@ -395,8 +607,11 @@ class RedisLog:
         room = self.rooms.get(room_id)
         if room is None:
             raise LogUnavailable(f"room {room_id} is not followed here")
+        lease = self._leases.get(room_id)
+        if lease is None:
+            raise LogUnavailable(f"room {room_id} is not owned here: connect again")
         done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done))
+        self._queue.append(_Append(room, orjson.dumps(entry), room.applied, done, lease))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write())
         return await done
@@ -419,21 +634,14 @@ class RedisLog:
 
     async def _commit(self, client: aioredis.Redis, batch: list[_Append]) -> None:
         """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to."""
-        how = "s" if self.cluster else "p"
+        sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
                 for item in batch:
                     room_id = item.room.id
                     await self._append(  # queued in the pipeline (sent by execute)
-                        keys=[_log_key(room_id), _followers_key(room_id)],
-                        args=[
-                            item.entry,
-                            item.applied,
-                            room_id,
-                            self.instance,
-                            "" if self.replicas else how,
-                            _feed_key(room_id),
-                        ],
+                        keys=[_log_key(room_id), _owner_key(room_id)],
+                        args=[item.entry, item.applied, item.lease, self.lease_ms],
                         client=pipe,
                     )
                 if self.replicas:
@@ -449,7 +657,6 @@ class RedisLog:
                 unconfirmed = f"Redis: {acks}"
             elif int(acks) < self.replicas:
                 unconfirmed = self._unconfirmed(int(acks))
-        confirmed = []
         for item, answer in zip(batch, answers, strict=True):
             if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
@@ -457,42 +664,24 @@ class RedisLog:
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
                 self._lost_node()
                 _settle(item.done, LogUnavailable(f"Redis: {_reason(answer)}", certain=False))
+            elif answer == b"fenced":  # another instance owns the room now: nothing was appended
+                _settle(item.done, LogUnavailable("another server owns this room now: connect again"))
+                self._fence(item.room.id)
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
             elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
-                # neither applied here nor published (the room's next entry brings it, if it stays)
+                # not applied here (the room's next entry brings it, if it stays)
                 _settle(item.done, LogUnavailable(unconfirmed, certain=False))
             else:
-                if self.replicas:  # whether to publish it, first
-                    publish, *answer = answer
+                if self._leases.get(item.room.id) == item.lease:  # (the script renewed it)
+                    self._renewed[item.room.id] = max(self._renewed.get(item.room.id, 0.0), sent)
                 number = item.applied
                 for line in answer:
                     number += 1
                     if number > item.room.applied:
                         item.room.deliver(number, _entry(line))
                 _settle(item.done, number)
-                if self.replicas and publish == b"1":
-                    confirmed.append((item.room.id, number, answer[-1]))
-        if confirmed:
-            await self._publish_confirmed(client, confirmed, how)
-
-    async def _publish_confirmed(
-        self, client: aioredis.Redis, confirmed: list[tuple[str, int, bytes]], how: str
-    ) -> None:
-        """Tell the rooms' other followers of appends a replica confirmed."""
-        try:
-            async with client.pipeline(transaction=False) as pipe:
-                for room_id, number, line in confirmed:
-                    message = b"%s %d %s" % (room_id.encode(), number, line)
-                    await self._publish(
-                        keys=[_log_key(room_id), _followers_key(room_id)],
-                        args=[message, "", room_id, self.instance, how, _feed_key(room_id)],
-                        client=pipe,
-                    )
-                await pipe.execute(raise_on_error=False)
-        except _FAILURES as exc:  # the others get these with the room's next entry
-            log.warning("Redis: could not publish %d confirmed entries: %s", len(confirmed), exc)
 
     async def _read_room(self, room_id: str, start: int) -> tuple[bytes | None, list[bytes]]:
         """The room's header and its entries from ``start`` (0: all), in one read; with replicas
@@ -585,16 +774,25 @@ class RedisLog:
         return []  # rooms are loaded where their players come, not all at start-up
 
     async def forget(self, room_id: str) -> None:
-        """The room is over: its log and followers go; its id stays taken for a while, and a
+        """The room is over: its log and lease go; its id stays taken for a while, and a
         tombstone says the room is gone (nobody loads it again). (The room's keys in one
         transaction, its wake apart: they are in different slots of a Redis Cluster. Were the
         second lost, the room's wake would find its tombstone.)"""
         try:
             async with self._node(room_id).pipeline(transaction=True) as pipe:
                 pipe.set(_header_key(room_id), TOMBSTONE, ex=FORGET_AFTER_S)
-                pipe.delete(_log_key(room_id), _followers_key(room_id), _sync_key(room_id), _snapshot_key(room_id))
+                pipe.delete(
+                    _log_key(room_id),
+                    _sync_key(room_id),
+                    _owner_key(room_id),
+                    _epoch_key(room_id),
+                    _snapshot_key(room_id),
+                )
                 await pipe.execute()
             await self.redis.zrem(self._wake_key(room_id), room_id)
+            self._leases.pop(room_id, None)
+            self._renewed.pop(room_id, None)
+            await self.redis.srem(_owned_key(self.instance), room_id)
         except _FAILURES as exc:
             self._lost_node()
             raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
@@ -606,7 +804,7 @@ class RedisLog:
         return self._wake_keys[zlib.crc32(room_id.encode()) % len(self._wake_keys)]
 
     async def due(self, now: int) -> list[str]:
-        """Rooms whose look is due and that no live instance holds; each is claimed for a few
+        """Rooms whose look is due and that no instance owns (no live lease); each is claimed for a few
         seconds (its wake moved on), so instances do not all take the same one. Every bucket of
         the wake set is read."""
         orphans: list[str] = []
@@ -615,9 +813,8 @@ class RedisLog:
                 rooms = await self.redis.zrangebyscore(key, "-inf", now, start=0, num=50)
                 for raw in rooms:
                     room_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-                    followers = await self.redis.smembers(_followers_key(room_id))
-                    if any(self.alive(f.decode() if isinstance(f, bytes) else str(f)) for f in followers):
-                        continue  # its holder looks after it
+                    if await self.redis.exists(_owner_key(room_id)):
+                        continue  # its owner looks after it
                     if await self.redis.zadd(key, {room_id: now + LOOK_CLAIM_MS}, xx=True, ch=True):
                         orphans.append(room_id)
                 if len(orphans) >= 50:
@@ -638,148 +835,44 @@ class RedisLog:
     # -- following ------------------------------------------------------------------------------------
 
     def follow(self, follower: Follower) -> None:
+        """Deliver the room's appends here: they are this instance's own (it owns the room, and
+        only the owner appends), answered by the append script — nothing is published."""
         self.rooms[follower.id] = follower
-        self._follow(follower.id, follow=True)
 
     def unfollow(self, room_id: str) -> None:
-        if self.rooms.pop(room_id, None) is not None:
-            self._follow(room_id, follow=False)
-
-    def _follow(self, room_id: str, *, follow: bool) -> None:
-        # one room's changes go to Redis in the order they were made: a room dropped and loaded
-        # again at once (a resume of a room asleep) must end followed, whichever connection of
-        # the pool each change takes
-        previous = self._follow_changes.get(room_id)
-
-        async def change() -> None:
-            if previous is not None:
-                await asyncio.wait({previous})
-            try:
-                if follow:
-                    if self._pubsub is not None:  # (listening first: then nothing is missed)
-                        await self._pubsub.ssubscribe(_feed_key(room_id))
-                    await self.redis.sadd(_followers_key(room_id), self.instance)
-                    if room_id in self.rooms:
-                        await self.catch_up(room_id)  # what was appended before this instance followed
-                else:
-                    await self.redis.srem(_followers_key(room_id), self.instance)
-                    if self._pubsub is not None and room_id not in self.rooms:
-                        await self._pubsub.sunsubscribe(_feed_key(room_id))
-            except (*_FAILURES, LogUnavailable) as exc:
-                log.warning("Redis: could not change who follows room %s: %s", room_id, exc)
-
-        task = asyncio.get_running_loop().create_task(change())
-        self._following.add(task)
-        self._follow_changes[room_id] = task
-
-        def done(finished: asyncio.Task[None]) -> None:
-            self._following.discard(finished)
-            if self._follow_changes.get(room_id) is finished:
-                del self._follow_changes[room_id]
-
-        task.add_done_callback(done)
-
-    def _take(self, data: bytes) -> None:
-        """A published entry, ``"<room> <number> <line>"``: delivered if its room is held here."""
-        room_id, number, line = data.split(b" ", 2)
-        target = self.rooms.get(room_id.decode())
-        if target is not None and int(number) > target.applied:
-            target.deliver(int(number), _entry(line))
-
-    async def _read_feed(self) -> None:
-        """Deliver the entries other instances append to the rooms held here; reconnect (and
-        catch up every room) when Redis drops."""
-        if self.cluster:
-            await self._read_shard_feed()
-            return
-        delay = 0.1
-        channel = f"hm:instance:{self.instance}"
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(channel)
-                for room_id in list(self.rooms):  # Redis may have restarted without its sets
-                    await self.redis.sadd(_followers_key(room_id), self.instance)
-                for room_id in list(self.rooms):
-                    await self.catch_up(room_id)
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                    if message is None or message["type"] != "message":
-                        continue
-                    self._take(message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*_FAILURES, LogUnavailable) as exc:
-                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
-            except Exception:
-                log.exception("the Redis feed reader failed; restarting it")
-            # (redis-py typed aclose() in 8.x, not before: a reference is fine with both, a call
-            # would need a "type: ignore" the newer one reports as unused)
-            close: Callable[[], Awaitable[None]] = pubsub.aclose
-            with contextlib.suppress(Exception):
-                await close()
-            await asyncio.sleep(delay)
-            delay = min(5.0, delay * 2)
-
-    async def _read_shard_feed(self) -> None:
-        """The same on a Redis Cluster: one sharded channel per room held here, on the master
-        that owns the room's slot (redis-py's cluster pub/sub follows a channel to the replica
-        promoted in its master's place; entries published meanwhile come with the room's next
-        entry, a gap the room fills from the list)."""
-        delay = 0.1
-        while True:
-            pubsub = self._pubsub = self.redis.pubsub()
-            try:
-                for room_id in list(self.rooms):
-                    await pubsub.ssubscribe(_feed_key(room_id))
-                for room_id in list(self.rooms):  # one shard may be down: the others are read
-                    try:
-                        await self.redis.sadd(_followers_key(room_id), self.instance)
-                        await self.catch_up(room_id)
-                    except (*_FAILURES, LogUnavailable) as exc:
-                        log.warning("Redis: room %s could not catch up: %s", room_id, exc)
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=FEED_POLL_S)
-                    if message is None or message["type"] != "smessage":
-                        continue
-                    self._take(message["data"])
-            except asyncio.CancelledError:
-                raise
-            except (*_FAILURES, LogUnavailable) as exc:
-                log.warning("Redis feed lost (%s); reconnecting in %.1f s", exc, delay)
-            except Exception:
-                log.exception("the Redis feed reader failed; restarting it")
-            finally:
-                self._pubsub = None
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-            await asyncio.sleep(delay)
-            delay = min(5.0, delay * 2)
+        self.rooms.pop(room_id, None)
+        self._release(room_id)
 
     async def _heartbeat(self) -> None:
-        """Say this instance is alive, learn which others are, and now and then take the dead
-        ones out of the followers of the rooms held here."""
-        beats = 0
+        """Say this instance is alive (and where it is reached), and learn which others are."""
         while True:
+            await asyncio.sleep(HEARTBEAT_S)
             try:
-                alive = await self._beat(
-                    keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS, DEAD_AFTER_MS], client=self.redis
-                )
-                self._alive = {a.decode() if isinstance(a, bytes) else str(a) for a in alive}
-                beats += 1
-                if beats % 10 == 0:
-                    for room_id in list(self.rooms):
-                        followers = await self.redis.smembers(_followers_key(room_id))
-                        dead = [f for f in followers if not self.alive(f.decode() if isinstance(f, bytes) else str(f))]
-                        if dead:
-                            await self.redis.srem(_followers_key(room_id), *dead)
+                await self._beat_once()
             except asyncio.CancelledError:
                 raise
             except _FAILURES as exc:
+                if _stopping():
+                    raise asyncio.CancelledError from exc
                 log.debug("Redis heartbeat failed: %s", exc)
-            await asyncio.sleep(HEARTBEAT_S)
+            if _stopping():  # (a cancellation redis-py swallowed)
+                raise asyncio.CancelledError
+
+    async def _beat_once(self) -> None:
+        """One heartbeat: this instance's (its advertised URL with it), and every instance's age
+        by Redis's clock — which are alive, which are heard from, which are looked at."""
+        now, beat = await self._beat(keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis)
+        ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
+        self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
+        self._fresh = {name for name, age in ages.items() if age < STALE_AFTER_MS}
+        self._stale = [name for name, age in ages.items() if age >= ADOPT_AFTER_MS and name != self.instance]
+        if self.advertise is not None:
+            await self.redis.hset(ROUTES, self.instance, self.advertise)
+        routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+        forgotten = [name for name in routes if name not in ages]  # (out of the heartbeat set: long gone)
+        if forgotten:
+            await self.redis.hdel(ROUTES, *forgotten)
+        self._routes = {name: url for name, url in routes.items() if name in ages}
 
     def alive(self, instance: str) -> bool:
         if instance == self.instance or self._alive is None:
@@ -789,7 +882,11 @@ class RedisLog:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._following, return_exceptions=True)
+        for room_id in list(self._leases):  # let go: the next connection claims each at once
+            self._release(room_id)
+        await asyncio.gather(*self._tasks, *self._background, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.redis.hdel(ROUTES, self.instance)
         if self._refreshing is not None:
             self._refreshing.cancel()
             await asyncio.gather(self._refreshing, return_exceptions=True)

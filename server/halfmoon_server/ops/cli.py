@@ -48,6 +48,11 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "default: one process, live rooms in a journal in the data dir)",
     )
     p.add_argument(
+        "--advertise", metavar="URL",
+        help="a cluster: this instance's internal URL, where the others relay the WebSockets of the rooms "
+        "it owns (HALFMOON_ADVERTISE, default http://127.0.0.1:PORT)",
+    )
+    p.add_argument(
         "--journal-sync", choices=("normal", "full"),
         help="the embedded journal's durability: normal survives a killed process, full a power cut too "
         "(HALFMOON_JOURNAL_SYNC, default normal)",
@@ -124,6 +129,7 @@ def run_serve(args: argparse.Namespace) -> int:
             "db_url": args.db_url,
             "secret": args.secret.encode("utf-8") if args.secret else None,
             "redis_url": args.redis_url,
+            "advertise": args.advertise,
             **_from_files(args),
         }
         settings = Settings.from_env(

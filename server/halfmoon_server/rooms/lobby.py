@@ -33,7 +33,7 @@ from halfmoon_server.core.snapshots import SnapshotError
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
 from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
-from halfmoon_server.rooms.room import Room, RoomServices
+from halfmoon_server.rooms.room import CLOSE_MOVED, Room, RoomServices
 from halfmoon_server.settings import Settings
 
 log = logging.getLogger("halfmoon_server.lobby")
@@ -50,9 +50,23 @@ LIVE_WARN_EVERY_MS = 60_000
 LIVE_CACHE_MS = 1000
 #: How many listed races a read takes (the list's bound; the answer picks the most watched).
 LIVE_READ = 1000
+#: How many times a connection waits for a silent owner's lease to run out before it gives up
+#: (``unavailable``): each wait is the lease's time left, at most one lease.
+CLAIM_TRIES = 4
 #: A room the log woke that could not be loaded (the log did not answer, or a header this
 #: server cannot read) is looked at again after this: at most a log line a minute for it.
 RETRY_LOOK_MS = 60_000
+
+
+class OwnedElsewhere(Exception):
+    """The room is owned by another live instance (a cluster): its connections are relayed there
+    (:mod:`halfmoon_server.web.relay`) — never a room held here too."""
+
+    def __init__(self, room_id: str, instance: str, url: str) -> None:
+        super().__init__(f"room {room_id} is owned by instance {instance} at {url}")
+        self.room_id = room_id
+        self.instance = instance
+        self.url = url
 
 
 def race_code(text: str | None) -> DealCode:
@@ -193,8 +207,14 @@ class Lobby:
         instance, or before a restart) and held from now on. ``hold=False`` (a REST read): a copy
         rebuilt to be read and dropped, taking no place here. None when there is no such live room.
 
+        In a cluster a room is held by its owner only: holding claims it (:meth:`_claim`), and
+        raises :class:`OwnedElsewhere` when another live instance owns it.
+
         Raises :class:`Refusal` ``unavailable`` when the log does not answer."""
         room = self.rooms.get(room_id)
+        if room is not None and room.lost:  # fenced, or its log went back: let this copy go
+            self._let_go(room)
+            room = None
         if room is not None:
             return room
         if not hold:
@@ -218,7 +238,40 @@ class Lobby:
         finally:
             del self._loading[room_id]
 
+    async def owned_elsewhere(self, room_id: str) -> OwnedElsewhere | None:
+        """Whether another live instance owns the room (a cluster), without claiming it: where a
+        connection whose URL names the room is relayed. None when the log does not answer."""
+        if room_id in self.rooms:
+            return None
+        try:
+            owner = await self.log.owner(room_id)
+        except LogUnavailable:
+            return None
+        url = None if owner is None else self.log.route(owner)
+        return None if owner is None or url is None else OwnedElsewhere(room_id, owner, url)
+
+    async def _claim(self, room_id: str) -> bool:
+        """Own the room before holding it: False when there is no such live room. An owner that
+        is heard from gets the connection (:class:`OwnedElsewhere`); one that is not (dead, or
+        paused) is waited for until its lease runs out, then the room is taken over here."""
+        for _ in range(CLAIM_TRIES):
+            try:
+                claim = await self.log.claim(room_id)
+            except LogUnavailable as exc:
+                raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
+            if claim.mine:
+                return True
+            if claim.owner is None:
+                return False
+            url = self.log.route(claim.owner)
+            if url is not None:
+                raise OwnedElsewhere(room_id, claim.owner, url)
+            await asyncio.sleep(min(claim.ttl_ms, self.settings.owner_lease_ms) / 1000 + 0.01)
+        raise Refusal("unavailable", f"room {room_id} is held by a server that does not answer; try again")
+
     async def _load(self, room_id: str, *, hold: bool = True) -> Room | None:
+        if hold and not await self._claim(room_id):
+            return None
         try:
             loaded = await self.log.load(room_id)
         except LogUnavailable as exc:
@@ -282,6 +335,8 @@ class Lobby:
                     room = await self.find(room_id)
                 except Refusal as refusal:
                     log.warning("room %s is left out at start-up: %s", room_id, refusal.message)
+                    continue
+                except OwnedElsewhere:
                     continue
                 if room is None:
                     continue
@@ -430,6 +485,7 @@ class Lobby:
             if self.rooms.get(room.id) is room:  # (not dropped meanwhile)
                 await self._look_after(room, now)
         await self.list_live(now)
+        await self._adopt(now)
         try:
             due = await self.log.due(now)
         except LogUnavailable:
@@ -443,6 +499,8 @@ class Lobby:
                 with contextlib.suppress(LogUnavailable):
                     await self.log.wake(room_id, now + RETRY_LOOK_MS)
                 continue
+            except OwnedElsewhere:
+                continue  # its owner looks after it
             if found is None:
                 await self.log.wake(room_id, None)
                 continue
@@ -490,11 +548,36 @@ class Lobby:
                 self._live_warned_at = now
                 log.warning("the live list could not be updated (tried again at each round): %s", exc)
 
+    async def _adopt(self, now: int) -> None:
+        """Take over the rooms of an owner that stopped being heard from, once their leases ran
+        out (a cluster): each is claimed, rebuilt from its log and held here; its players and
+        spectators resume here (or through a relay) with their tokens."""
+        try:
+            orphans = await self.log.adopt()
+        except LogUnavailable:
+            return
+        for room_id in orphans:
+            if room_id in self.rooms:
+                continue
+            try:
+                room = await self.find(room_id)
+            except (Refusal, OwnedElsewhere):  # another survivor was first, or the log failed
+                continue
+            if room is not None:
+                log.info("room %s taken over from an owner that stopped answering", room_id)
+                await self._look_after(room, now)
+
+    def _let_go(self, room: Room) -> None:
+        """A copy that must not be held any longer (fenced: another instance owns the room; or
+        its log went back): released, its members told to connect again (they resume on the
+        room's owner, or on a copy loaded afresh)."""
+        self._release(room)
+        for outbox in [*room.outboxes.values(), *room.spectators]:
+            outbox.close(CLOSE_MOVED, "the room is being reloaded: connect again")
+
     async def _look_after(self, room: Room, now: int) -> None:
-        if room.lost:  # its log went back: what this copy holds is wrong; load it again afresh
-            self._release(room)
-            for outbox in [*room.outboxes.values(), *room.spectators]:
-                outbox.close(1012, "the room is being reloaded: connect again")
+        if room.lost:  # fenced, or its log went back: what this copy holds is wrong
+            self._let_go(room)
             return
         await room.tick()
         room.forget_orphans(now)
@@ -503,13 +586,15 @@ class Lobby:
             racer = race.players.get(player_id) or race.seated.get(player_id)  # (seated: not in this race)
             if racer is None:
                 continue
-            if racer.connected and player_id not in room.outboxes and not self.log.alive(_instance(holder)):
+            # only the room's owner holds its members: a seat held elsewhere (an owner that died
+            # or lost the room) is away until its player resumes here
+            if racer.connected and player_id not in room.outboxes and _instance(holder) != self.log.instance:
                 await room.append_quietly({"k": "disconnect", "p": player_id, "h": holder})
             elif not racer.connected and player_id in room.outboxes and _instance(holder) == self.log.instance:
                 # taken for away (a late heartbeat) while still connected here: present again
                 await room.append_quietly({"k": "present", "p": player_id, "h": holder})
         for watch in list(room.state.watchers):
-            if not self.log.alive(_instance(watch)):
+            if _instance(watch) != self.log.instance:
                 await room.append_quietly({"k": "unwatch", "h": watch})
         if room.is_stale(now):
             if race.phase is not Phase.FINISHED:

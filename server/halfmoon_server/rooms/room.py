@@ -56,6 +56,7 @@ from halfmoon_server.ports import Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
+    "CLOSE_MOVED",
     "RECORD_WAIT_S",
     "BackgroundTasks",
     "Room",
@@ -77,6 +78,10 @@ SNAPSHOT_RETRY_MS = 5_000
 REPLAY_SLICE = 50
 _UNSURE = "if it was, it shows when the game state is back; otherwise try again"
 _SEATING = frozenset(("join", "single", "connect"))
+#: The close of a room's members when another instance takes the room over (docs/protocol.md):
+#: the clients connect again and resume, and reach the room's new owner.
+CLOSE_MOVED = 1012
+MOVED_REASON = "the room moved to another server: connect again"
 
 
 class BackgroundTasks:
@@ -318,6 +323,17 @@ class Room:
         self.audience = Audience(self.race)
         self.snapshot_at = state.applied
 
+    def fenced(self) -> None:
+        """Another instance owns the room now (this one's lease ran out): this copy stops (no
+        timer, nothing more appended from here) and its members are told to connect again —
+        they resume on the new owner. The lobby lets the copy go (:attr:`lost`)."""
+        if self.lost:
+            return
+        self.lost = True
+        self.close_timer()
+        for outbox in [*self.outboxes.values(), *self.spectators]:
+            outbox.close(CLOSE_MOVED, MOVED_REASON)
+
     def went_back(self) -> None:
         """The log holds fewer entries than this copy applied (Redis lost some): this copy is
         wrong; the lobby loads the room again."""
@@ -529,6 +545,8 @@ class Room:
         """Take a closed or leaving connection out of this instance's members; returns what it
         held — the seat's holder, or a spectator's watch (for ``disconnect`` or ``unwatch``) —
         None when it held nothing."""
+        if self.lost:
+            return None  # (a copy let go: what it held is another copy's to log now)
         if player_id is None:
             if outbox in self.spectators:
                 self.spectators.discard(outbox)

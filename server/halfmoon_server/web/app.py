@@ -40,6 +40,7 @@ from halfmoon_server.web.cycles import release_transport_cycles
 from halfmoon_server.web.logs import Throttle
 from halfmoon_server.web.metrics import CountedExecutor, Metrics, TimedStorage
 from halfmoon_server.web.monitoring import gc_probe_ctx, lag_probe_ctx, metrics_handler
+from halfmoon_server.web.relay import relays_ctx
 from halfmoon_server.web.ws import connections_ctx, websocket_handler
 
 log = logging.getLogger("halfmoon_server")
@@ -142,6 +143,8 @@ async def open_room_log(settings: Settings) -> RoomLog:
             timeout_s=settings.redis_timeout_s,
             replicas=settings.redis_replicas,
             wait_ms=settings.redis_wait_ms,
+            lease_ms=settings.owner_lease_ms,
+            advertise=settings.advertised_url,
         )
         await redis_log.open()
         return redis_log
@@ -324,6 +327,7 @@ def create_app(settings: Settings | None = None) -> web.Application:
     app.cleanup_ctx.append(_executor_ctx)
     app.cleanup_ctx.append(_rooms_ctx)
     app.cleanup_ctx.append(connections_ctx)
+    app.cleanup_ctx.append(relays_ctx)
     app.cleanup_ctx.append(_freeze_gc)  # last: freezes what the others opened
     app.on_shutdown.append(_drain)
     app.router.add_get(WEBSOCKET_PATH, websocket_handler)

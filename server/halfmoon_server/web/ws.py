@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import time
 from collections.abc import AsyncIterator
 
 from aiohttp import WSMsgType, web
@@ -47,10 +48,10 @@ from halfmoon.protocol import (
 )
 from halfmoon_server.core.limits import RateLimit
 from halfmoon_server.errors import Refusal
-from halfmoon_server.rooms.lobby import Lobby, new_token, race_code
+from halfmoon_server.rooms.lobby import Lobby, OwnedElsewhere, new_token, race_code
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.settings import Settings
-from halfmoon_server.web import keys, logs
+from halfmoon_server.web import keys, logs, relay
 from halfmoon_server.web.accounts import check_ranked_name
 from halfmoon_server.web.connection import Connection, client_address
 from halfmoon_server.web.cycles import forget_traceback
@@ -132,7 +133,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, settings.ws_send_buffer)
     loop = asyncio.get_running_loop()
-    peer = client_address(request, trust_forwarded=settings.trust_forwarded)
+    # a connection relayed by another instance of a cluster: the client's address it vouches for
+    vouched = relay.relayed_for(request, app[keys.DAILY].secret, time.time())
+    peer = vouched or client_address(request, trust_forwarded=settings.trust_forwarded)
     if not app[keys.ADDRESSES].acquire(peer):
         app[keys.METRICS].refused("too_many_connections")
         await ws.close(code=CLOSE_TRY_LATER, message=b"too many connections from this address")
@@ -156,6 +159,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             conn.send(encode(Error("no_such_room", why)))
             await conn.flush_and_close(CLOSE_BAD_ROOM, "bad room id in the URL")
             return ws
+        # a cluster: a room another instance owns is relayed there (web/relay.py)
+        target = None if vouched else await relay.owned_elsewhere(app, url_room)
+        if target is not None and await relay.relay(app, conn, target, None):
+            return ws
         async for msg in ws:
             if msg.type is WSMsgType.ERROR:
                 break
@@ -177,7 +184,11 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
             if isinstance(data, bytes):
                 conn.send(encode(Error("bad_json", "binary frames are not accepted: send JSON text frames")))
                 continue
-            await dispatch(app, conn, data, url_room)
+            elsewhere = await dispatch(app, conn, data, url_room)
+            if elsewhere is not None and await relay.serve_elsewhere(
+                app, conn, elsewhere, data, relayed=vouched is not None, dispatch=dispatch
+            ):
+                break
     except ConnectionResetError:  # the peer went while aiohttp answered its ping: a close like any other
         log.debug("connection from %s reset", peer)
     except Exception:  # a bug: logged once, and the connection closes (never a traceback on the wire)
@@ -304,15 +315,20 @@ def _check_url_room(message: ClientMessage, url_room: str | None) -> None:
         raise Refusal("room_mismatch", f"this connection was opened for room {url_room} (?room=), not {named}")
 
 
-async def dispatch(app: web.Application, conn: Connection, frame: str, url_room: str | None = None) -> None:
+async def dispatch(
+    app: web.Application, conn: Connection, frame: str, url_room: str | None = None
+) -> OwnedElsewhere | None:
     """Parse and handle one frame; every error is answered, none escapes. ``url_room``: the room
-    the connection's URL names (:func:`room_in_url`), which a message may not contradict."""
+    the connection's URL names (:func:`room_in_url`), which a message may not contradict. A room
+    owned by another instance (a cluster) is returned, not handled: the connection is relayed there."""
     msg_id: int | None = None
     try:
         message = parse_message(frame)
         msg_id = getattr(message, "msg_id", None)
         _check_url_room(message, url_room)
         await handle(app, conn, message)
+    except OwnedElsewhere as elsewhere:
+        return elsewhere
     except (Refusal, BadMessageError) as exc:
         app[keys.METRICS].refused(exc.code)
         log.debug("refused (%s): %s", exc.code, exc.message)
@@ -321,6 +337,7 @@ async def dispatch(app: web.Application, conn: Connection, frame: str, url_room:
         log.exception("internal error handling a message from %s", conn.peer)
         app[keys.METRICS].refused("internal")
         conn.send(encode(Error("internal", "the server failed to handle this message; nothing changed", msg_id)))
+    return None
 
 
 def _room_of(app: web.Application, conn: Connection) -> Room:

@@ -48,6 +48,9 @@ class Follower:
     def went_back(self) -> None:
         self.lost = True
 
+    def fenced(self) -> None:
+        raise AssertionError("no other instance owns the room")
+
 
 async def test_an_append_whose_waiter_gave_up_leaves_the_rest_of_its_batch_answered(
     redis_server: RedisServer,

@@ -95,6 +95,9 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         (("--redis-wait-ms", "0"), {}, "redis_wait_ms must be 1-60000 ms"),
         (("--snapshot-every", "-1"), {}, "snapshot_every must be 0 (no snapshots) to 100000 entries"),
         ((), {"HALFMOON_MAX_ROOM_ENTRIES": "10"}, "max_room_entries must be 1000 to 10000000"),
+        (("--owner-lease-ms", "100"), {}, "owner_lease_ms must be 300-60000 ms"),
+        ((), {"HALFMOON_OWNER_LEASE_MS": "99999"}, "owner_lease_ms must be 300-60000 ms"),
+        (("--advertise", "ftp://10.0.0.5"), {}, "the advertised URL must start with http:// or https://"),
     ]
     for args, env, message in cases:
         result = _serve("--data-dir", str(tmp_path / "data"), *args, env=env)

@@ -124,30 +124,29 @@ async def test_a_room_whose_wake_up_load_fails_is_still_forgotten(
     assert await lobby.log.load(room_id) is None, "the room's log outlived finished_ttl_s for good"
 
 
-async def test_a_room_dropped_and_held_again_at_once_stays_followed_in_redis(
+async def test_a_room_dropped_and_held_again_at_once_keeps_its_lease_in_redis(
     tmp_path: Any,
     clock: ManualClock,
     redis_server: Any,  # noqa: F811 (the fixture imported above)
 ) -> None:
-    """A room asleep resumed at once: its drop's SREM and its load's SADD went out as two tasks
-    on connections of their own, in no set order. Had the SREM landed last, this instance would
-    hold the room without being among its followers: it would miss the other instances' entries,
-    and they would take the room for orphaned."""
-    from halfmoon_server.adapters.redis_log import _followers_key
-
+    """A room asleep resumed at once: its drop lets the lease go in the background, and its
+    load claims it again. Had the lease's release landed after the claim, this instance would
+    hold the room without owning it: its next append fenced, its players sent away."""
     log, room = await _redis_room(tmp_path, clock, redis_server.url)
     try:
-        srem = log.redis.srem
+        lease = log._lease
 
-        async def srem_late(*args: Any) -> Any:  # the drop's SREM takes a slower connection
+        async def lease_late(*args: Any, **kwargs: Any) -> Any:  # the release takes a slower connection
             await asyncio.sleep(0.2)
-            return await srem(*args)
+            return await lease(*args, **kwargs)
 
-        log.redis.srem = srem_late  # type: ignore[method-assign]
+        log._lease = lease_late
         log.unfollow(room.id)
+        assert (await log.claim(room.id)).mine, "claimed once the release is through"
         log.follow(room)
-        await asyncio.gather(*list(log._following))
-        assert log.instance.encode() in await log.redis.smembers(_followers_key(room.id))
+        log._lease = lease
+        await room.submit({"k": "join", "n": "Ada", "tok": "t"})
+        assert room.applied == 1 and not room.lost, "appended: the lease is this instance's"
     finally:
         await log.close()
 

@@ -27,9 +27,9 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import Follower, LoadedRoom
+from halfmoon_server.ports import Claim, Follower, LoadedRoom
 from halfmoon_server.rooms.daily import DailyService
-from halfmoon_server.rooms.lobby import Lobby
+from halfmoon_server.rooms.lobby import Lobby, OwnedElsewhere
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
 from halfmoon_server.web import keys
@@ -46,9 +46,13 @@ CODE = won_record().code
 
 
 class SharedStore:
-    """What Redis holds: headers, each room's entries, and which instances are alive."""
+    """What Redis holds: headers, each room's entries, and which instances are alive.
+    ``owners``: each room has one owner, as in a cluster (:meth:`FakeLog.claim`); without it
+    every instance may hold every room, so the room shell's delivery to several copies (a
+    reload's catch-up, a replay) can be driven step by step."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, owners: bool = False) -> None:
+        self.owners: dict[str, str] | None = {} if owners else None
         self.headers: dict[str, dict[str, Any]] = {}
         self.entries: dict[str, list[dict[str, Any]]] = {}
         self.snapshots: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -74,6 +78,7 @@ class FakeLog:
             return False
         self.store.headers[header["room"]] = header
         self.store.entries[header["room"]] = []
+        await self.claim(header["room"])  # the instance that makes a room owns it
         return True
 
     async def append(self, room_id: str, entry: dict[str, Any]) -> int:
@@ -121,6 +126,26 @@ class FakeLog:
 
     def alive(self, instance: str) -> bool:
         return instance not in self.store.dead
+
+    async def claim(self, room_id: str) -> Claim:
+        if room_id not in self.store.headers:
+            return Claim(None)
+        owners = self.store.owners
+        if owners is None or owners.setdefault(room_id, self.instance) == self.instance:
+            return Claim(self.instance, mine=True)
+        return Claim(owners[room_id], ttl_ms=3000)
+
+    async def owner(self, room_id: str) -> str | None:
+        return None if self.store.owners is None else self.store.owners.get(room_id)
+
+    def route(self, instance: str) -> str | None:
+        return None if instance == self.instance else f"http://{instance}.test"
+
+    def unreachable(self, instance: str) -> None:
+        return None
+
+    async def adopt(self) -> list[str]:
+        return []
 
     async def close(self) -> None:
         return None
@@ -469,21 +494,21 @@ async def test_spectators_of_a_crashed_process_do_not_pin_the_room(tmp_path: Pat
 async def test_a_player_taken_for_dead_by_a_late_heartbeat_is_back_once_it_beats(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    """`Lobby._look_after` logs a ``disconnect`` for the players held by an
-    instance whose heartbeat is over 5 s old (`RedisLog.alive`). A heartbeat that is merely late
-    (a GC pause, a blocked loop, Redis slow for a few seconds) is enough: the player, still
-    connected and playing on the live instance, becomes ``connected: false`` for everyone, and
-    nothing ever sets it back — `Race.move` does not, the live instance's own look sees a player
-    who is 'not connected' and does nothing, and the holder check passes (it *is* the holder).
-    Worse, once every player of a room is so marked, `Race.is_stale` abandons the room after
-    `abandon_after` while they are still moving: their games end as ``left``."""
-    store = SharedStore()
+    """`Lobby._look_after` logs a ``disconnect`` for the players held by another instance. A
+    heartbeat that is merely late (a GC pause, a blocked loop, Redis slow for a few seconds) once
+    made another holder of the room mark a player still connected and playing on the live
+    instance ``connected: false`` for good (and the room abandoned while they moved). With one
+    owner per room no other instance holds the room: its find is sent to the owner
+    (:class:`OwnedElsewhere`), and its ticker marks nobody away."""
+    store = SharedStore(owners=True)
     log_a, log_b = FakeLog(store), FakeLog(store)
     lobby_a = make_lobby(tmp_path / "a", clock, log_a, abandon_after_s=60)
     lobby_b = make_lobby(tmp_path / "b", clock, log_b, abandon_after_s=60)
     room_a, ada = await lobby_a.solo(Box(), "Ada", CODE, "10.0.0.1")
-    room_b = await lobby_b.find(room_a.id)
-    assert room_b is not None
+    with pytest.raises(OwnedElsewhere) as elsewhere:
+        await lobby_b.find(room_a.id)
+    assert (elsewhere.value.instance, room_a.id) == (log_a.instance, elsewhere.value.room_id)
+    assert room_a.id not in lobby_b.rooms
     store.dead.add(log_a.instance)  # A's heartbeat is 5 s late
     await lobby_b.tick()
     store.dead.clear()  # ... and beats again
@@ -677,3 +702,56 @@ async def test_a_dropped_rooms_keys_all_expire(
     finally:
         room_a.close_timer()
         await log_a.close()
+
+
+# -- 12. a connection for a room whose owner went silent waits out its lease, then claims it ---------
+
+
+class SilentOwnerLog(FakeLog):
+    """The room's owner is ``gone``: not heard from (no route), its lease ``left_ms`` from now."""
+
+    def __init__(self, store: SharedStore, left_ms: int) -> None:
+        super().__init__(store)
+        self.lease_ends = asyncio.get_running_loop().time() + left_ms / 1000
+        self.claims: list[float] = []
+
+    async def claim(self, room_id: str) -> Claim:
+        now = asyncio.get_running_loop().time()
+        self.claims.append(now)
+        if now < self.lease_ends:
+            return Claim("gone", ttl_ms=int((self.lease_ends - now) * 1000) + 1)
+        return Claim(self.instance, mine=True)
+
+    def route(self, instance: str) -> str | None:
+        return None  # not heard from: no connection goes there
+
+
+async def test_a_room_whose_owner_went_silent_is_claimed_once_its_lease_ran_out(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    store = SharedStore()
+    maker = make_lobby(tmp_path / "a", clock, FakeLog(store))
+    room = await maker.create_race(CODE, "10.0.0.1")
+    waiting = SilentOwnerLog(store, left_ms=300)
+    lobby = make_lobby(tmp_path / "b", clock, waiting)
+    started = asyncio.get_running_loop().time()
+    found = await lobby.find(room.id)
+    waited = asyncio.get_running_loop().time() - started
+    assert found is not None and lobby.rooms[room.id] is found, "held here once claimed"
+    assert 0.29 <= waited < 1.0, f"waited {waited:.2f} s for a lease with 0.3 s left"
+    assert len(waiting.claims) == 2, "claimed again once, when the lease had run out"
+    for held in (room, found):
+        held.close_timer()
+
+
+async def test_a_room_whose_owner_never_lets_go_is_refused_as_unavailable_not_waited_for_ever(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    store = SharedStore()
+    maker = make_lobby(tmp_path / "a", clock, FakeLog(store))
+    room = await maker.create_race(CODE, "10.0.0.1")
+    lobby = make_lobby(tmp_path / "b", clock, SilentOwnerLog(store, left_ms=10**9), owner_lease_ms=300)
+    with pytest.raises(Refusal) as refused:
+        await lobby.find(room.id)  # each wait at most one lease: four tries, then a clear answer
+    assert refused.value.code == "unavailable" and room.id not in lobby.rooms
+    room.close_timer()

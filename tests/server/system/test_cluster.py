@@ -1,5 +1,6 @@
 """Past one process: instances of ``halfmoon serve --redis … --db postgresql…`` share live rooms
-through Redis and results through PostgreSQL. Any instance serves any player of any room; an
+through Redis and results through PostgreSQL. Any instance serves any player of any room (relayed
+to the room's one owner: tests/server/system/test_room_owners.py); an
 instance killed mid-race costs nothing acknowledged; Redis down refuses moves clearly and play
 goes on when it is back; instances starting together on an empty database all come up.
 
@@ -115,20 +116,27 @@ async def test_a_race_split_over_three_instances_with_a_spectator_survives_two_o
         assert any(m["type"] == "moved" and m["player"] == "p2" and m["moves"] == 2 for m in seen), client.label
     assert not any(m["type"] == "started" for m in await sam.drain(0.3)), "the countdown was settled once"
 
-    one.kill(signal.SIGKILL)
+    one.kill(signal.SIGKILL)  # the room's owner: Bob and Sam were relayed to it
     two.kill(signal.SIGKILL)  # two of three instances die mid-race, their players' sockets with them
+    async with asyncio.timeout(5):  # Sam's relay on the survivor tells Sam to connect again
+        while not sam.closed:
+            await asyncio.sleep(0.05)
+    assert sam.ws.close_code == 1012
     ada2 = await resume(three, "ada2", room, ada_token, ada.seq)
     assert (await ada2.next("welcome"))["you"] == "p1"
     bob2 = await resume(three, "bob2", room, bob_token, None)
     snapshot = (await bob2.next("welcome"))["room"]
     moves = {p["name"]: (p["moves"], p["score"]) for p in snapshot["players"]}
     assert moves == {"Ada": (6, ada_acks[-1]["score"]), "Bob": (2, bob_acks[-1]["score"])}
+    sam2 = await WsClient.connect_url(three.ws, "sam2")
+    await sam2.send("watch", room=room)
+    assert (await sam2.next("welcome"))["role"] == "spectator"
 
     await play(ada2, LINE[6:], 7)
     ada_over = await ada2.next("game_over")
     await bob2.send("give_up")
     bob_over = await bob2.next("game_over")
-    results = (await sam.next("race_over", timeout=10))["results"]
+    results = (await sam2.next("race_over", timeout=10))["results"]
     assert [(r["name"], r["moves"], r["outcome"], r["game"]) for r in results] == [
         ("Ada", 48, "won", ada_over["game"]),
         ("Bob", 2, "gave_up", bob_over["game"]),
@@ -141,7 +149,7 @@ async def test_a_race_split_over_three_instances_with_a_spectator_survives_two_o
         ("Bob", bob_acks[-1]["score"], 2),
     ], "every acknowledged move, each game once"
     assert past["phase"] == "finished"
-    for client in (ada, bob, sam, ada2, bob2):
+    for client in (ada, bob, sam, ada2, bob2, sam2):
         assert check_hidden_information(client.history) == [], client.label
         await client.close()
 

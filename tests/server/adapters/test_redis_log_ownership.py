@@ -1,0 +1,144 @@
+"""One owner per room in a cluster's Redis log: the claim, the lease, and fencing — an instance
+whose lease moved to another can never append again — on a ``redis-server`` of the test's own."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from halfmoon_server.adapters.redis_log import RedisLog
+from halfmoon_server.errors import LogUnavailable
+from tests.conftest import require_service
+from tests.server.instances import RedisServer
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    server = await RedisServer(tmp_path / "redis").start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+class Follower:
+    """A room as the log sees it: what it was delivered, and whether it was fenced."""
+
+    def __init__(self, room_id: str) -> None:
+        self.id = room_id
+        self.applied = 0
+        self.was_fenced = False
+        self.delivered: list[int] = []
+
+    def deliver(self, number: int, entry: dict[str, Any]) -> None:
+        self.applied = number
+        self.delivered.append(number)
+
+    def went_back(self) -> None:
+        raise AssertionError("the log did not go back")
+
+    def fenced(self) -> None:
+        self.was_fenced = True
+
+
+@pytest.fixture
+async def logs(redis_server: RedisServer) -> AsyncIterator[tuple[RedisLog, RedisLog, Redis]]:
+    one = RedisLog(redis_server.url, lease_ms=600, advertise="http://one.test")
+    two = RedisLog(redis_server.url, lease_ms=600, advertise="http://two.test")
+    raw = Redis.from_url(redis_server.url)
+    await one.open()
+    await two.open()
+    try:
+        yield one, two, raw
+    finally:
+        await one.close()
+        await two.close()
+        await raw.aclose()
+
+
+async def test_the_maker_of_a_room_owns_it_and_another_instance_is_told_whose_it_is(
+    logs: tuple[RedisLog, RedisLog, Redis],
+) -> None:
+    one, two, raw = logs
+    assert await one.create({"room": "K7WQ2M"})
+    claim = await two.claim("K7WQ2M")
+    assert (claim.owner, claim.mine) == (one.instance, False) and 0 < claim.ttl_ms <= 600
+    assert await two.owner("K7WQ2M") == one.instance
+    assert (await one.claim("K7WQ2M")).mine, "the owner's claim renews its own lease"
+    assert await raw.get("hm:{K7WQ2M}:owner") == f"{one.instance} 1".encode()
+    assert await raw.smembers(f"hm:owned:{{{one.instance}}}") == {b"K7WQ2M"}
+    assert (await two.claim("NOROOM")).owner is None, "no header: nothing to own"
+    assert await raw.get("hm:{NOROOM}:owner") is None
+    await asyncio.sleep(1.2)  # heartbeats: each instance knows the other's advertised URL
+    assert two.route(one.instance) == "http://one.test" and two.route(two.instance) is None
+
+
+async def test_an_owner_whose_lease_moved_can_never_append_again(logs: tuple[RedisLog, RedisLog, Redis]) -> None:
+    one, two, raw = logs
+    room = Follower("K7WQ2M")
+    assert await one.create({"room": room.id})
+    one.follow(room)
+    assert await one.append(room.id, {"k": "tick"}) == 1
+    # the owner stalls past its lease (as a paused process would): its lease runs out, the other
+    # instance takes the room over with the next epoch
+    await raw.delete("hm:{K7WQ2M}:owner")
+    taken = await two.claim(room.id)
+    assert taken.mine and await raw.get("hm:{K7WQ2M}:owner") == f"{two.instance} 2".encode()
+    with pytest.raises(LogUnavailable, match="another server owns this room") as refused:
+        await one.append(room.id, {"k": "tick"})
+    assert refused.value.certain, "refused by the script: certainly not appended"
+    assert room.was_fenced and room.delivered == [1]
+    assert await raw.llen("hm:{K7WQ2M}:log") == 1, "nothing of the fenced owner's reached the log"
+    with pytest.raises(LogUnavailable, match="not owned here"):
+        await one.append(room.id, {"k": "tick"})  # it let the room go: it does not even try
+    assert await raw.get("hm:{K7WQ2M}:owner") == f"{two.instance} 2".encode(), "the new owner's lease is untouched"
+
+
+async def test_an_idle_owner_keeps_its_lease_and_a_stolen_one_is_found_by_the_renewal(
+    logs: tuple[RedisLog, RedisLog, Redis],
+) -> None:
+    one, two, raw = logs
+    room = Follower("K7WQ2M")
+    assert await one.create({"room": room.id})
+    one.follow(room)
+    await asyncio.sleep(1.5)  # 2.5 leases with no append: renewed every third of the lease
+    assert not (await two.claim(room.id)).mine
+    await raw.set("hm:{K7WQ2M}:owner", f"{two.instance} 7")  # taken over behind its back
+    await asyncio.sleep(0.5)
+    assert room.was_fenced, "the renewal found the lease another's"
+    assert await raw.smembers(f"hm:owned:{{{one.instance}}}") == set()
+
+
+async def test_a_room_let_go_is_claimed_at_once_and_a_dead_owners_rooms_are_adopted_after_its_lease(
+    logs: tuple[RedisLog, RedisLog, Redis], redis_server: RedisServer
+) -> None:
+    one, two, raw = logs
+    room = Follower("K7WQ2M")
+    assert await one.create({"room": room.id})
+    one.follow(room)
+    one.unfollow(room.id)  # dropped here (asleep): its lease goes with it
+    await asyncio.sleep(0.1)  # (let go in the background)
+    assert (await two.claim(room.id)).mine, "claimed at once, long before the lease would have run out"
+    two.unfollow(room.id)
+    # an instance that owns a room and stops: its heartbeat and renewals stop, nothing is let go
+    gone = RedisLog(redis_server.url, lease_ms=600)
+    await gone.open()
+    assert (await gone.claim(room.id)).mine
+    for task in gone._tasks:  # (as SIGKILL would: no close)
+        task.cancel()
+    await asyncio.gather(*gone._tasks, return_exceptions=True)
+    assert await two.adopt() == [], "heard from just now, its lease live: not adopted"
+    await asyncio.sleep(3.0)  # ADOPT_AFTER_MS: no heartbeat for 1.5 s (and a beat's phase); its lease over
+    assert await two.adopt() == [room.id]
+    assert (await two.claim(room.id)).mine
+    assert await two.adopt() == [] and await raw.smembers(f"hm:owned:{{{gone.instance}}}") == set()
+    await gone.redis.aclose()
+    await gone.redis.connection_pool.disconnect()
