@@ -247,6 +247,10 @@ VALID: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "give_up": st.just({"type": "give_up", "v": 1}),
     "leave": st.just({"type": "leave", "v": 1}),
     "ping": _optional({"type": "ping", "v": 1}, "id", MSG_IDS),
+    "queue": st.tuples(NAMES, st.sampled_from(["fuzz-player-key-" + "k" * 20, "fuzz-player-key-" + "q" * 20])).map(
+        lambda nk: {"type": "queue", "v": 1, "name": nk[0], "player_key": nk[1]}
+    ),
+    "unqueue": st.just({"type": "unqueue", "v": 1}),
 }
 assert set(VALID) == set(CLIENT_TYPES), "a valid message of every client type"
 #: The types drawn, moves and undos more often: they are what a race is made of (and a give_up or
