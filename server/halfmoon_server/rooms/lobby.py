@@ -371,7 +371,9 @@ class Lobby:
         :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        return await self._new_room(Mode.RACE, code, listed=listed)
+        room = await self._new_room(Mode.RACE, code, listed=listed)
+        await self._leave_to_its_members(room)
+        return room
 
     async def create_quick(self, players: list[str], *, start_by: int) -> Room:
         """A quick race for the players the queue matched (the hashes of their keys): sealed (the
@@ -379,7 +381,17 @@ class Lobby:
         ``start_by`` with whoever came. Their room credits were spent when they queued. Raises
         :class:`Refusal` (``server_full``, ``shutting_down``, ``unavailable``)."""
         self.ensure_capacity()
-        return await self._new_room(Mode.RACE, None, quick=QuickSeats(frozenset(players), start_by))
+        room = await self._new_room(Mode.RACE, None, quick=QuickSeats(frozenset(players), start_by))
+        await self._leave_to_its_members(room)
+        return room
+
+    async def _leave_to_its_members(self, room: Room) -> None:
+        """A cluster: a room made for players who are not connected here yet (a race's link, a
+        quick race's matched players) is let go at once, asleep in the log, so the instance their
+        connections reach (``/ws?room=ID``, routed by room) claims it and owns it — not this one,
+        which the request that made it reached by chance, and which would then relay every member."""
+        if self.settings.redis_url is not None:
+            await self._put_to_sleep(room, self.clock.now_ms())
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.server.instances import Instance, free_port
+from tests.server.instances import Instance, RedisServer, free_port
 from tests.server.support import WsClient
 from tests.server.system.test_cluster import CODE, LINE, Cluster, cluster, redis_server  # noqa: F401 (fixtures)
 from tests.server.system.test_deploy import nginx_config
@@ -59,6 +59,7 @@ async def _start_nginx(
 
 async def test_nginx_sends_every_connection_of_a_room_to_one_instance(
     cluster: Cluster,  # noqa: F811 (the fixture imported above)
+    redis_server: RedisServer,  # noqa: F811
     nginx_path: str,
     tmp_path: Path,
 ) -> None:
@@ -99,6 +100,7 @@ async def test_nginx_sends_every_connection_of_a_room_to_one_instance(
                 assert (await solo.next("welcome"))["role"] == "player"
                 clients.append(solo)
             counted = [_moves_counted(await (await http.get(f"{inst.base}/metrics")).text()) for inst in instances]
+            owners = await _owners(redis_server, rooms)
     finally:
         for client in clients:
             await client.close()
@@ -122,6 +124,26 @@ async def test_nginx_sends_every_connection_of_a_room_to_one_instance(
     (race_instance,) = served[rooms[0]]
     assert [c for inst, c in zip(instances, counted, strict=True) if race_instance.endswith(f":{inst.port}")] == [4]
     assert sum(counted) == 4
+    # each room is owned by the instance its members reach (not by the one POST /api/rooms reached,
+    # round robin): nobody's connection is relayed
+    assert {room: owners[room] for room in rooms} == {room: next(iter(served[room])) for room in rooms}
+
+
+async def _owners(redis: RedisServer, rooms: list[str]) -> dict[str, str]:
+    """Each room's owner, as the address it advertises (``host:port``, as nginx's log names it)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis.url, decode_responses=True)
+    try:
+        routes = await client.hgetall("hm:routes")
+        owners = {}
+        for room in rooms:
+            owner = await client.get(f"hm:{{{room}}}:owner")
+            assert owner is not None, f"room {room} has no owner"
+            owners[room] = routes[owner.split(" ")[0]].removeprefix("http://")
+        return owners
+    finally:
+        await client.aclose()
 
 
 async def test_the_rooms_of_a_killed_instance_go_to_the_next_one_and_their_players_resume(
