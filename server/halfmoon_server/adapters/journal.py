@@ -22,7 +22,6 @@ import contextlib
 import functools
 import heapq
 import logging
-import os
 import queue
 import secrets
 import sqlite3
@@ -215,7 +214,6 @@ class _Worker:
         self._jobs.put((asyncio.get_running_loop(), work, args, answer, given_up))
 
     def _serve(self) -> None:
-        _yield_on_wakeup()
         while (job := self._jobs.get()) is not None:
             loop, work, args, answer, given_up = job
             if given_up():
@@ -236,18 +234,6 @@ class _Worker:
         if self._thread.is_alive():
             self._jobs.put(None)
             self._thread.join()
-
-
-def _yield_on_wakeup() -> None:
-    """Run the calling thread (the journal's) as ``SCHED_BATCH`` where the OS has it (Linux): woken
-    by a job, it no longer preempts the event loop's thread on the same core. That preemption
-    bought nothing — the job starts with Python code, so the woken thread waited for the GIL the
-    loop still held — and cost two context switches a round, a round being a move of its own
-    under a light load. Its share of the CPU stays a normal thread's (``SCHED_BATCH`` keeps its
-    nice value); it runs once the loop waits (releasing the GIL) or its time slice ends."""
-    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
-        with contextlib.suppress(OSError):  # (not allowed here: the default policy is kept)
-            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
 
 
 @dataclass(slots=True)

@@ -5,7 +5,6 @@ stalled round measures each round's time-out from that round's own start."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -94,16 +93,3 @@ async def test_each_round_times_out_from_its_own_start(tmp_path: Path, monkeypat
     finally:
         await room_log.close()
     assert [number for number, _ in room.delivered] == [1, 2, 4]
-
-
-@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="SCHED_BATCH is Linux's")
-async def test_the_journals_thread_does_not_preempt_the_loop_when_woken(tmp_path: Path) -> None:
-    """The journal's thread runs as ``SCHED_BATCH``: a job that wakes it does not preempt the
-    event loop's thread (which holds the GIL the job needs first), the loop's own policy unchanged."""
-    room_log, _room = await _journal_with_a_room(tmp_path / "journal.db")
-    try:
-        policy = await room_log._worker.submit(os.sched_getscheduler, 0)  # (asked on the journal's thread)
-    finally:
-        await room_log.close()
-    assert policy == os.SCHED_BATCH
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER
