@@ -277,6 +277,8 @@ class JournalLog(_LocalLog):
         self._round: _Round | None = None
         self._watchdog: asyncio.TimerHandle | None = None
         self._drained: asyncio.Future[None] | None = None
+        #: the next round starts at the end of this turn of the loop (``_committed``)
+        self._gathering = False
         #: rooms of a failed commit: it may have landed all the same (a time-out), so their
         #: counts are read again from the journal before they are numbered again
         self._unsure: set[str] = set()
@@ -334,7 +336,7 @@ class JournalLog(_LocalLog):
         self._follower(room_id)  # (checked before anything is written)
         pending = _Pending(room_id, entry)
         self._queue.append(pending)
-        if self._round is None:
+        if self._round is None and not self._gathering:
             self._next_round()
         return await pending.done
 
@@ -430,6 +432,13 @@ class JournalLog(_LocalLog):
                     log.exception("delivering entry %d of room %s failed", number, room_id)
             if not item.done.done():
                 item.done.set_result(number)
+        # the next round starts after the callbacks already due in this turn of the loop: the
+        # moves read with the thread's answer join it (as they did when a task drove the rounds)
+        self._gathering = True
+        asyncio.get_running_loop().call_soon(self._gathered)
+
+    def _gathered(self) -> None:
+        self._gathering = False
         self._next_round()
 
     def _round_failed(self, current: _Round, exc: LogUnavailable) -> None:

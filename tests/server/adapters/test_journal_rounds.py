@@ -93,3 +93,37 @@ async def test_each_round_times_out_from_its_own_start(tmp_path: Path, monkeypat
     finally:
         await room_log.close()
     assert [number for number, _ in room.delivered] == [1, 2, 4]
+
+
+async def test_moves_woken_with_a_rounds_answer_go_in_the_next_round_together(tmp_path: Path) -> None:
+    """Two moves whose senders are woken in the loop turn where a round's answer arrives (the
+    moves read with it) share the next round: it starts after them, not before the first."""
+    room_log, room = await _journal_with_a_room(tmp_path / "journal.db")
+    commit = room_log._commit
+    rounds: list[int] = []
+
+    def counted(rows: Any) -> None:
+        rounds.append(len(rows))
+        commit(rows)
+
+    room_log._commit = counted  # type: ignore[method-assign]
+    first_delivered = asyncio.Event()
+    deliver = room.deliver
+
+    def delivering(number: int, entry: dict[str, Any]) -> None:
+        deliver(number, entry)
+        first_delivered.set()
+
+    room.deliver = delivering
+
+    async def woken_then_move(n: int) -> int:
+        await first_delivered.wait()
+        return await room_log.append(room.id, {"k": "move", "n": n})
+
+    try:
+        later = [asyncio.create_task(woken_then_move(n)) for n in (2, 3)]
+        assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+        assert sorted(await asyncio.gather(*later)) == [2, 3]
+    finally:
+        await room_log.close()
+    assert rounds == [1, 2]
