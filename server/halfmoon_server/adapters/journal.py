@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import heapq
 import logging
 import queue
@@ -218,8 +219,11 @@ class _Worker:
     Lighter per job than a ``ThreadPoolExecutor`` (a job is one tuple on a ``SimpleQueue``, its
     answer one ``call_soon_threadsafe``: no concurrent future, work item, locks or callbacks to
     chain), which matters because under a light load every move is a journal round of its own.
-    A job whose future was cancelled before the thread reached it (its round timed out) is not
-    run, as an executor would not run it either."""
+    A job given up on before the thread reached it (its round timed out) is not run, as an
+    executor would not run a cancelled future's job either.
+
+    :meth:`submit` answers with a future; :meth:`post` (the group commit's rounds) calls
+    ``answer(result, error)`` on the event loop instead: no future, and no task to resume."""
 
     def __init__(self, name: str) -> None:
         self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
@@ -227,34 +231,65 @@ class _Worker:
         self._thread.start()
 
     def submit(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run ``work(*args)`` on the thread; its result (or exception) in the future returned.
+        A future cancelled before the thread reached its job: the job is not run. Raises
+        :class:`LogUnavailable` when the thread has stopped."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.post(work, args, functools.partial(_settle, future), future.done)
+        return future
+
+    def post(
+        self,
+        work: Callable[..., Any],
+        args: tuple[Any, ...],
+        answer: Callable[[Any, BaseException | None], None],
+        given_up: Callable[[], bool],
+    ) -> None:
+        """Run ``work(*args)`` on the thread, then ``answer(result, error)`` on the running loop;
+        neither when ``given_up()`` is true once the thread reaches the job. Raises
+        :class:`LogUnavailable` when the thread has stopped."""
         if not self._thread.is_alive():  # (a task that outlived the shutdown)
             raise LogUnavailable("the journal is closed")
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put((loop, future, work, args))
-        return future
+        self._jobs.put((asyncio.get_running_loop(), work, args, answer, given_up))
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            loop, future, work, args = job
-            if future.cancelled():
+            loop, work, args, answer, given_up = job
+            if given_up():
                 continue
             result: Any = None
             error: BaseException | None = None
             try:
                 result = work(*args)
-            except BaseException as exc:  # handed back to the awaiting coroutine, as an executor would
+            except BaseException as exc:  # handed back to the loop, as an executor would
                 error = exc
             del job, work, args
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-                loop.call_soon_threadsafe(_settle, future, result, error)
-            del loop, future, result, error
+                loop.call_soon_threadsafe(answer, result, error)
+            del loop, answer, given_up, result, error
 
     def shutdown(self) -> None:
         """Let the thread finish the jobs queued, then stop it."""
         if self._thread.is_alive():
             self._jobs.put(None)
             self._thread.join()
+
+
+@dataclass(slots=True)
+class _Round:
+    """One group-commit round on the journal's thread: the batch it carries, numbered (or, first,
+    the recount of rooms whose last commit failed), when it began (loop time), and whether it was
+    given up on (its time-out passed: the appenders heard so, and its answer, if it comes, is
+    ignored)."""
+
+    batch: list[_Pending]
+    started: float
+    numbered: list[tuple[str, int, str]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    abandoned: bool = False
+
+    def given_up(self) -> bool:
+        return self.abandoned
 
 
 _SCHEMA = """
@@ -280,7 +315,13 @@ class JournalLog(_LocalLog):
         self._worker = _Worker("halfmoon-journal")
         self._db: sqlite3.Connection | None = None
         self._queue: list[_Pending] = []
-        self._writer: asyncio.Task[None] | None = None
+        #: the group-commit round on the thread (None: none), the watchdog timer that gives up
+        #: a round past its time-out, and what ``close`` waits on until the rounds are over
+        self._round: _Round | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._drained: asyncio.Future[None] | None = None
+        #: the next round starts at the end of this turn of the loop (``_committed``)
+        self._gathering = False
         #: rooms of a failed commit: it may have landed all the same (a time-out), so their
         #: counts are read again from the journal before they are numbered again
         self._unsure: set[str] = set()
@@ -338,54 +379,146 @@ class JournalLog(_LocalLog):
         self._follower(room_id)  # (checked before anything is written)
         pending = _Pending(room_id, entry)
         self._queue.append(pending)
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write())
+        if self._round is None and not self._gathering:
+            self._next_round()
         return await pending.done
 
-    async def _write(self) -> None:
-        """Commit everything queued, one transaction per round, then deliver it in order."""
-        while self._queue:
-            batch, self._queue = self._queue, []
-            if self._unsure:
-                unsure, self._unsure = self._unsure, set()
-                try:
-                    found: dict[str, int] = await self._run(self._counts_of, sorted(unsure))
-                except LogUnavailable as exc:
-                    self._unsure |= unsure
-                    self._fail(batch, exc)
-                    continue
-                for room_id, count in found.items():
-                    if room_id in self.counts:  # (not forgotten meanwhile)
-                        self.counts[room_id] = count
-            numbered: list[tuple[str, int, str]] = []
-            counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
-            for item in batch:
-                room_id = item.room
-                number = counts.get(room_id) or self.counts.get(room_id, 0)
-                number += 1
-                counts[room_id] = number
-                numbered.append((room_id, number, orjson.dumps(item.entry).decode()))
-            try:
-                await self._run(self._commit, numbered)
-            except LogUnavailable as exc:
-                self._unsure.update(counts)  # numbered again only once the journal says how far they got
-                self._fail(batch, exc)
-                continue
-            self.counts.update(counts)
-            rooms = self.rooms
-            for item, (room_id, number, _) in zip(batch, numbered, strict=True):
-                follower = rooms.get(room_id)
-                if follower is not None:  # (unfollowed meanwhile: its appender hears it was not applied)
-                    follower.deliver(number, item.entry)
-                if not item.done.done():
-                    item.done.set_result(number)
+    # -- the group commit: rounds on the thread, driven by their answers -----------------------------
+    #
+    # Everything appended while a round is on the thread goes in the next one. A round is driven
+    # by callbacks, not by a task awaiting it under ``asyncio.timeout``: under a light load every
+    # move is a round of its own, and a task's steps, a future and a timer armed and cancelled
+    # for each were a third of what a lone move cost the journal. One watchdog timer
+    # (:meth:`_watch`) gives up a round older than :data:`COMMIT_TIMEOUT_S`; it is armed when a
+    # round starts and none is armed, and moves itself on to the round under way when it fires
+    # early, so it fires about once per time-out, not once per move.
 
-    @staticmethod
-    def _fail(batch: list[_Pending], exc: LogUnavailable) -> None:
+    def _next_round(self) -> None:
+        """Start the next round with everything queued (nothing when a round is under way)."""
+        if self._round is not None:
+            return
+        if not self._queue:
+            if self._drained is not None and not self._drained.done():
+                self._drained.set_result(None)
+            return
+        batch, self._queue = self._queue, []
+        loop = asyncio.get_running_loop()
+        current = self._round = _Round(batch, loop.time())
+        due = current.started + COMMIT_TIMEOUT_S
+        if self._watchdog is None or self._watchdog.when() > due:  # (none armed, or for a longer time-out)
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+            self._watchdog = loop.call_at(due, self._watch)
+        if self._unsure:  # recount the rooms of a failed commit first: it may have landed
+            unsure, self._unsure = self._unsure, set()
+            current.counts = dict.fromkeys(unsure, 0)
+            self._post(current, self._counts_of, sorted(unsure), self._recounted)
+        else:
+            self._commit_round(current)
+
+    def _post(
+        self,
+        current: _Round,
+        work: Callable[..., Any],
+        arg: Any,
+        then: Callable[[_Round, Any, BaseException | None], None],
+    ) -> None:
+        def answer(result: Any, error: BaseException | None) -> None:
+            if current is self._round:  # (else given up on: its appenders heard so already)
+                then(current, result, error)
+
+        try:
+            self._worker.post(work, (arg,), answer, current.given_up)
+        except LogUnavailable as exc:  # the thread has stopped
+            self._round_failed(current, exc)
+
+    def _recounted(self, current: _Round, found: dict[str, int] | None, error: BaseException | None) -> None:
+        if error is not None:
+            self._unsure |= set(current.counts)  # counted again before the next commit
+            current.counts = {}
+            self._round_failed(current, self._unavailable(error))
+            return
+        assert found is not None
+        for room_id, count in found.items():
+            if room_id in self.counts:  # (not forgotten meanwhile)
+                self.counts[room_id] = count
+        self._commit_round(current)
+
+    def _commit_round(self, current: _Round) -> None:
+        numbered = current.numbered
+        counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
+        for item in current.batch:
+            room_id = item.room
+            number = counts.get(room_id) or self.counts.get(room_id, 0)
+            number += 1
+            counts[room_id] = number
+            numbered.append((room_id, number, orjson.dumps(item.entry).decode()))
+        current.counts = counts
+        self._post(current, self._commit, numbered, self._committed)
+
+    def _committed(self, current: _Round, _result: None, error: BaseException | None) -> None:
+        """The round's commit is over: deliver its entries in order and answer the appenders
+        (only now: a move is acknowledged once it is durable), then start the next round."""
+        if error is not None:
+            self._unsure.update(current.counts)  # numbered again only once the journal says how far they got
+            self._round_failed(current, self._unavailable(error))
+            return
+        self._round = None
+        self.counts.update(current.counts)
+        rooms = self.rooms
+        for item, (room_id, number, _) in zip(current.batch, current.numbered, strict=True):
+            follower = rooms.get(room_id)
+            if follower is not None:  # (unfollowed meanwhile: its appender hears it was not applied)
+                try:
+                    follower.deliver(number, item.entry)
+                except Exception:  # a bug (a room catches its own): never hold back the others
+                    log.exception("delivering entry %d of room %s failed", number, room_id)
+            if not item.done.done():
+                item.done.set_result(number)
+        # the next round starts after the callbacks already due in this turn of the loop: the
+        # moves read with the thread's answer join it (as they did when a task drove the rounds)
+        self._gathering = True
+        asyncio.get_running_loop().call_soon(self._gathered)
+
+    def _gathered(self) -> None:
+        self._gathering = False
+        self._next_round()
+
+    def _round_failed(self, current: _Round, exc: LogUnavailable) -> None:
+        """A round that failed or was given up on: its appenders hear ``exc``; the next round starts."""
+        current.abandoned = True
+        if current is self._round:
+            self._round = None
         log.error("%s", exc)
-        for item in batch:
+        for item in current.batch:
             if not item.done.done():
                 item.done.set_exception(exc)
+        self._next_round()
+
+    def _watch(self) -> None:
+        """The watchdog: give up the round under way once it is :data:`COMMIT_TIMEOUT_S` old (it
+        may still land: its rooms are counted again before they are numbered again); for a younger
+        one, come back when it will be that old."""
+        self._watchdog = None
+        current = self._round
+        if current is None:
+            return  # the next round arms it again
+        loop = asyncio.get_running_loop()
+        due = current.started + COMMIT_TIMEOUT_S
+        if loop.time() < due:
+            self._watchdog = loop.call_at(due, self._watch)
+            return
+        self._unsure.update(current.counts)  # (a commit's rooms, or a recount's: unsure still)
+        message = f"the journal {self.path} did not answer in time"
+        self._round_failed(current, LogUnavailable(message, certain=False))
+
+    def _unavailable(self, error: BaseException) -> LogUnavailable:
+        """What the appenders of a round that failed on the thread hear."""
+        if isinstance(error, LogUnavailable):
+            return error
+        if not isinstance(error, (sqlite3.Error, OSError)):  # a bug: logged whole; nobody left waiting
+            log.error("a journal round failed", exc_info=error)
+        return LogUnavailable(f"the journal {self.path} failed: {error}")
 
     def _counts_of(self, rooms: list[str]) -> dict[str, int]:
         db = self._connection()
@@ -492,8 +625,13 @@ class JournalLog(_LocalLog):
         self.sleeping.pop(room_id, None)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            await asyncio.gather(self._writer, return_exceptions=True)
+        if self._round is not None or self._queue:
+            self._drained = asyncio.get_running_loop().create_future()
+            self._next_round()
+            await self._drained
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self._db is not None:
             db, self._db = self._db, None
             await self._worker.submit(db.close)  # the last connection: SQLite checkpoints the rest

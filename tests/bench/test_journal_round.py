@@ -1,0 +1,30 @@
+"""The lone journal round's measure (``bench/journal_round.py``) runs each of its cases in a process
+of its own and reports them all (figures are measured by hand and written in docs/benchmarks.md,
+never asserted here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_the_lone_round_measure_reports_the_journal_the_inline_commit_and_the_hop() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "journal_round.py"), "--rounds", "1", "--appends", "50"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client"))},
+    )
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(summary) == {"journal", "inline", "hop"}
+    assert all(case["us_per_append_median"] > 0 for case in summary.values())
+    assert summary["inline"]["us_per_row_in_commits_of_50_median"] > 0
+    # the journal and the hop go through the journal's thread: it switched; the inline commit has none
+    assert summary["journal"]["other_threads_switches_vol_invol"]
+    assert summary["inline"]["other_threads_switches_vol_invol"] == []
