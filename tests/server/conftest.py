@@ -17,6 +17,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from halfmoon_server import create_app
 from halfmoon_server.clock import ManualClock
+from tests.conftest import require_service
+from tests.server.instances import RedisServer
 from tests.server.redis_cluster import RedisClusterNodes, require_redis_cluster
 from tests.server.support import T0, make_settings
 
@@ -75,3 +77,14 @@ async def redis_cluster(tmp_path: Path) -> AsyncIterator[RedisClusterNodes]:
     nodes = await RedisClusterNodes(tmp_path / "redis-cluster").start()
     yield nodes
     nodes.stop()
+
+
+@pytest.fixture
+async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    """A ``redis-server`` of the test's own, on a free port (it may be killed and started again)."""
+    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
+    server = await RedisServer(tmp_path / "redis").start()
+    try:
+        yield server
+    finally:
+        server.kill()

@@ -6,15 +6,12 @@ is ``LogUnavailable``, quoting nothing of the summary."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from halfmoon_server.adapters.live_list import ROOMS_KEY, UNTIL_KEY, MemoryLiveList, RedisLiveList
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import LogUnavailable
-from tests.conftest import require_service
 from tests.server.instances import RedisServer
 from tests.server.redis_cluster import RedisClusterNodes
 from tests.server.support import T0
@@ -38,16 +35,6 @@ async def test_in_memory_an_entry_lasts_its_ttl_from_its_last_put_and_a_drop_tak
     await live.drop("AAAAAA")
     await live.drop("CCCCCC")  # not listed: nothing
     assert await live.races(10) == []
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 async def check_a_redis_live_list(url: str) -> None:

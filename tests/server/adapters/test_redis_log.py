@@ -4,9 +4,7 @@ its failures (what they say quotes no secret of the room's)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,20 +14,9 @@ from halfmoon.protocol import Mode
 from halfmoon_server.adapters.redis_log import RedisLog
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.errors import LogUnavailable
-from tests.conftest import require_service
 from tests.server.instances import RedisServer
 
 pytestmark = pytest.mark.redis
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 class Follower:

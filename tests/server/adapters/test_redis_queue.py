@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
@@ -14,22 +13,11 @@ import redis.asyncio as aioredis
 from halfmoon_server.adapters.redis_queue import RedisQueue
 from halfmoon_server.core.queue import Waiting
 from halfmoon_server.errors import LogUnavailable
-from tests.conftest import require_service
 from tests.server.instances import RedisServer
 
 pytestmark = pytest.mark.redis
 
 ADA, BEA = "a" * 64, "b" * 64
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture

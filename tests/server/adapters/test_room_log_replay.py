@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from halfmoon_server.core.commands import LOG_VERSION
 from halfmoon_server.ports import RoomLog
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
-from tests.conftest import require_service
 from tests.server.build_room_logs import (
     JOURNAL_PATH,
     REDIS_PATH,
@@ -73,16 +71,6 @@ def fill_journal(path: Path, golden: dict[str, Any]) -> None:
                 "INSERT INTO entries VALUES (?, ?, ?)",
                 [(room["room"], n, orjson.dumps(entry).decode()) for n, entry in stored["entries"]],
             )
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 async def fill_redis(url: str, golden: dict[str, Any]) -> None:

@@ -28,7 +28,6 @@ from halfmoon_server.settings import OPTIONS, Settings
 from halfmoon_server.web.app import create_app
 from tests.conftest import ROOT
 from tests.server.conftest import StartServer
-from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room, redis_server  # noqa: F401 (a fixture)
 from tests.server.support import WsClient, make_settings
 
 SECRET = "a-daily-secret-of-forty-bytes-for-tests!"

@@ -17,7 +17,7 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.rooms.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
-from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room, redis_server  # noqa: F401 (a fixture)
+from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room
 from tests.server.support import WsClient
 
 
@@ -127,7 +127,7 @@ async def test_a_room_whose_wake_up_load_fails_is_still_forgotten(
 async def test_a_room_dropped_and_held_again_at_once_keeps_its_lease_in_redis(
     tmp_path: Any,
     clock: ManualClock,
-    redis_server: Any,  # noqa: F811 (the fixture imported above)
+    redis_server: Any,
 ) -> None:
     """A room asleep resumed at once: its drop lets the lease go in the background, and its
     load claims it again. Had the lease's release landed after the claim, this instance would

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from halfmoon_server.rooms.lobby import Lobby, OwnedElsewhere
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
 from halfmoon_server.web import keys
-from tests.conftest import require_service
 from tests.server.conftest import StartServer
 from tests.server.instances import RedisServer
 from tests.server.support import T0, WsClient, journal_entries, make_settings, won_record
@@ -292,14 +290,6 @@ async def test_an_entry_delivered_during_a_catch_up_is_not_lost(tmp_path: Path, 
 
 
 # -- 3. the log loses entries (Redis restarted from an older file, a dropped room's keys expire) -----
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary")
-    server = await RedisServer(tmp_path / "redis").start()
-    yield server
-    server.kill()
 
 
 async def _redis_room(tmp_path: Path, clock: ManualClock, url: str) -> tuple[Any, Room]:

@@ -19,7 +19,6 @@ import aiohttp
 import pytest
 
 from halfmoon.game import Move
-from tests.conftest import require_service
 from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
 from tests.server.support import WsClient, check_hidden_information, won_record
 from tests.server.system.test_deploy import nginx_config
@@ -51,14 +50,6 @@ async def race_through_a_balancer(
     return clients, tokens
 
 Cluster = Callable[[int], Awaitable[list[Instance]]]
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    yield server
-    server.kill()
 
 
 @pytest.fixture

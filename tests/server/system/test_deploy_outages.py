@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 
 from halfmoon.game import Move
 from halfmoon_server.web.app import begin_draining
-from tests.conftest import ROOT, require_service
+from tests.conftest import ROOT
 from tests.server.conftest import StartServer
 from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
 from tests.server.support import WsClient, won_record
@@ -135,14 +135,6 @@ async def test_nginx_lets_every_player_in_while_postgresql_is_cut(
     finally:
         for inst in instances:
             inst.stop()
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    yield server
-    server.kill()
 
 
 class Player:

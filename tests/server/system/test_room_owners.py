@@ -24,7 +24,6 @@ from redis.asyncio.cluster import RedisCluster
 
 from halfmoon.game import Move
 from halfmoon_server.web.relay import RELAYED_FOR, sign
-from tests.conftest import require_service
 from tests.server.instances import Instance, RedisServer
 from tests.server.redis_cluster import RedisClusterNodes
 from tests.server.support import WsClient, won_record
@@ -38,14 +37,6 @@ LEASE_MS = 1500
 SECRET = b"instances-test-secret-32-bytes-long"  # the secret tests.server.instances gives every instance
 
 Cluster = Callable[..., Awaitable[list[Instance]]]
-
-
-@pytest.fixture
-async def redis_server(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
-    server = await RedisServer(tmp_path / "redis").start()
-    yield server
-    server.kill()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 from tests.server.instances import Instance, RedisServer, free_port
 from tests.server.support import WsClient
-from tests.server.system.test_cluster import CODE, LINE, Cluster, cluster, redis_server  # noqa: F401 (fixtures)
+from tests.server.system.test_cluster import CODE, LINE, Cluster, cluster  # noqa: F401 (a fixture)
 from tests.server.system.test_deploy import nginx_config
 from tests.server.system.test_durability import play
 
@@ -59,7 +59,7 @@ async def _start_nginx(
 
 async def test_nginx_sends_every_connection_of_a_room_to_one_instance(
     cluster: Cluster,  # noqa: F811 (the fixture imported above)
-    redis_server: RedisServer,  # noqa: F811
+    redis_server: RedisServer,
     nginx_path: str,
     tmp_path: Path,
 ) -> None:
