@@ -140,11 +140,12 @@ async def test_members_reaching_other_instances_are_relayed_to_the_one_owner_whi
     one, two, three = await cluster(3)
     async with aiohttp.ClientSession() as http:
         room = (await (await http.post(f"{one.base}/api/rooms", json={"code": CODE})).json())["room"]
-        owner = await owner_of(redis, room)
-        assert owner is not None, "the instance that made the room owns it"
+        assert await owner_of(redis, room) is None, "a room made for a link waits, asleep, for its first member"
         ada = await WsClient.connect_url(one.ws, "ada")
         await ada.send("join", room=room, name="Ada")
         await ada.next("welcome")
+        owner = await owner_of(redis, room)
+        assert owner is not None, "the instance its first member reached owns it"
         bob = await WsClient.connect_url(two.ws, "bob")  # relayed: its first message names the room
         await bob.send("join", room=room, name="Bob")
         assert [p["name"] for p in (await bob.next("welcome"))["room"]["players"]] == ["Ada", "Bob"]
