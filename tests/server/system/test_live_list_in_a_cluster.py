@@ -1,7 +1,8 @@
 """The live list across a cluster's instances (``--redis``): a public race made and run on one
 instance is on every instance's ``GET /api/live``, and its Watch link works through another; a
-private race is on none; a public race whose every instance died leaves the list within
-``--live-ttl``, while one another instance still holds stays on it (its players can resume there).
+private race is on none; a public race whose owner died is taken over by a survivor once its
+lease ran out and stays on the list from there (the dead owner's own entries leave it within
+``--live-ttl``: tests/server/adapters/test_live_list.py ages them out).
 
 Two real ``halfmoon serve`` processes, their own ``redis-server`` and a fresh PostgreSQL database;
 they skip where those are missing, except under CI=true."""
