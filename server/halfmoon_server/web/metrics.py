@@ -103,6 +103,13 @@ class Metrics:
         self.solver_restarts = Counter(
             "halfmoon_solver_restarts", "Solver workers that died and were replaced (SolverPool)", registry=r
         )
+        self.relays = Counter(
+            "halfmoon_relayed_connections",
+            "Connections relayed to the instance that owns their room (a cluster), by outcome"
+            " (relayed; unreachable: the owner could not be reached)",
+            ["outcome"],
+            registry=r,
+        )
         ProcessCollector(registry=r)
         self._watching = False
 

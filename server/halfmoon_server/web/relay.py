@@ -144,8 +144,10 @@ async def relay(app: web.Application, conn: Connection, target: OwnedElsewhere, 
             )
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         log.warning("room %s: its owner %s at %s cannot be reached (%s)", target.room_id, target.instance, url, exc)
+        app[keys.METRICS].relays.labels("unreachable").inc()
         app[keys.LOBBY].log.unreachable(target.instance)
         return False
+    app[keys.METRICS].relays.labels("relayed").inc()
     # in a room (on the owner): the sweep's roomless clock never runs out; its pings still run
     conn.roomless_since = math.inf
     try:

@@ -167,6 +167,11 @@ async def test_members_reaching_other_instances_are_relayed_to_the_one_owner_whi
             lines = metrics.splitlines()
             held = sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("halfmoon_rooms{"))
             assert held == (1 if inst is one else 0), "only the owner holds the room"
+            counter = 'halfmoon_relayed_connections_total{outcome="relayed"}'
+            relayed = [line for line in lines if line.startswith(counter)]
+            assert [float(line.rsplit(" ", 1)[1]) for line in relayed] == ([] if inst is one else [1.0]), (
+                "Bob's connection relayed by two, Sam's by three; none by the owner"
+            )
         stats = await redis.info("commandstats")
         assert "cmdstat_publish" not in stats and "cmdstat_spublish" not in stats, "no fan-out with one owner"
         # a REST read on a non-owner is served from the log, without holding the room
