@@ -4,19 +4,16 @@
 Starts its own ``redis-server``, ``halfmoon serve --redis`` instances (each its own SQLite
 database, every limit lifted) and a real nginx running deploy/nginx.conf in front of them, on
 ports of their own (``--port-base P``: P, P+1, …; else free ones). Then plays **the same rooms
-and moves** in four set-ups, one after the other, each on fresh processes:
+and moves** in three set-ups, one after the other, each on fresh processes:
 
 - ``one``: one instance behind nginx;
 - ``two-by-room``: two instances behind nginx's ``hash $halfmoon_room consistent``, every client
-  connecting to ``/ws?room=ID`` as the browser and terminal clients do;
-- ``two-by-room-made-there``: the same, but every room is held by the one instance nginx routes
-  it to: today the instance that makes a room (``POST /api/rooms``, which names no room yet, so
-  nginx balances it round robin) holds it too, and follows its moves beside the instance its
-  members reach; this set-up keeps only rooms made on the instance they route to (see
-  :func:`rooms_made_where_routed`): what routing gives once a room is held where its members go
-  (the owner work of issue 30);
+  connecting to ``/ws?room=ID`` as the browser and terminal clients do. A room made with
+  ``POST /api/rooms`` (round robin: it names no room yet) is let go at once, and the instance its
+  members are routed to claims it: one owner, nobody relayed;
 - ``two-round-robin``: the same two instances, the clients naming no room (an older client):
-  nginx balances each connection round robin, so a room's players are spread.
+  nginx balances each connection round robin, so a room's players are spread: those that reach
+  the instance that does not own the room are relayed to its owner.
 
 In each, ``--rooms`` races of 4 players (plus one spectator every ``--spectator-every`` rooms): a
 room made with ``POST /api/rooms`` through nginx (round robin: it names no room yet) on a deal
@@ -24,11 +21,11 @@ with a known winning line (tests/vectors/won_records.json); its players join, th
 and each plays the whole line in a closed loop (its next move once the last was acknowledged).
 
 Measured over the play (from every race started to every game over, plus a quiet half second
-for followers to catch up), never wall time: each instance's process CPU (/proc, user+system)
+for the last answers), never wall time: each instance's process CPU (/proc, user+system)
 and Redis's ``INFO commandstats`` (``publish`` + ``spublish`` calls, the Lua append scripts'
 included). Reported per set-up: moves acknowledged, instance CPU per move (total over the
-instances), PUBLISH+SPUBLISH per move, Redis CPU per move, and how many rooms two instances
-followed (Redis's followers set of each room, read at the end of the play). Then the ratios the
+instances), PUBLISH+SPUBLISH per move, Redis CPU per move, and how many connections were relayed
+to their room's owner (``halfmoon_relayed_connections_total`` on each instance). Then the ratios the
 issue asks for: total instance CPU per move, two instances ÷ one, and PUBLISH+SPUBLISH per move,
 for each two-instance set-up. Figures go in docs/benchmarks.md ("Routing by room").
 """
@@ -59,7 +56,7 @@ from benchlib import cpu_seconds, free_port, wait_up
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = 4  # players in a room
-SETUPS = ("one", "two-by-room", "two-by-room-made-there", "two-round-robin")
+SETUPS = ("one", "two-by-room", "two-round-robin")
 #: every limit a load would hit, lifted (each is a server setting)
 LIFTED = {
     "HALFMOON_RATE_BURST": "1000000",
@@ -73,6 +70,7 @@ LIFTED = {
     "HALFMOON_DAILY_REQUIRES_WINNABLE": "0",
     "HALFMOON_SECRET": "routing-benchmark-secret-routing-benchmark",
     "HALFMOON_LOG_LEVEL": "WARNING",
+    "HALFMOON_METRICS_ON_APP_PORT": "1",  # (the relays counted: each instance's /metrics)
 }
 
 
@@ -201,11 +199,15 @@ async def publish_calls(port: int) -> int:
     return sum(int(n) for n in re.findall(r"^cmdstat_s?publish:calls=(\d+)", text, re.M))
 
 
-async def followers(port: int, room: str) -> int:
-    """How many instances follow ``room`` now (the room log's followers set)."""
-    from halfmoon_server.adapters.redis_log import _followers_key  # (the key's one definition)
-
-    return int(await redis_command(port, "SCARD", _followers_key(room)))
+async def relayed(http: aiohttp.ClientSession, ports: list[int]) -> int:
+    """Connections the instances relayed to their room's owner so far (their ``/metrics``)."""
+    total = 0.0
+    for port in ports:
+        async with http.get(f"http://127.0.0.1:{port}/metrics") as answer:
+            text = await answer.text()
+        counted = re.findall(r'^halfmoon_relayed_connections_total\{outcome="relayed"\} (\S+)$', text, re.M)
+        total += sum(float(n) for n in counted)
+    return int(total)
 
 
 class Member:
@@ -265,39 +267,6 @@ class Member:
         return len(line)
 
 
-async def rooms_made_where_routed(
-    http: aiohttp.ClientSession, procs: Processes, code: str, rooms: int
-) -> list[tuple[str, Member]]:
-    """``rooms`` rooms each held by the one instance nginx routes it to, with their first player
-    in: rooms are made on each instance in turn (``POST /api/rooms`` to it, not through nginx),
-    their first player joins through nginx (``/ws?room=``), and a room is kept when no second
-    instance follows it (Redis's followers set). What routing gives once a room is held where its
-    members are routed (today a room made through nginx is held by the instance that made it too);
-    the other rooms are left in their lobbies, their player gone."""
-    kept: list[tuple[str, Member]] = []
-    ws_base = procs.base.replace("http", "ws", 1) + "/ws"
-    made = 0
-    while len(kept) < rooms:
-        batch = []
-        for _ in range(2 * (rooms - len(kept))):
-            port = procs.instance_ports[made % len(procs.instance_ports)]
-            made += 1
-            async with http.post(f"http://127.0.0.1:{port}/api/rooms", json={"code": code}) as answer:
-                room = (await answer.json())["room"]
-            first = Member(await http.ws_connect(f"{ws_base}?room={room}", max_msg_size=0))
-            welcome = first.expect("welcome")
-            await first.send("join", room=room, name="P0")
-            await asyncio.wait_for(welcome, 30)
-            batch.append((room, first))
-        await asyncio.sleep(0.3)  # (an instance adds itself to a room's followers in a task of its own)
-        for room, first in batch:
-            if len(kept) < rooms and await followers(procs.redis_port, room) == 1:
-                kept.append((room, first))
-            else:
-                await first.ws.close()
-    return kept
-
-
 @dataclass
 class Result:
     setup: str
@@ -308,7 +277,7 @@ class Result:
     instance_cpu_per_move_us: float
     publish_per_move: float
     redis_cpu_per_move_us: float
-    rooms_followed_twice: int
+    relayed_connections: int
 
 
 async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, ports: Ports) -> Result:
@@ -319,18 +288,12 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
     async with started(instances, folder, ports) as procs, aiohttp.ClientSession(connector=connector) as http:
         ws_base = procs.base.replace("http", "ws", 1) + "/ws"
         tables: list[tuple[str, list[Member]]] = []
-        made_there = []
-        if setup == "two-by-room-made-there":
-            made_there = await rooms_made_where_routed(http, procs, code, rooms)
         for number in range(rooms):
-            if made_there:
-                room, first = made_there[number]
-            else:
-                async with http.post(f"{procs.base}/api/rooms", json={"code": code}) as answer:
-                    room, first = (await answer.json())["room"], None
+            async with http.post(f"{procs.base}/api/rooms", json={"code": code}) as answer:
+                room = (await answer.json())["room"]
             url = f"{ws_base}?room={room}" if by_room else ws_base
-            members = [] if first is None else [first]
-            for seat in range(len(members), TABLE):
+            members: list[Member] = []
+            for seat in range(TABLE):
                 member = Member(await http.ws_connect(url, max_msg_size=0))
                 welcome = member.expect("welcome")
                 await member.send("join", room=room, name=f"P{seat}")
@@ -359,11 +322,11 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
             return sum(await asyncio.gather(*(m.play(line) for m in members)))
 
         moves = sum(await asyncio.gather(*(race(members) for _, members in tables)))
-        twice = sum([await followers(procs.redis_port, room) >= 2 for room, _ in tables])
-        await asyncio.sleep(0.5)  # followers catch up
+        await asyncio.sleep(0.5)  # the last answers go out
         cpu = [cpu_seconds(pid) - before for pid, before in zip(procs.instance_pids, cpu_before, strict=True)]
         redis_cpu = cpu_seconds(procs.redis_pid) - redis_before
         published = await publish_calls(procs.redis_port) - published_before
+        relays = await relayed(http, procs.instance_ports)
         for _, members in tables:
             for member in members:
                 await member.ws.close()
@@ -376,7 +339,7 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
         instance_cpu_per_move_us=round(sum(cpu) / moves * 1e6, 1),
         publish_per_move=round(published / moves, 4),
         redis_cpu_per_move_us=round(redis_cpu / moves * 1e6, 1),
-        rooms_followed_twice=twice,
+        relayed_connections=relays,
     )
 
 
@@ -386,10 +349,8 @@ def ratios(results: list[Result]) -> dict[str, float]:
     one = by["one"].instance_cpu_per_move_us
     return {
         "cpu_two_by_room_over_one": round(by["two-by-room"].instance_cpu_per_move_us / one, 3),
-        "cpu_two_by_room_made_there_over_one": round(by["two-by-room-made-there"].instance_cpu_per_move_us / one, 3),
         "cpu_two_round_robin_over_one": round(by["two-round-robin"].instance_cpu_per_move_us / one, 3),
         "publish_per_move_by_room": by["two-by-room"].publish_per_move,
-        "publish_per_move_by_room_made_there": by["two-by-room-made-there"].publish_per_move,
         "publish_per_move_round_robin": by["two-round-robin"].publish_per_move,
     }
 

@@ -30,18 +30,17 @@ def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Pa
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(out.read_text())
     runs = {run["setup"]: run for run in summary["runs"]}
-    assert set(runs) == {"one", "two-by-room", "two-by-room-made-there", "two-round-robin"}
+    assert set(runs) == {"one", "two-by-room", "two-round-robin"}
     line = [step for step in json.loads((ROOT / "tests/vectors/won_records.json").read_text())["records"][0]["moves"]]
     assert {run["moves"] for run in runs.values()} == {3 * 4 * len(line)}, "the same moves, all acknowledged"
     assert len(runs["one"]["instance_cpu_s"]) == 1 and len(runs["two-by-room"]["instance_cpu_s"]) == 2
     assert all(cpu > 0 for run in runs.values() for cpu in run["instance_cpu_s"])
-    # one instance has nobody to publish to; round robin splits every room of 4 over both
-    assert runs["one"]["publish_per_move"] == 0 and runs["one"]["rooms_followed_twice"] == 0
-    assert runs["two-round-robin"]["publish_per_move"] > 0
-    # routed by room, a room held where its members go: one instance follows it, nobody to publish to
-    assert runs["two-by-room-made-there"]["rooms_followed_twice"] == 0
-    assert runs["two-by-room-made-there"]["publish_per_move"] == 0
+    # one owner per room: nothing is ever published
+    assert all(run["publish_per_move"] == 0 for run in runs.values())
+    # routed by room, every member reaches the room's owner; round robin relays some to it
+    assert runs["one"]["relayed_connections"] == runs["two-by-room"]["relayed_connections"] == 0
+    assert runs["two-round-robin"]["relayed_connections"] > 0
     (ratios,) = summary["ratios"]
-    kinds = ("by_room", "by_room_made_there", "round_robin")
+    kinds = ("by_room", "round_robin")
     assert set(ratios) == {f"cpu_two_{k}_over_one" for k in kinds} | {f"publish_per_move_{k}" for k in kinds}
     assert summary["median"] == ratios
