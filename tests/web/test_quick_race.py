@@ -196,8 +196,9 @@ def test_with_no_ghost_the_offer_promises_none_keep_waiting_keeps_the_focus_and_
     is refused and says so on its screen (not «waiting for a rival»)."""
     words = {
         "it": ("Puoi continuare ad aspettare o giocare da solo.", "Continua ad aspettare", "Non sei in coda.",
-               "già in coda"),
-        "en": ("You can keep waiting or play solo.", "Keep waiting", "You are not in the queue.", "queue already"),
+               "già in coda", "Inizio"),
+        "en": ("You can keep waiting or play solo.", "Keep waiting", "You are not in the queue.",
+               "queue already", "Home"),
     }[lang]
     with running_server(tmp_path, env=QUICK_ENV) as base:
         pages = Pages(browser, base)
@@ -216,6 +217,7 @@ def test_with_no_ghost_the_offer_promises_none_keep_waiting_keeps_the_focus_and_
             status = second.locator(".queue-status")
             expect(status).to_contain_text(words[2])
             expect(status).to_contain_text(words[3])
+            expect(second.locator("#leave-queue")).to_have_text(words[4])  # not «Leave the queue»: it is in none
             second.wait_for_timeout(4000)  # (the toast is gone by now: the screen still says it)
             expect(status).to_contain_text(words[2])
         finally:

@@ -100,6 +100,7 @@ export function openQueue(app) {
         const line = queueLine(state, now, w);
         // refused (already queued in another tab…): the reason stays on screen, not only in a passing toast
         status.textContent = state.phase === "refused" && state.error ? `${line} ${errorText(app.lang(), state.error.code, name, state.error.message)}` : line;
+        leaveButton.textContent = state.phase === "refused" ? w.home : w.quick.leave; // (not queued: nothing to leave)
         offer.hidden = !state.offer;
         const shown = state.offer ? JSON.stringify(state.ghost) : null;
         if (shown === offered) return;
