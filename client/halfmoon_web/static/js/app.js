@@ -312,10 +312,12 @@ function home() {
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomHint); } },
       h("label", { for: "room" }, w.joinRace), room, h("button", { class: "primary" }, w.join),
       h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
-    h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/examples", "data-link": true }, w.examples), " · ",
-      h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards), " · ",
-      h("a", { href: "/me", "data-link": true }, w.me.title), " · ",
-      h("a", { href: "/account", "data-link": true }, w.account.title))));
+    // (each «·» stays with the link before it, in a span that does not wrap: a line never starts with a dot)
+    h("p", { class: "home-links" }, ...[["/rules", w.rules], ["/examples", w.examples], ["/leaderboard", w.leaderboards],
+      ["/me", w.me.title], ["/account", w.account.title]].flatMap(([href, text], i, all) => {
+      const link = h("a", { href, "data-link": true }, text);
+      return i === all.length - 1 ? [link] : [h("span", { class: "nowrap" }, link, "\u00a0·"), " "];
+    }))));
   createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 
