@@ -499,7 +499,7 @@ function leaderboard(kind, arg) {
   const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : utcDay(Date.now()) });
   main.append(h("section", { class: "panel" },
     h("h1", {}, w.leaderboards),
-    h("div", { class: "row board-tabs" }, h("a", { href: "/leaderboard/ratings", "data-link": true, class: kind === "ratings" ? "button primary" : "button", "aria-current": kind === "ratings" ? "page" : null }, "★ ", w.ratings.tab)),
+    h("div", { class: "row board-tabs" }, h("a", { href: "/leaderboard/ratings", "data-link": true, class: kind === "ratings" ? "button" : "button quiet", "aria-current": kind === "ratings" ? "page" : null }, "★ ", w.ratings.tab)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/${codeInput.value.trim().toUpperCase()}`); } },
       h("label", { for: "lb-code" }, w.perDeal), codeInput, h("button", { class: "primary" }, w.show)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/daily/${dateInput.value}`); } },
