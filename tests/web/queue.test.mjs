@@ -44,3 +44,17 @@ test("matched gives the room and the name to join under; an error before any que
   assert.equal(refused.error.code, "already_queued");
   assert.throws(() => queueReduce(initialQueue(), { type: "moved" }, 0), /unexpected message type/);
 });
+
+test("a refused tab says it is not in the queue, never that it waits for a rival", () => {
+  const refused = queueReduce(initialQueue(), { type: "error", code: "already_queued", message: "…" }, 0);
+  assert.equal(queueLine(refused, 0, t("it")), "Non sei in coda.");
+  assert.equal(queueLine(refused, 0, t("en")), "You are not in the queue.");
+});
+
+test("the offer's text names the ghost only when a ghost is offered, in both languages", () => {
+  for (const lang of ["it", "en"]) {
+    const fantasma = lang === "it" ? /fantasma/ : /ghost/;
+    assert.match(t(lang).quick.offerText(true), fantasma);
+    assert.doesNotMatch(t(lang).quick.offerText(false), fantasma);
+  }
+});

@@ -211,3 +211,22 @@ def test_a_passkey_made_on_a_phone_signs_in_a_desktop_which_the_phone_then_revok
     finally:
         for device in (phone, desktop, tv):
             device.close()
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_name_field_for_a_new_account_is_wide_on_a_phone_in_both_languages(
+    browser: Browser, localhost_server: str, lang: str
+) -> None:
+    """The field is never squeezed beside its button (the Italian «Crea con una passkey» left it
+    a third of the screen): at least 12rem wide, the button under it when both do not fit."""
+    phone = Device(browser, localhost_server, PHONE, lang)
+    try:
+        phone.page.goto("/account")
+        field = phone.page.locator("#account-name").bounding_box()
+        button = phone.page.locator("#account-register button").bounding_box()
+        assert field is not None and button is not None
+        assert field["width"] >= 12 * 16, field
+        under = button["y"] >= field["y"] + field["height"]
+        assert under or button["x"] >= field["x"] + field["width"], (field, button)
+    finally:
+        phone.close()

@@ -119,3 +119,29 @@ def test_the_home_link_is_a_44_pixel_target_at_every_width(pages: Pages, width: 
     page = pages.new("/rules", settings={"lang": "en", "name": "Ada"}, viewport={"width": width, "height": 800})
     box = page.locator(".top .brand").bounding_box()
     assert box is not None and box["height"] >= 44, box
+
+
+#: The home's links row: for each «·» separator, whether it sits on the line of the link before it.
+SEPARATORS_ON_THEIR_LINE_JS = """() => (() => {
+  const walker = document.createTreeWalker(document.querySelector('.home-links'), NodeFilter.SHOW_TEXT);
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  return texts;
+}).call().filter(n => n.textContent.includes('·'))
+  .map(n => {
+    const range = document.createRange();
+    const at = n.textContent.indexOf('·');
+    range.setStart(n, at); range.setEnd(n, at + 1);
+    const dot = range.getBoundingClientRect(), link = n.previousSibling.getClientRects();
+    const last = link[link.length - 1];
+    return Math.abs((dot.top + dot.bottom) / 2 - (last.top + last.bottom) / 2) < 8;
+  })"""
+
+
+@pytest.mark.parametrize(("lang", "width"), [("it", 390), ("it", 360), ("en", 360)])
+def test_the_home_links_row_never_starts_a_line_with_a_separator(pages: Pages, lang: str, width: int) -> None:
+    page = pages.new("/", viewport={"width": width, "height": 800}, locale=LOCALES[lang],
+                     settings={"lang": lang, "name": "Ann"})
+    page.wait_for_selector(".home-links a[href='/account']")
+    on_their_line = page.evaluate(SEPARATORS_ON_THEIR_LINE_JS)
+    assert len(on_their_line) == 4 and all(on_their_line), on_their_line

@@ -123,3 +123,23 @@ def test_a_live_list_the_server_cannot_read_says_so_and_shows_again_when_it_can(
     page.unroute("**/api/live")
     shown_again(page)
     expect(page.locator("#live-races")).to_contain_text("No public race right now")
+
+
+def test_the_watch_link_keeps_the_keyboard_focus_when_the_list_is_read_again(pages: Pages) -> None:
+    """The list is redrawn every 15 s: a keyboard player on «Watch» stays on it (before, the
+    redraw dropped the focus to the page's top), and Enter then opens that race."""
+    visitor = pages.new("/", viewport=PHONE, locale="en-GB", settings={"lang": "en", "name": "Val"})
+    _, room = new_race(pages, "Ada", listed=True)
+    link = visitor.locator(f'#live-races [data-watch="{room}"]')
+    for _ in range(20):
+        shown_again(visitor)
+        if link.count():
+            break
+        visitor.wait_for_timeout(300)
+    link.focus()
+    visitor.evaluate("document.querySelector('#live-races h3').dataset.drawnBefore = 'yes'")
+    shown_again(visitor)  # read again and redrawn
+    expect(visitor.locator("#live-races h3")).not_to_have_attribute("data-drawn-before", "yes")
+    expect(link).to_be_focused()
+    visitor.keyboard.press("Enter")
+    visitor.wait_for_url(re.compile(f"/watch/{room}$"))

@@ -10,6 +10,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -184,6 +185,44 @@ def test_a_lone_player_is_offered_to_keep_waiting_race_a_ghost_or_play_solo(
     page.get_by_role("button", name="Gioca da solo").click()
     page.wait_for_url("**/play/HM1-*")
     expect(page.locator(".board")).to_be_visible()
+
+
+@pytest.mark.parametrize(("lang", "locale"), [("it", "it-IT"), ("en", "en-GB")])
+def test_with_no_ghost_the_offer_promises_none_keep_waiting_keeps_the_focus_and_a_second_tab_says_why(
+    browser: Browser, tmp_path: Path, lang: str, locale: str
+) -> None:
+    """On a server with no recent quick race the offer names no ghost; «Keep waiting» taken with
+    the keyboard leaves the focus on Leave (not on the page's top); the same player's second tab
+    is refused and says so on its screen (not «waiting for a rival»)."""
+    words = {
+        "it": ("Puoi continuare ad aspettare o giocare da solo.", "Continua ad aspettare", "Non sei in coda.",
+               "già in coda", "Inizio"),
+        "en": ("You can keep waiting or play solo.", "Keep waiting", "You are not in the queue.",
+               "queue already", "Home"),
+    }[lang]
+    with running_server(tmp_path, env=QUICK_ENV) as base:
+        pages = Pages(browser, base)
+        try:
+            page = open_queue(pages, "390x844", locale=locale)
+            offer = page.locator(".queue-offer")
+            expect(offer).to_be_visible(timeout=10_000)
+            expect(offer.locator("p")).to_have_text(words[0])
+            expect(offer.locator("#race-ghost")).to_have_count(0)
+            offer.get_by_role("button", name=words[1]).focus()
+            page.keyboard.press("Enter")
+            expect(offer).to_be_hidden()
+            expect(page.locator("#leave-queue")).to_be_focused()
+            second = page.context.new_page()
+            second.goto("/quick")
+            status = second.locator(".queue-status")
+            expect(status).to_contain_text(words[2])
+            expect(status).to_contain_text(words[3])
+            expect(second.locator("#leave-queue")).to_have_text(words[4])  # not «Leave the queue»: it is in none
+            second.wait_for_timeout(4000)  # (the toast is gone by now: the screen still says it)
+            expect(status).to_contain_text(words[2])
+        finally:
+            pages.close()
+        assert not pages.errors, f"JavaScript errors in the page: {pages.errors}"
 
 
 @pytest.mark.parametrize("lang", ["it", "en"])

@@ -122,3 +122,18 @@ def test_a_rated_race_shows_the_change_the_board_and_the_history(own_pages: Page
     bob_section.scroll_into_view_if_needed()
     screenshot(bob, "rating-history-390x844")
     assert bob.evaluate("() => document.documentElement.scrollWidth") <= 390, "the page scrolls sideways"
+
+
+def test_the_ratings_tab_looks_selected_only_on_the_ratings_board(pages: Pages) -> None:
+    """On /leaderboard the «Ratings» tab is a quiet button; on /leaderboard/ratings it is the gold
+    one and the current page (before, it was gold on both: nothing showed where the player was)."""
+    background = "el => getComputedStyle(el).backgroundColor"
+    page = pages.new("/leaderboard", viewport=PHONE_390, settings={"lang": "en", "name": "Ann"})
+    tab = page.locator(".board-tabs a")
+    expect(tab).to_have_text("★ Ratings")
+    expect(tab).not_to_have_attribute("aria-current", "page")
+    other = tab.evaluate(background)
+    tab.click()
+    page.wait_for_url("**/leaderboard/ratings")
+    expect(tab).to_have_attribute("aria-current", "page")
+    assert tab.evaluate(background) == "rgb(255, 210, 74)" != other  # the gold of the selected tab

@@ -31,7 +31,7 @@ CONTENT_TYPES: Final = {
 }
 SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/examples",
                      "/replay/{game}", "/compare/{game}/{other}", "/leaderboard", "/leaderboard/{rest:.*}", "/me",
-                     "/account")
+                     "/account", "/quick")
 
 
 def static_dir(app: web.Application) -> Path:

@@ -183,7 +183,8 @@ async def test_static_client_and_single_page_routes(start_server: StartServer, t
     server = await start_server(static_dir=static)
     async with aiohttp.ClientSession() as http:
         for path in ("/", "/play/HM1-N-AAAAAAB", "/r/K7WQ2M", "/watch/K7WQ2M", "/daily", "/rules", "/examples",
-                     "/replay/abc", "/leaderboard", "/leaderboard/HM1-N-AAAAAAB"):
+                     "/replay/abc", "/leaderboard", "/leaderboard/HM1-N-AAAAAAB", "/leaderboard/ratings", "/me",
+                     "/account", "/quick"):
             response = await http.get(server.make_url(path))
             assert response.status == 200, path
             assert response.content_type == "text/html" and "Half Moon" in await response.text()

@@ -312,10 +312,12 @@ function home() {
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); saveName(); const id = roomId(); if (id) navigate(`/r/${id}`); else app.toast(w.roomHint); } },
       h("label", { for: "room" }, w.joinRace), room, h("button", { class: "primary" }, w.join),
       h("button", { type: "button", onclick: () => { const id = roomId(); if (id) navigate(`/watch/${id}`); else app.toast(w.roomHint); } }, w.watch)),
-    h("p", {}, h("a", { href: "/rules", "data-link": true }, w.rules), " · ", h("a", { href: "/examples", "data-link": true }, w.examples), " · ",
-      h("a", { href: "/leaderboard", "data-link": true }, w.leaderboards), " · ",
-      h("a", { href: "/me", "data-link": true }, w.me.title), " · ",
-      h("a", { href: "/account", "data-link": true }, w.account.title))));
+    // (each «·» stays with the link before it, in a span that does not wrap: a line never starts with a dot)
+    h("p", { class: "home-links" }, ...[["/rules", w.rules], ["/examples", w.examples], ["/leaderboard", w.leaderboards],
+      ["/me", w.me.title], ["/account", w.account.title]].flatMap(([href, text], i, all) => {
+      const link = h("a", { href, "data-link": true }, text);
+      return i === all.length - 1 ? [link] : [h("span", { class: "nowrap" }, link, "\u00a0·"), " "];
+    }))));
   createBoard(boardWrap, { small: true }).update(exampleFrames()[0].board, { lang: lang(), label: "Half Moon" });
 }
 
@@ -497,7 +499,7 @@ function leaderboard(kind, arg) {
   const dateInput = h("input", { id: "lb-date", type: "date", name: "date", value: kind === "daily" && arg ? arg : utcDay(Date.now()) });
   main.append(h("section", { class: "panel" },
     h("h1", {}, w.leaderboards),
-    h("div", { class: "row board-tabs" }, h("a", { href: "/leaderboard/ratings", "data-link": true, class: kind === "ratings" ? "button primary" : "button", "aria-current": kind === "ratings" ? "page" : null }, "★ ", w.ratings.tab)),
+    h("div", { class: "row board-tabs" }, h("a", { href: "/leaderboard/ratings", "data-link": true, class: kind === "ratings" ? "button" : "button quiet", "aria-current": kind === "ratings" ? "page" : null }, "★ ", w.ratings.tab)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/${codeInput.value.trim().toUpperCase()}`); } },
       h("label", { for: "lb-code" }, w.perDeal), codeInput, h("button", { class: "primary" }, w.show)),
     h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); navigate(`/leaderboard/daily/${dateInput.value}`); } },

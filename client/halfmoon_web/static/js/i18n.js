@@ -84,7 +84,9 @@ const STRINGS = {
       matched: "Trovati! Si entra nella gara…",
       leave: "Esci dalla coda",
       offerTitle: "Nessun avversario per ora",
-      offerText: "Puoi continuare ad aspettare, sfidare il fantasma di una gara recente o giocare da solo.",
+      offerText: (ghost) => (ghost ? "Puoi continuare ad aspettare, sfidare il fantasma di una gara recente o giocare da solo."
+        : "Puoi continuare ad aspettare o giocare da solo."),
+      notQueued: "Non sei in coda.",
       keepWaiting: "Continua ad aspettare",
       ghost: (name) => `Sfida il fantasma di ${name}`,
       solo: "Gioca da solo",
@@ -298,7 +300,9 @@ const STRINGS = {
       matched: "Matched! Joining the race…",
       leave: "Leave the queue",
       offerTitle: "No rival yet",
-      offerText: "You can keep waiting, race the ghost of a recent race, or play solo.",
+      offerText: (ghost) => (ghost ? "You can keep waiting, race the ghost of a recent race, or play solo."
+        : "You can keep waiting or play solo."),
+      notQueued: "You are not in the queue.",
       keepWaiting: "Keep waiting",
       ghost: (name) => `Race ${name}'s ghost`,
       solo: "Play solo",

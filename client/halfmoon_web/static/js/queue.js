@@ -40,6 +40,7 @@ export const secondsLeft = (state, now) => (state.startsAt == null ? null : Math
 export function queueLine(state, now, w) {
   if (state.phase === "matched") return w.quick.matched;
   if (state.phase === "connecting") return w.connecting;
+  if (state.phase === "refused") return w.quick.notQueued; // (never "waiting": this tab waits for nothing)
   const seconds = secondsLeft(state, now);
   return seconds == null ? w.quick.alone : w.quick.countdown(seconds);
 }
@@ -83,11 +84,12 @@ export function openQueue(app) {
     const count = h("div", { class: "queue-count", role: "status" }); // (a figure, not a paragraph: no heading look-alike)
     const status = h("p", { class: "queue-status", role: "timer" });
     const offer = h("div", { class: "queue-offer", role: "group", "aria-labelledby": "offer-title" });
+    const leaveButton = h("button", { type: "button", id: "leave-queue", onclick: () => leave("/") }, w.quick.leave);
     app.main.replaceChildren(h("section", { class: "panel queue", dataset: { page: "quick" } },
       h("h1", {}, w.quickRace),
       h("p", { class: "muted" }, w.quick.why),
       count, status, offer,
-      h("p", {}, h("button", { type: "button", id: "leave-queue", onclick: () => leave("/") }, w.quick.leave))));
+      h("p", {}, leaveButton)));
     let said = null;
     let offered = null;
     ui = {
@@ -95,20 +97,26 @@ export function openQueue(app) {
         const now = Date.now();
         const counted = state.phase === "queued" ? w.quick.players(state.count) : "";
         if (counted !== said) count.textContent = said = counted; // (a live region: set when it changes only)
-        status.textContent = queueLine(state, now, w);
+        const line = queueLine(state, now, w);
+        // refused (already queued in another tab…): the reason stays on screen, not only in a passing toast
+        status.textContent = state.phase === "refused" && state.error ? `${line} ${errorText(app.lang(), state.error.code, name, state.error.message)}` : line;
+        leaveButton.textContent = state.phase === "refused" ? w.home : w.quick.leave; // (not queued: nothing to leave)
         offer.hidden = !state.offer;
         const shown = state.offer ? JSON.stringify(state.ghost) : null;
         if (shown === offered) return;
         offered = shown;
+        const focusWasInOffer = offer.contains(document.activeElement);
         offer.replaceChildren(...(state.offer ? [
           h("h2", { id: "offer-title" }, w.quick.offerTitle),
-          h("p", {}, w.quick.offerText),
+          h("p", {}, w.quick.offerText(Boolean(state.ghost))),
           h("div", { class: "menu" },
             h("button", { type: "button", class: "primary", id: "keep-waiting", onclick: () => { conn.send(queueMessage()); } }, w.quick.keepWaiting),
             state.ghost ? h("button", { type: "button", id: "race-ghost",
               onclick: () => leave(`/play/${encodeURIComponent(state.ghost.code)}?ghost=${encodeURIComponent(state.ghost.game)}`) }, w.quick.ghost(state.ghost.name)) : null,
             h("button", { type: "button", id: "play-solo", onclick: () => leave("/play") }, w.quick.solo)),
         ] : []));
+        // «Keep waiting» takes the offer (and the focused button) away: the focus goes to Leave, not to the page's top
+        if (focusWasInOffer && !state.offer) leaveButton.focus();
       },
     };
     ui.update();

@@ -22,6 +22,17 @@ function watchLink(race, w, primary) {
 
 /** Draw the list in `box` from an answer of GET /api/live (null: it could not be read). */
 export function drawLive(box, answer, w) {
+  // a redraw (every REFRESH_MS) replaces the links: the one the keyboard was on gets the focus back
+  const active = document.activeElement;
+  const focusedRoom = active && box.contains(active) && active.dataset ? active.dataset.watch || null : null;
+  draw(box, answer, w);
+  if (focusedRoom) {
+    const again = box.querySelector(`[data-watch="${CSS.escape(focusedRoom)}"]`) || box.querySelector("[data-watch]");
+    if (again) again.focus();
+  }
+}
+
+function draw(box, answer, w) {
   if (!answer) {
     box.replaceChildren(h("p", { class: "muted" }, w.live.unavailable));
     return;
