@@ -274,3 +274,25 @@ def test_a_quick_race_holds_two_to_six_players_and_no_more_than_a_race(raw: str,
     with pytest.raises(SettingsError, match=f"quick_max_players must be 2-6 .*not {raw}"):
         Settings.from_env(env)
     assert Settings.from_env({"HALFMOON_QUICK_MAX_PLAYERS": "3"}).quick_max_players == 3
+
+
+@pytest.mark.parametrize(
+    ("flag", "field"),
+    [
+        ("--snapshot-every", "snapshot_every"),
+        ("--max-room-entries", "max_room_entries"),
+        ("--owner-lease-ms", "owner_lease_ms"),
+    ],
+)
+def test_the_documented_range_of_a_setting_is_the_one_it_takes(flag: str, field: str) -> None:
+    docs = (ROOT / "docs" / "server.md").read_text()
+    row = next(line for line in docs.splitlines() if line.startswith(f"| `{flag} "))
+    found = re.search(r"\(([\d,]+)[–-]([\d,]+)[;) ]", row)
+    assert found is not None, f"docs/server.md gives no range for {flag}: {row!r}"
+    low, high = (int(bound.replace(",", "")) for bound in found.groups())
+    for value in (low, high):
+        Settings.from_env({}, **{field: value})
+    for value in (low - 1, high + 1):
+        with pytest.raises(SettingsError, match=field):
+            Settings.from_env({}, **{field: value})
+
