@@ -345,9 +345,9 @@ async def test_a_websocket_abandoned_during_its_handshake_is_no_internal_error(
     nginx's limit_req left 23 of their sockets behind)."""
     server = await start_server()
     request = (
-        "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    ).format(port=server.port)
+    )
     with caplog.at_level("DEBUG"):
         for _ in range(20):
             _, writer = await asyncio.open_connection("127.0.0.1", server.port)
