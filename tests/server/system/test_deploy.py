@@ -321,3 +321,13 @@ def test_the_runbooks_routing_check_names_only_rooms_served_by_two_instances(tmp
     done = subprocess.run([awk, _runbook_routing_check(), str(log)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert sorted(set(done.stdout.splitlines())) == ["BBBBBB 127.0.0.1:8081 127.0.0.1:8082"]
+
+
+def test_the_runbook_gives_the_sites_websocket_rate_limit_as_configured() -> None:
+    site = (DEPLOY / "nginx-site.conf").read_text()
+    zone = re.search(r"zone=halfmoon_ws:\S+ rate=(\d+)r/s;", site)
+    burst = re.search(r"limit_req zone=halfmoon_ws burst=(\d+)", site)
+    assert zone is not None and burst is not None
+    runbook = " ".join((DEPLOY / "RUNBOOK.md").read_text().split())
+    assert f"{zone.group(1)} new WebSockets a second in bursts of {burst.group(1)}" in runbook
+
