@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from halfmoon_client.address import normalize_server, websocket_url
 from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
@@ -81,6 +81,24 @@ def _why(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+#: What an HTTP status that refuses a WebSocket upgrade means for a Half Moon server (or the nginx
+#: in front of one): a refusal to wait out, not a wrong address.
+_REFUSALS = {
+    429: "too many connections from this address at once (rate limited, by nginx's limit_req or the "
+    "server): try again in a moment, or with fewer at once",
+    503: "it is not taking connections now (stopping, or its database is down): try again in a moment",
+}
+
+
+def _refused(server: str, exc: InvalidStatus) -> str:
+    """The message of a WebSocket upgrade answered with an HTTP status instead of 101."""
+    status = exc.response.status_code
+    why = _REFUSALS.get(status)
+    if why is None:
+        return f"{server} is not a Half Moon server ({exc})"
+    return f"the server at {server} refused the connection with HTTP {status}: {why}"
+
+
 class Link:
     """One player's or spectator's connection; see the module docstring.
 
@@ -123,6 +141,8 @@ class Link:
             )
         except InvalidURI as exc:
             raise UnreachableError(f"cannot use {self.url}: {exc}") from None
+        except InvalidStatus as exc:
+            raise UnreachableError(_refused(self.server, exc)) from None
         except InvalidHandshake as exc:
             raise UnreachableError(f"{self.server} is not a Half Moon server ({exc})") from None
         except (OSError, TimeoutError) as exc:

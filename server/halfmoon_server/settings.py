@@ -508,8 +508,9 @@ class Settings:
             raise SettingsError(f"redis_wait_ms must be 1-60000 ms, not {self.redis_wait_ms}")
         if not MIN_LEASE_MS <= self.owner_lease_ms <= MAX_LEASE_MS:
             raise SettingsError(f"owner_lease_ms must be {MIN_LEASE_MS}-{MAX_LEASE_MS} ms, not {self.owner_lease_ms}")
-        if self.advertise is not None and not self.advertise.startswith(("http://", "https://")):
-            raise SettingsError(f"the advertised URL must start with http:// or https://, not {self.advertise!r}")
+        for name, url in (("the advertised URL", self.advertise), ("the public URL", self.public_url)):
+            if url is not None and not _is_http_url(url):
+                raise SettingsError(f"{name} must be http:// or https:// and a host (http://10.0.0.5), not {url!r}")
         if self.secret is not None and len(self.secret) < MIN_SECRET_BYTES:
             raise SettingsError(
                 f"the daily secret is {len(self.secret)} bytes: use at least {MIN_SECRET_BYTES} "
@@ -555,6 +556,16 @@ class Settings:
         for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "gc_freeze_s", "gc_collect_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
+
+
+def _is_http_url(url: str) -> bool:
+    """An ``http://`` or ``https://`` URL with a host (and a port, if any, that parses)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not one)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def load_secret(settings: Settings) -> bytes:

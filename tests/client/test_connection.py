@@ -8,11 +8,14 @@ import asyncio
 import doctest
 import importlib
 import random
+from collections.abc import Awaitable, Callable
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from halfmoon_client.connection import BAD_ROOM_IN_URL, Backoff, Link, decode
-from halfmoon_client.errors import ProtocolError, RefusedError
+from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
 from halfmoon_server.web.ws import CLOSE_BAD_ROOM
 
 
@@ -68,3 +71,30 @@ async def test_a_close_for_a_bad_room_in_the_url_is_final_not_a_drop(server_url:
     assert [m["code"] for m in seen] == ["no_such_room"] and "URL" in seen[0]["message"]
     assert events == [] and link.reconnects == 0
     await link.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (429, "refused the connection with HTTP 429: too many connections from this address at once"),
+        (503, "refused the connection with HTTP 503: it is not taking connections now"),
+        (404, "is not a Half Moon server"),
+    ],
+)
+async def test_a_websocket_upgrade_refused_with_a_status_says_what_it_means(
+    aiohttp_server: Callable[..., Awaitable[TestServer]], status: int, says: str
+) -> None:
+    """nginx's limit_req (429) and a draining server (503) refuse a WebSocket with a status:
+    a refusal to wait out, not a wrong address (what any other status still says)."""
+
+    async def refuse(request: web.Request) -> web.Response:
+        return web.Response(status=status, text="no")
+
+    app = web.Application()
+    app.router.add_get("/ws", refuse)
+    server = await aiohttp_server(app)
+    link = Link(f"http://127.0.0.1:{server.port}", hello=lambda: {"type": "hello"}, open_timeout=5)
+    with pytest.raises(UnreachableError) as refused:
+        await link.connect()
+    assert says in str(refused.value)
+    assert (status == 404) == ("not a Half Moon server" in str(refused.value))

@@ -18,8 +18,6 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
-from redis.exceptions import RedisClusterException, RedisError
 
 from halfmoon_server.clock import Clock
 from halfmoon_server.errors import LogUnavailable
@@ -27,8 +25,6 @@ from halfmoon_server.errors import LogUnavailable
 #: The live list's keys in Redis (one hash tag: one slot in a Redis Cluster).
 UNTIL_KEY = "hm:{live}:until"
 ROOMS_KEY = "hm:{live}:rooms"
-
-_FAILURES = (RedisError, RedisClusterException, OSError)
 
 # KEYS: until, rooms; ARGV: the room, its summary, the ttl (ms).
 _PUT = """
@@ -88,9 +84,14 @@ class MemoryLiveList:
 class RedisLiveList:
     """The live list of a cluster, in Redis (see the module docstring); a Redis Cluster is found
     at :meth:`open`. Every method raises :class:`~halfmoon_server.errors.LogUnavailable` when
-    Redis does not answer."""
+    Redis does not answer. redis-py is imported here, not by the module: the embedded server
+    (``pip install '.[server]'``, no Redis client) uses :class:`MemoryLiveList` from this module."""
 
     def __init__(self, url: str, *, ttl_ms: int, timeout_s: float = 2.0) -> None:
+        import redis.asyncio as aioredis
+        from redis.exceptions import RedisClusterException, RedisError
+
+        self._failures: tuple[type[BaseException], ...] = (RedisError, RedisClusterException, OSError)
         self.url = url
         self.ttl_ms = ttl_ms
         self.timeout_s = timeout_s
@@ -118,25 +119,25 @@ class RedisLiveList:
                 await self.redis.initialize()
                 self.cluster = True
                 self._scripts()
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise LogUnavailable(f"the live list's Redis does not answer: {type(exc).__name__}") from None
 
     async def put(self, room_id: str, summary: dict[str, Any]) -> None:
         try:
             await self._put(keys=[UNTIL_KEY, ROOMS_KEY], args=[room_id, orjson.dumps(summary), self.ttl_ms])
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise LogUnavailable(f"the live list could not be written: {type(exc).__name__}") from None
 
     async def drop(self, room_id: str) -> None:
         try:
             await self._drop(keys=[UNTIL_KEY, ROOMS_KEY], args=[room_id])
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise LogUnavailable(f"the live list could not be written: {type(exc).__name__}") from None
 
     async def races(self, limit: int) -> list[dict[str, Any]]:
         try:
             found = await self._read(keys=[UNTIL_KEY, ROOMS_KEY], args=[limit])
-        except _FAILURES as exc:
+        except self._failures as exc:
             raise LogUnavailable(f"the live list could not be read: {type(exc).__name__}") from None
         return [orjson.loads(raw) for raw in found if raw is not None]
 

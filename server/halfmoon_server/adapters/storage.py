@@ -19,7 +19,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection as SyncConnection
 from sqlalchemy import bindparam, delete, event, func, insert, select, text, update
-from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -96,6 +96,15 @@ RATING_LOCK = 0x68616C72  # "halr"
 DEFAULT_TIMEOUT_S = 3.0
 
 
+def _without_password(url: str) -> str:
+    """The URL for an error message: its password hidden, and one that does not parse (a typo,
+    ``postgresql+asyncpg//u:PASSWORD@h/db``) not quoted at all — it may hold the password."""
+    try:
+        return repr(make_url(url).render_as_string(hide_password=True))
+    except (SQLAlchemyError, ValueError):
+        return "(a URL that does not parse)"
+
+
 def make_engine(
     url: str,
     *,
@@ -134,7 +143,7 @@ def make_engine(
         # hide_parameters: a failed write's error names no value (no deal code or salt in a log line)
         engine = create_async_engine(url, hide_parameters=True, **{**options, **kwargs})
     except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
-        raise StorageError(f"cannot use database {url!r}: {exc}") from exc
+        raise StorageError(f"cannot use database {_without_password(url)}: {exc}") from exc
     event.listen(engine.sync_engine, "handle_error", recycle_after_errors)
     if url.startswith("sqlite"):
         event.listen(engine.sync_engine, "connect", functools.partial(sqlite_wal, synchronous=synchronous))

@@ -253,19 +253,24 @@ class Lobby:
     async def _claim(self, room_id: str) -> bool:
         """Own the room before holding it: False when there is no such live room. An owner that
         is heard from gets the connection (:class:`OwnedElsewhere`); one that is not (dead, or
-        paused) is waited for until its lease runs out, then the room is taken over here."""
+        paused) is waited for until its lease runs out, then the room is taken over here — logged
+        as the survivors' own takeovers are (:meth:`_adopt`), one line per room."""
+        waited = False
         for _ in range(CLAIM_TRIES):
             try:
                 claim = await self.log.claim(room_id)
             except LogUnavailable as exc:
                 raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
             if claim.mine:
+                if waited:
+                    log.info("room %s taken over from an owner that stopped answering", room_id)
                 return True
             if claim.owner is None:
                 return False
             url = self.log.route(claim.owner)
             if url is not None:
                 raise OwnedElsewhere(room_id, claim.owner, url)
+            waited = True
             await asyncio.sleep(min(claim.ttl_ms, self.settings.owner_lease_ms) / 1000 + 0.01)
         raise Refusal("unavailable", f"room {room_id} is held by a server that does not answer; try again")
 

@@ -138,10 +138,18 @@ async def read_body(request: web.Request, limit: int = MAX_BODY) -> bytes:
 
 
 def base_url(request: web.Request) -> str:
-    public = request.app[keys.SETTINGS].public_url
-    if public:
-        return public.rstrip("/")
-    return f"{request.scheme}://{request.host}"
+    """The base of the links the API returns: ``--public-url``, else the request's own origin —
+    behind a trusted proxy (``--trust-forwarded``) with the scheme it says (``X-Forwarded-Proto``:
+    nginx ends TLS, so the instance itself sees http)."""
+    settings = request.app[keys.SETTINGS]
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    scheme = request.scheme
+    if settings.trust_forwarded:
+        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        if forwarded in ("http", "https"):
+            scheme = forwarded
+    return f"{scheme}://{request.host}"
 
 
 #: the stored games a leaderboard reads to find each player's best (and their other games)

@@ -125,6 +125,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     except web.HTTPException as exc:
         exc.headers.update(SECURITY_HEADERS)
         raise
+    except ConnectionResetError:  # the client hung up before the answer (aiohttp's is a subclass)
+        log.debug("a WebSocket's client left during its handshake")
+        return web.Response(status=400, headers=SECURITY_HEADERS)
     except Exception:
         log.exception("internal error opening a WebSocket")
         return web.Response(status=500, text="internal server error", headers=SECURITY_HEADERS)

@@ -80,6 +80,20 @@ def test_secrets_from_files(tmp_path: Path) -> None:
         Settings.from_env({"HALFMOON_SECRET_FILE": str(tmp_path / "empty")})
 
 
+@pytest.mark.parametrize("field", ["advertise", "public_url"])
+@pytest.mark.parametrize(
+    "url", ["halfmoon.example.org", "ftp://halfmoon.example.org", "http://", "https://:8443", "http://h:port"]
+)
+def test_an_advertised_or_public_url_needs_a_scheme_and_a_host(field: str, url: str) -> None:
+    with pytest.raises(SettingsError, match="must be http:// or https:// and a host"):
+        (Settings(advertise=url) if field == "advertise" else Settings(public_url=url)).validate()
+
+
+@pytest.mark.parametrize("url", ["http://10.0.0.5:8081", "https://halfmoon.example.org", "http://[::1]:8081/"])
+def test_an_advertised_or_public_url_with_a_host_is_taken(url: str) -> None:
+    Settings(advertise=url, public_url=url).validate()
+
+
 @pytest.mark.slow
 def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None:
     (tmp_path / "short").write_text("short")
@@ -96,7 +110,9 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         ((), {"HALFMOON_MAX_ROOM_ENTRIES": "10"}, "max_room_entries must be 1000 to 10000000"),
         (("--owner-lease-ms", "100"), {}, "owner_lease_ms must be 300-60000 ms"),
         ((), {"HALFMOON_OWNER_LEASE_MS": "99999"}, "owner_lease_ms must be 300-60000 ms"),
-        (("--advertise", "ftp://10.0.0.5"), {}, "the advertised URL must start with http:// or https://"),
+        (("--advertise", "ftp://10.0.0.5"), {}, "the advertised URL must be http:// or https:// and a host"),
+        (("--advertise", "http://"), {}, "the advertised URL must be http:// or https:// and a host"),
+        (("--public-url", "halfmoon.example.org"), {}, "the public URL must be http:// or https:// and a host"),
     ]
     for args, env, message in cases:
         result = _serve("--data-dir", str(tmp_path / "data"), *args, env=env)
@@ -257,3 +273,25 @@ def test_a_quick_race_holds_two_to_six_players_and_no_more_than_a_race(raw: str,
     with pytest.raises(SettingsError, match=f"quick_max_players must be 2-6 .*not {raw}"):
         Settings.from_env(env)
     assert Settings.from_env({"HALFMOON_QUICK_MAX_PLAYERS": "3"}).quick_max_players == 3
+
+
+@pytest.mark.parametrize(
+    ("flag", "field"),
+    [
+        ("--snapshot-every", "snapshot_every"),
+        ("--max-room-entries", "max_room_entries"),
+        ("--owner-lease-ms", "owner_lease_ms"),
+    ],
+)
+def test_the_documented_range_of_a_setting_is_the_one_it_takes(flag: str, field: str) -> None:
+    docs = (ROOT / "docs" / "server.md").read_text()
+    row = next(line for line in docs.splitlines() if line.startswith(f"| `{flag} "))
+    found = re.search(r"\(([\d,]+)[–-]([\d,]+)[;) ]", row)
+    assert found is not None, f"docs/server.md gives no range for {flag}: {row!r}"
+    low, high = (int(bound.replace(",", "")) for bound in found.groups())
+    for value in (low, high):
+        Settings.from_env({}, **{field: value})
+    for value in (low - 1, high + 1):
+        with pytest.raises(SettingsError, match=field):
+            Settings.from_env({}, **{field: value})
+

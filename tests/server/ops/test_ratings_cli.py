@@ -72,3 +72,12 @@ def test_a_database_that_cannot_be_used_is_a_clear_error(tmp_path: Path, capsys:
     assert run("rebuild", "--db", "nosuchdialect://x") == 1
     err = capsys.readouterr().err
     assert err.startswith("halfmoon ratings: cannot use database") and "Traceback" not in err
+    # a URL mistyped (the colon after the dialect left out) is not quoted: it holds the password
+    assert run("rebuild", "--db", "postgresql+asyncpg//halfmoon:hunter2@db/halfmoon") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("halfmoon ratings: cannot use database (a URL that does not parse)"), err
+    assert "hunter2" not in err and "Traceback" not in err
+    # one that parses is named with its password hidden
+    assert run("rebuild", "--db", "nosuchdialect://halfmoon:hunter2@db/halfmoon") == 1
+    err = capsys.readouterr().err
+    assert "nosuchdialect://halfmoon:***@db/halfmoon" in err and "hunter2" not in err

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -717,7 +718,7 @@ class SilentOwnerLog(FakeLog):
 
 
 async def test_a_room_whose_owner_went_silent_is_claimed_once_its_lease_ran_out(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = SharedStore()
     maker = make_lobby(tmp_path / "a", clock, FakeLog(store))
@@ -725,11 +726,15 @@ async def test_a_room_whose_owner_went_silent_is_claimed_once_its_lease_ran_out(
     waiting = SilentOwnerLog(store, left_ms=300)
     lobby = make_lobby(tmp_path / "b", clock, waiting)
     started = asyncio.get_running_loop().time()
-    found = await lobby.find(room.id)
+    with caplog.at_level(logging.INFO, logger="halfmoon_server.lobby"):
+        found = await lobby.find(room.id)
     waited = asyncio.get_running_loop().time() - started
     assert found is not None and lobby.rooms[room.id] is found, "held here once claimed"
     assert 0.29 <= waited < 1.0, f"waited {waited:.2f} s for a lease with 0.3 s left"
     assert len(waiting.claims) == 2, "claimed again once, when the lease had run out"
+    # the takeover the runbook names (deploy/RUNBOOK.md, "One owner per room"), one line
+    taken = [r.getMessage() for r in caplog.records if "taken over" in r.getMessage()]
+    assert taken == [f"room {room.id} taken over from an owner that stopped answering"]
     for held in (room, found):
         held.close_timer()
 

@@ -283,3 +283,51 @@ def test_the_systemd_units_keep_secrets_out_of_the_environment(unit: str) -> Non
         for name, variable in (("db", "HALFMOON_DB_FILE"), ("redis", "HALFMOON_REDIS_FILE")):
             assert f"LoadCredential={name}:/etc/halfmoon/{name}" in text and f"Environment={variable}=%d/{name}" in text
     assert "HALFMOON_METRICS_PORT=" in text, "/metrics on a port of its own"
+
+
+def _runbook_routing_check() -> str:
+    """The awk program of deploy/RUNBOOK.md's "Check the routing", as the runbook prints it."""
+    runbook = (DEPLOY / "RUNBOOK.md").read_text()
+    found = re.search(r"awk '(.*?)' \\\n\s*/var/log/nginx/halfmoon\.access\.log", runbook, re.S)
+    assert found is not None, "the runbook's routing check is gone"
+    return found.group(1)
+
+
+def test_the_runbooks_routing_check_names_only_rooms_served_by_two_instances(tmp_path: Path) -> None:
+    awk = shutil.which("awk")
+    if awk is None:
+        pytest.skip("no awk here")
+    site = (DEPLOY / "nginx-site.conf").read_text()
+    assert re.search(r"upstream=\$upstream_addr room=\$halfmoon_room';", site), "the log line the check reads"
+    line = (
+        '127.0.0.1 - [2026-12-06T11:13:44+00:00] "GET {uri} HTTP/1.1" {status} 120 0.5 "ua" '
+        "upstream={up} room={room}\n"
+    )
+    entries = [
+        ("/ws?room=AAAAAA", 101, "127.0.0.1:8081", "AAAAAA"),
+        ("/api/rooms/AAAAAA", 200, "127.0.0.1:8081", "AAAAAA"),
+        ("/api/rooms", 201, "127.0.0.1:8082", ""),  # no room: round robin, never reported
+        ("/healthz", 200, "127.0.0.1:8083", ""),
+        # refused by limit_req (429): it reached no instance, then served where it belongs
+        ("/ws?room=CCCCCC", 429, "-", "CCCCCC"),
+        ("/ws?room=CCCCCC", 101, "127.0.0.1:8083", "CCCCCC"),
+        # its instance died: nginx retried on the next one, which serves it from then on
+        ("/ws?room=BBBBBB", 101, "127.0.0.1:8081", "BBBBBB"),
+        ("/ws?room=BBBBBB", 101, "127.0.0.1:8081, 127.0.0.1:8082", "BBBBBB"),
+        ("/ws?room=BBBBBB", 101, "127.0.0.1:8082", "BBBBBB"),
+    ]
+    log = tmp_path / "halfmoon.access.log"
+    log.write_text("".join(line.format(uri=u, status=s, up=up, room=r) for u, s, up, r in entries))
+    done = subprocess.run([awk, _runbook_routing_check(), str(log)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert sorted(set(done.stdout.splitlines())) == ["BBBBBB 127.0.0.1:8081 127.0.0.1:8082"]
+
+
+def test_the_runbook_gives_the_sites_websocket_rate_limit_as_configured() -> None:
+    site = (DEPLOY / "nginx-site.conf").read_text()
+    zone = re.search(r"zone=halfmoon_ws:\S+ rate=(\d+)r/s;", site)
+    burst = re.search(r"limit_req zone=halfmoon_ws burst=(\d+)", site)
+    assert zone is not None and burst is not None
+    runbook = " ".join((DEPLOY / "RUNBOOK.md").read_text().split())
+    assert f"{zone.group(1)} new WebSockets a second in bursts of {burst.group(1)}" in runbook
+

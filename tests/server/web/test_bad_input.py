@@ -335,3 +335,24 @@ async def test_an_origin_whose_host_cannot_be_decoded_is_refused_not_a_server_er
             async with http.ws_connect(server.make_url("/ws"), headers={"Origin": "https://xn--halfmoon.example.org"}):
                 pass
     assert refused.value.status == 403
+
+
+async def test_a_websocket_abandoned_during_its_handshake_is_no_internal_error(
+    start_server: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client (or nginx, for a client that left) that sends the upgrade and hangs up before
+    the answer: nothing to answer, no ERROR and no traceback in the log (as 24 bots refused by
+    nginx's limit_req left 23 of their sockets behind)."""
+    server = await start_server()
+    request = (
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    with caplog.at_level("DEBUG"):
+        for _ in range(20):
+            _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(request.encode())
+            writer.transport.abort()  # the request and the hang-up in one go: RST, nothing read
+        await asyncio.sleep(0.3)
+    errors = [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL") or r.exc_info]
+    assert not errors, [r.getMessage() for r in errors]

@@ -375,3 +375,21 @@ async def test_a_static_path_too_long_for_the_file_system_is_a_404(start_server:
             response = await http.get(server.make_url(path))
             assert response.status == 404, path
         assert (await http.get(server.make_url("/healthz"))).status == 200
+
+
+@pytest.mark.parametrize(
+    ("trust", "proto", "scheme"),
+    [(True, "https", "https"), (True, "ftp", "http"), (False, "https", "http"), (True, None, "http")],
+)
+async def test_a_rooms_link_behind_a_tls_proxy_has_the_scheme_the_proxy_says(
+    start_server: StartServer, trust: bool, proto: str | None, scheme: str
+) -> None:
+    """Without --public-url, the link POST /api/rooms returns is the request's origin: behind
+    nginx ending TLS (deploy/nginx-site.conf sends X-Forwarded-Proto), https when it is trusted."""
+    server = await start_server(trust_forwarded=trust)
+    headers = {"X-Forwarded-Proto": proto} if proto else {}
+    url = f"http://127.0.0.1:{server.port}/api/rooms"
+    async with aiohttp.ClientSession() as session, session.post(url, json={}, headers=headers) as resp:
+        assert resp.status == 201, await resp.text()
+        created = await resp.json()
+    assert created["url"] == f"{scheme}://127.0.0.1:{server.port}/r/{created['room']}"
