@@ -14,8 +14,10 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections import OrderedDict
 from dataclasses import asdict
 from datetime import date
+from typing import Any
 
 from halfmoon.codes import DealCode, new_seal_seed, random_code
 from halfmoon.errors import InvalidCodeError
@@ -31,7 +33,7 @@ from halfmoon_server.core.names import name_key
 from halfmoon_server.core.race import QuickSeats, RaceConfig
 from halfmoon_server.core.snapshots import SnapshotError
 from halfmoon_server.errors import LogUnavailable, Refusal, StorageError
-from halfmoon_server.ports import LiveList, Outbox, RoomLog, Storage
+from halfmoon_server.ports import LiveList, LoadedRoom, Outbox, RoomLog, Storage
 from halfmoon_server.rooms.daily import DailyService
 from halfmoon_server.rooms.room import CLOSE_MOVED, Room, RoomServices
 from halfmoon_server.settings import Settings
@@ -56,6 +58,10 @@ CLAIM_TRIES = 4
 #: A room the log woke that could not be loaded (the log did not answer, or a header this
 #: server cannot read) is looked at again after this: at most a log line a minute for it.
 RETRY_LOOK_MS = 60_000
+#: How many read copies (a REST read of a room not held here) are kept to answer the next reads
+#: while their room's log is unchanged: rebuilding a room whose race holds tens of thousands of
+#: steps takes ~13 ms of the loop, and a client could ask for it again and again.
+READ_COPIES = 32
 
 
 class OwnedElsewhere(Exception):
@@ -119,6 +125,9 @@ class Lobby:
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        #: read copies (``find(hold=False)``) by room, each with the length and header of the log
+        #: it was rebuilt from: reused while the log is the same (:data:`READ_COPIES`)
+        self._read_copies: OrderedDict[str, tuple[int, dict[str, Any], Room]] = OrderedDict()
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
             max_players=settings.max_players,
@@ -282,7 +291,13 @@ class Lobby:
         except LogUnavailable as exc:
             raise Refusal("unavailable", f"room {room_id} cannot be reached right now ({exc}); try again") from None
         if loaded is None:
+            self._read_copies.pop(room_id, None)
             return None
+        if not hold:
+            kept = self._read_copies.get(room_id)
+            if kept is not None and kept[0] == _log_length(loaded) and kept[1] == loaded.header:
+                self._read_copies.move_to_end(room_id)
+                return kept[2]  # its log is unchanged: the copy is what a rebuild would give
         held = self.rooms.get(room_id)
         if hold and held is not None:
             return held  # held meanwhile (a drop whose wake-up failed took it back): one copy only
@@ -306,8 +321,17 @@ class Lobby:
             room.rebuild(entries, live=True)
         else:
             await room.replay(entries)  # a copy to read: the loop runs between slices
+            self._keep_copy(room_id, loaded, room)
         room.compact()  # a room whose snapshot is far behind (a log of an earlier release) gets one now
         return room
+
+    def _keep_copy(self, room_id: str, loaded: LoadedRoom, room: Room) -> None:
+        """Keep a read copy for the next reads of the room while its log is unchanged (the
+        :data:`READ_COPIES` latest read)."""
+        self._read_copies[room_id] = (_log_length(loaded), loaded.header, room)
+        self._read_copies.move_to_end(room_id)
+        while len(self._read_copies) > READ_COPIES:
+            self._read_copies.popitem(last=False)
 
     async def _load_whole(self, room_id: str, *, hold: bool) -> Room | None:
         """Load a room replaying its whole log (its snapshot could not be used)."""
@@ -655,6 +679,11 @@ class Lobby:
                 await self.tick()
             except Exception:
                 log.exception("the room ticker failed")
+
+
+def _log_length(loaded: LoadedRoom) -> int:
+    """How many entries the room's log held when it was read (its snapshot's and those after)."""
+    return loaded.base + len(loaded.entries)
 
 
 def _instance(origin: str) -> str:

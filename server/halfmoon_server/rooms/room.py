@@ -41,6 +41,7 @@ from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
 from halfmoon_server.core.commands import Entry, check_entry, check_room_size, is_listed, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
+from halfmoon_server.core.limits import RateLimit
 from halfmoon_server.core.room_state import (
     GAP,
     RECORD,
@@ -67,6 +68,13 @@ log = logging.getLogger("halfmoon_server.room")
 
 #: How long a timer may wait before the race is asked again (deadlines further off are re-armed).
 _MAX_TIMER_S = 3600.0
+#: The commands that seat a connection (a join, a reconnection) and the burst and rate a room
+#: takes them at: past it they are refused ``rate_limited``, nothing logged. A room of 8 players
+#: all reconnecting after a blip takes 8; one client reconnecting in a loop (each a ``connect``
+#: and a ``disconnect`` entry) filled a room's log to its cap within a minute, freezing the race.
+ARRIVALS = frozenset({"join", "connect"})
+ARRIVAL_BURST = 60.0
+ARRIVAL_PER_S = 1.0
 #: How long a finished game's first write may take before game_over goes out without it.
 RECORD_WAIT_S = 2.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
@@ -123,6 +131,9 @@ class RoomServices:
     snapshot_every: int = 200
     #: entries one room's log takes (:func:`~halfmoon_server.core.commands.check_room_size`)
     max_entries: int = 50_000
+    #: the joins and reconnections a room takes at once, and a second after (:data:`ARRIVALS`)
+    arrival_burst: float = ARRIVAL_BURST
+    arrival_per_s: float = ARRIVAL_PER_S
 
     @property
     def instance(self) -> str:
@@ -145,7 +156,6 @@ class _Waiting:
     token: str | None = None
 
 
-
 class Room:
     """One live room on this instance: its state machine, its members' outboxes, its versioned
     events, its timer. A :class:`~halfmoon_server.ports.Follower` of the room's log."""
@@ -158,6 +168,9 @@ class Room:
         self.state = RoomState(header, self.race, services.instance)
         self.services = services
         self.clock = services.clock
+        #: arrivals (joins and reconnections) this room takes: each logs an entry, and new
+        #: connections are not limited per room, so one client could fill the log in a minute
+        self._arrivals = RateLimit(services.arrival_burst, services.arrival_per_s, self.clock.now_ms() / 1000)
         self.audience = Audience(self.race)
         self.outboxes: dict[str, Outbox] = {}  # this instance's connected players
         self.spectators: set[Outbox] = set()  # this instance's spectators
@@ -201,6 +214,8 @@ class Room:
         cannot confirm it in time (the client may try again)."""
         # a full log takes only what ends the room (docs/server.md, "Snapshots and the cap")
         check_room_size(entry["k"], self.applied, self.services.max_entries)
+        if entry["k"] in ARRIVALS and not self._arrivals.allow(self.clock.now_ms() / 1000):
+            raise Refusal("rate_limited", "too many joins and reconnections in this room just now; try again soon")
         check_entry(self.race, entry)  # (the kinds the registry checks; a refused one is never logged)
         # the token in clear goes to its player's welcome, never to the log: a join logs its hash
         token = entry.pop("tok", None)
@@ -438,9 +453,7 @@ class Room:
             # the log serves players' resumes: a spectators' copy of its own (reveals) is not kept
             kept = frames.spectators is None or frames.spectators is frames.players
             self.log.append(
-                frames
-                if kept
-                else Frames(frames.seq, frames.players, None, frames.owner, frames.own, frames.overrides)
+                frames if kept else Frames(frames.seq, frames.players, None, frames.owner, frames.own, frames.overrides)
             )
             if len(self.log) > self.services.event_log:
                 del self.log[0]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -45,6 +46,7 @@ from halfmoon.cards import Card
 from halfmoon.game import Game
 from halfmoon.positions import POSITION_NAMES
 from halfmoon.protocol import FINISHED, NAME_MAX, TIME_LIMIT_MAX, TIME_LIMIT_MIN
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import check_hidden_information, illegal_move, won_record
 from tests.server.web.test_fuzz import (
@@ -675,6 +677,9 @@ async def test_hypothesis_fuzz_of_ws_during_a_race_breaks_nothing(
     # every race, solo game and daily attempt is a new room from one address, and a failing
     # example (shrunk, replayed) may leave sockets to close: lift those caps
     server = await start_server(room_burst=1e9, room_per_min=1e9, max_connections_per_address=0)
+    # the fuzzer resumes its seat from a fresh socket for every example: a room's arrivals unbounded
+    lobby = server.app[keys.LOBBY]
+    lobby.services = dataclasses.replace(lobby.services, arrival_burst=1e9, arrival_per_s=1e9)
     fuzz = RaceFuzz(str(server.make_url("/")))
     frames = random_frames() if kind == "random" else mutated_frames()
     loop = asyncio.get_running_loop()

@@ -125,3 +125,51 @@ async def test_a_client_forged_forwarded_for_header_is_not_taken_for_the_proxys(
         headers.add("X-Forwarded-For", "198.51.100.7")  # what the proxy saw
         ranked.append(await daily_ranked(server, f"Forger{k}", headers))
     assert ranked == [True, False], ranked
+
+
+async def test_a_seat_reconnecting_in_a_loop_cannot_fill_its_rooms_log_and_freeze_the_race(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """Each reconnection logs a ``connect`` (and its close a ``disconnect``), and new connections
+    are not limited per room: one racer resuming in a loop over fresh connections (~1,000 a
+    second from one script) filled the room's log to its cap within a minute, and from then on
+    every other racer's move was refused ``room_log_full`` — the race frozen for all. Arrivals
+    in one room (joins and reconnections) are rate-limited: refused ``rate_limited`` past a
+    burst, nothing logged."""
+    server = await start_server(tick_s=3600.0, countdown_s=0, max_room_entries=1_000, max_connections_per_address=4_096)
+    lobby = server.app[keys.LOBBY]
+    async with aiohttp.ClientSession() as http:
+        room_id = (await (await http.post(server.make_url("/api/rooms"), json={})).json())["room"]
+    ada = await WsClient.connect(server, "ada")
+    bea = await WsClient.connect(server, "bea")
+    await ada.send("join", room=room_id, name="Ada", player_key="A" * 43)
+    await ada.next("welcome")
+    await bea.send("join", room=room_id, name="Bea", player_key="B" * 43)
+    token = (await bea.next("welcome"))["token"]
+    await ada.send("start")
+    started = await ada.next("started")
+    await bea.close()
+    room = lobby.rooms[room_id]
+
+    answers: list[str] = []
+    for _ in range(600):  # 1,200 entries if every one were logged: past the cap
+        again = await WsClient.connect(server, "bea-again")
+        await again.send("resume", room=room_id, token=token)
+        answer = await again.next("welcome", "error", timeout=5)
+        answers.append(answer.get("code") or answer["type"])
+        await again.close()
+        if answers[-1] != "welcome":
+            break
+    assert "rate_limited" in answers, "reconnections past the room's burst are refused"
+    assert answers[-1] == "rate_limited", answers[-3:]
+    for _ in range(100):  # (each close's disconnect is logged as its socket goes)
+        if all(not r.connected for r in room.race.players.values() if r.name == "Bea"):
+            break
+        await asyncio.sleep(0.01)
+    assert room.applied < 500, f"{room.applied} entries logged: the arrivals were not bounded"
+
+    assert started["type"] == "started"
+    await ada.send("undo", id=9)  # (any command of the race: an undo with nothing to undo answers)
+    answer = await ada.next("error", "undone")
+    assert answer.get("code") != "room_log_full", "the other racer can still play"
+    await ada.close()
