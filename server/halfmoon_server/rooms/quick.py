@@ -43,6 +43,8 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.settings import Settings
 
 log = logging.getLogger("halfmoon_server.quick")
+#: A shared queue (Redis) that does not answer is said in the log at most this often.
+WARN_EVERY_MS = 60_000
 T = TypeVar("T")
 
 #: Quick races remembered to offer a lone player as a ghost (the latest first).
@@ -125,6 +127,7 @@ class QuickQueue:
         self.ratings = ratings
         self._known: dict[str, float] = {}  # the settled ratings of the players waiting here
         self._arrivals = asyncio.Lock()
+        self._warned_at: int | None = None  # when the shared queue's failure was last logged
         self.places: dict[str, _Place] = {}  # by identity, in order of arrival
         self.recent: deque[str] = deque(maxlen=RECENT_RACES)  # quick rooms made here, the latest last
         self._changed = asyncio.Event()
@@ -235,8 +238,10 @@ class QuickQueue:
         else:
             try:
                 result = await self._step_shared(now)
-            except LogUnavailable as exc:
-                log.warning("the quick-race queue in Redis: %s", exc)
+            except LogUnavailable as exc:  # tried again at every step; said once a minute through an outage
+                if self._warned_at is None or now - self._warned_at >= WARN_EVERY_MS:
+                    self._warned_at = now
+                    log.warning("the quick-race queue in Redis: %s (tried again at every step)", exc)
                 return now + 1000
         ghost: Json | None = None
         waiting = {p: status for p, status in result.waiting.items() if p in self.places}

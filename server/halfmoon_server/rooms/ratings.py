@@ -25,6 +25,8 @@ log = logging.getLogger("halfmoon_server.ratings")
 #: How often the job looks for races to rate (s): a race's end screen shows the change about
 #: this long after its last game was stored.
 RATE_EVERY_S = 1.0
+#: A database that does not answer is said in the log at most this often (the job tries every pass).
+WARN_EVERY_MS = 60_000
 #: The most races one pass rates (one transaction); the next pass takes the rest at once.
 RATE_BATCH = 100
 
@@ -38,6 +40,7 @@ class RatingJob:
         self.every_s = every_s
         #: races this job has rated (or found to move nobody) since it started
         self.rated = 0
+        self._warned_at: int | None = None  # when a failing pass was last logged
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -59,7 +62,10 @@ class RatingJob:
             try:
                 await self.pass_once()
             except StorageError as exc:  # the database is down: what is due waits there
-                log.warning("the ratings job could not rate: %s (trying again)", exc)
+                now = self.clock.now_ms()
+                if self._warned_at is None or now - self._warned_at >= WARN_EVERY_MS:  # once a minute
+                    self._warned_at = now
+                    log.warning("the ratings job could not rate: %s (trying again every pass)", exc)
             except Exception:  # a bug: said, and the job goes on
                 log.exception("the ratings job failed (trying again)")
             await asyncio.sleep(self.every_s)
