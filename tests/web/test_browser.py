@@ -20,6 +20,9 @@ from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screens
 
 pytestmark = pytest.mark.browser
 
+#: The client's WebSocket, with or without the room it names (``/ws?room=ID``).
+WS_URL = re.compile(r"/ws(\?.*)?$")
+
 WON = load_vector("won_game_browser.json")
 
 
@@ -379,7 +382,7 @@ def test_a_reload_resumes_and_a_dropped_connection_reconnects(pages: Pages) -> N
         route.connect_to_server()
         routes.append(route)
 
-    page.route_web_socket("**/ws", handler)
+    page.route_web_socket(WS_URL, handler)
     page.get_by_role("button", name="Nuova partita").click()
     page.wait_for_url("**/play/HM1-N-*")
     code = page.locator('[data-stat="code"]').text_content() or ""
@@ -433,7 +436,7 @@ def test_a_refused_move_is_taken_back(pages: Pages) -> None:
 
         route.on_message(from_page)
 
-    page.route_web_socket("**/ws", handler)
+    page.route_web_socket(WS_URL, handler)
     page.goto(f"/play/{WON['code']}")
     game = Game.from_code(WON["code"])
     wait_board(page, game)
