@@ -289,7 +289,9 @@ class SqlStorage:
         except TimeoutError:  # a connect or statement timeout of the driver's own
             raise StorageError(f"{what}: the database did not answer within {self.timeout_s:g} s") from None
         except (SQLAlchemyError, OSError) as exc:
-            raise StorageError(f"{what}: {exc}") from exc
+            # its first line: a driver's message may go on with the statement, or with a traceback
+            # of its own (asyncpg's, on a connection reset), which reach the logs through this
+            raise StorageError(f"{what}: {_first_line(exc)}") from exc
 
     async def run(self, what: str, work: Callable[[], Awaitable[T]]) -> T:
         """One database call of a store kept beside this one (:mod:`halfmoon_server.adapters.accounts`),
@@ -798,3 +800,9 @@ async def open_storage(url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, synchr
         if migrating is not engine:
             await migrating.dispose()
     return SqlStorage(engine, timeout_s=timeout_s)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of what an exception says (its type's name when it says nothing)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -29,6 +29,7 @@ from halfmoon_server.adapters.storage import (
     open_storage,
 )
 from halfmoon_server.core.records import PlayerGame
+from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import Storage
 from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
@@ -351,6 +352,24 @@ async def test_with_no_per_address_cap_every_names_first_daily_attempt_is_ranked
     ]
     assert all(firsts)
     assert not await any_storage.claim_daily_attempt(day, "name-0", NOW, address="203.0.113.7")
+
+
+async def test_a_database_failure_is_said_in_one_line_whatever_the_driver_adds(tmp_path: Path) -> None:
+    """A driver's message may go on with the statement or a traceback of its own (seen with
+    asyncpg on a connection reset): a StorageError says its first line, so a log line that quotes
+    it stays one line, with no traceback."""
+    storage = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}")
+    assert isinstance(storage, SqlStorage)
+
+    async def failing() -> None:
+        raise ConnectionResetError("connection reset\nTraceback (most recent call last):\n  File ...")
+
+    try:
+        with pytest.raises(StorageError) as failed:
+            await storage.run("cannot read the leaderboard", failing)
+        assert str(failed.value) == "cannot read the leaderboard: connection reset"
+    finally:
+        await storage.close()
 
 
 async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
