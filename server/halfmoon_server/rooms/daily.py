@@ -222,8 +222,17 @@ class DailyService:
                 await self.prepare_ahead()
             except StorageError as exc:
                 log.warning("the daily deals could not be stored ahead (%s); trying again in %.0f s", exc, every_s)
-            except Exception:
-                log.exception("the daily deals could not be chosen ahead; trying again in %.0f s", every_s)
+            except Exception as exc:  # (a driver's own error through an outage, say): said in one line;
+                # its traceback at debug level — the task tries again anyway, and players ask for
+                # the day's deal themselves (code_for) if this never succeeds
+                first = (str(exc).strip().splitlines() or [""])[0]
+                log.warning(
+                    "the daily deals could not be chosen ahead (%s: %s); trying again in %.0f s",
+                    type(exc).__name__,
+                    first,
+                    every_s,
+                )
+                log.debug("why the daily deals could not be chosen ahead", exc_info=True)
             await asyncio.sleep(every_s)
 
 
