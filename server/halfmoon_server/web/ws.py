@@ -343,11 +343,20 @@ async def dispatch(
     return None
 
 
+def _held_room(app: web.Application, conn: Connection) -> Room | None:
+    """The room this connection is a member of here, if any; a room gone, or a seat resumed
+    elsewhere, is forgotten on the connection."""
+    room = app[keys.LOBBY].rooms.get(conn.room) if conn.room is not None else None
+    if room is None or not room.holds(conn.player_id, conn):
+        conn.room = conn.player_id = None
+        return None
+    return room
+
+
 def _room_of(app: web.Application, conn: Connection) -> Room:
     """The room this connection is a member of. Raises :class:`Refusal` ``not_in_room``."""
-    room = app[keys.LOBBY].rooms.get(conn.room) if conn.room is not None else None
-    if room is None or not room.holds(conn.player_id, conn):  # gone, or resumed elsewhere
-        conn.room = conn.player_id = None
+    room = _held_room(app, conn)
+    if room is None:
         raise Refusal("not_in_room", "join, watch or start a game first")
     return room
 
@@ -357,13 +366,8 @@ def _not_in_room(app: web.Application, conn: Connection) -> None:
     for one waiting in the quick-race queue (it sends ``unqueue`` first)."""
     if app[keys.QUICK].holds(conn):
         raise Refusal("already_queued", "this connection waits in the quick-race queue; send unqueue first")
-    if conn.room is None:
-        return
-    room = app[keys.LOBBY].rooms.get(conn.room)
-    if room is None or not room.holds(conn.player_id, conn):
-        conn.room = conn.player_id = None
-        return
-    raise Refusal("already_in_room", f"this connection is already in room {conn.room}; send leave first")
+    if _held_room(app, conn) is not None:
+        raise Refusal("already_in_room", f"this connection is already in room {conn.room}; send leave first")
 
 
 async def _find_room(lobby: Lobby, room_id: str) -> Room:
