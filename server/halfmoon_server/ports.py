@@ -276,8 +276,10 @@ class RoomLog(Protocol):
     #: this instance's name, unique per process start (no ``:`` in it)
     instance: str
 
-    async def create(self, header: dict[str, Any]) -> bool:
-        """Claim the header's room id for a new room; False when the id is taken."""
+    async def create(self, header: dict[str, Any], *, own: bool = True) -> bool:
+        """Claim the header's room id for a new room; False when the id is taken. ``own``: this
+        instance owns it from now on (a cluster); False: nobody does until an instance claims it
+        (a room made for players connected elsewhere). One process owns every room anyway."""
         ...
 
     async def append(self, room_id: str, entry: dict[str, Any]) -> int:

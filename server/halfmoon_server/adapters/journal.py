@@ -148,7 +148,7 @@ class MemoryLog(_LocalLog):
         #: each room's latest snapshot and how many entries it covers
         self.snapshots: dict[str, tuple[int, Entry]] = {}
 
-    async def create(self, header: Entry) -> bool:
+    async def create(self, header: Entry, *, own: bool = True) -> bool:
         if header["room"] in self.headers:
             return False
         self.headers[header["room"]] = header
@@ -360,7 +360,7 @@ class JournalLog(_LocalLog):
             raise sqlite3.OperationalError("the journal is not open")
         return self._db
 
-    async def create(self, header: Entry) -> bool:
+    async def create(self, header: Entry, *, own: bool = True) -> bool:
         def insert() -> bool:
             try:
                 self._connection().execute(

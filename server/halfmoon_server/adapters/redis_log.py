@@ -418,7 +418,7 @@ class RedisLog:
 
     # -- rooms --------------------------------------------------------------------------------------
 
-    async def create(self, header: Entry) -> bool:
+    async def create(self, header: Entry, *, own: bool = True) -> bool:
         try:
             client = self._node(header["room"])
             async with client.pipeline(transaction=False) as pipe:
@@ -431,7 +431,7 @@ class RedisLog:
             raise LogUnavailable(f"Redis: {_reason(exc)}") from exc
         if acks and int(acks[0]) < self.replicas:
             raise LogUnavailable(self._unconfirmed(int(acks[0])), certain=False)
-        if created:
+        if created and own:
             await self.claim(header["room"])  # the instance that makes a room owns it
         return bool(created)
 

@@ -169,6 +169,7 @@ class Lobby:
         salt: str | None = None,
         listed: bool = False,
         quick: QuickSeats | None = None,
+        for_others: bool = False,
     ) -> Room:
         """A new room, its id claimed in the room log (unique across instances and restarts).
         ``code`` None: a sealed race, dealt at its start from a seed drawn here (its commitment is
@@ -176,7 +177,10 @@ class Lobby:
         ``salt``: a daily attempt's day and the salt that opens the day's commitment, in the
         daily mode (its rules object's ``daily``). ``listed``: public, on the live list while
         its race is in play (in a mode that may be watched); else private to whoever has its link.
-        ``quick``: a quick race's held seats (a quick race is always listed among the public races)."""
+        ``quick``: a quick race's held seats (a quick race is always listed among the public races).
+        ``for_others``: made for players not connected here (a race's link, a quick race's matched
+        players): in a cluster nobody owns it yet — it waits asleep in the log, and the instance
+        their connections reach (``/ws?room=ID``, routed by room) claims it, so none is relayed."""
         listed = listed or quick is not None
         if listed and not rules_for(mode).watchable:
             raise ValueError(f"a {mode} room cannot be watched: it cannot be listed")
@@ -203,13 +207,29 @@ class Lobby:
                 header["salt"] = salt
             if quick is not None:
                 header["quick"] = quick.to_json()
+            unowned = for_others and self.settings.redis_url is not None
             try:
-                created = await self.log.create(header)
+                created = await self.log.create(header, own=not unowned)
             except LogUnavailable as exc:
                 raise Refusal("unavailable", f"no new room can be made right now ({exc}); try again") from None
             if created:
-                return self._hold(Room(header, self.services))
+                room = Room(header, self.services)
+                if unowned and await self._leave_asleep(room):
+                    return room
+                return self._hold(room)
         raise Refusal("server_full", "no free room id was found; try again")
+
+    async def _leave_asleep(self, room: Room) -> bool:
+        """Leave a new room nobody owns asleep in the log, due for a look when it may be abandoned
+        (a free instance looks if none of its players ever comes); False when the log does not
+        take the wake-up — then this instance owns and holds it (its players are relayed here)."""
+        try:
+            await self.log.wake(room.id, _next_look(room, self.clock.now_ms()))
+            return True
+        except LogUnavailable:
+            with contextlib.suppress(LogUnavailable):
+                await self.log.claim(room.id)
+            return False
 
     async def find(self, room_id: str, *, hold: bool = True) -> Room | None:
         """The room with this id: held here, or loaded from the room log (a room made on another
@@ -400,9 +420,7 @@ class Lobby:
         :class:`Refusal` (``server_full``, ``rate_limited``, ``unavailable``)."""
         self.ensure_capacity()
         self.charge(client)
-        room = await self._new_room(Mode.RACE, code, listed=listed)
-        await self._leave_to_its_members(room)
-        return room
+        return await self._new_room(Mode.RACE, code, listed=listed, for_others=True)
 
     async def create_quick(self, players: list[str], *, start_by: int) -> Room:
         """A quick race for the players the queue matched (the hashes of their keys): sealed (the
@@ -410,17 +428,8 @@ class Lobby:
         ``start_by`` with whoever came. Their room credits were spent when they queued. Raises
         :class:`Refusal` (``server_full``, ``shutting_down``, ``unavailable``)."""
         self.ensure_capacity()
-        room = await self._new_room(Mode.RACE, None, quick=QuickSeats(frozenset(players), start_by))
-        await self._leave_to_its_members(room)
-        return room
-
-    async def _leave_to_its_members(self, room: Room) -> None:
-        """A cluster: a room made for players who are not connected here yet (a race's link, a
-        quick race's matched players) is let go at once, asleep in the log, so the instance their
-        connections reach (``/ws?room=ID``, routed by room) claims it and owns it — not this one,
-        which the request that made it reached by chance, and which would then relay every member."""
-        if self.settings.redis_url is not None:
-            await self._put_to_sleep(room, self.clock.now_ms())
+        quick = QuickSeats(frozenset(players), start_by)
+        return await self._new_room(Mode.RACE, None, quick=quick, for_others=True)
 
     async def solo(
         self, outbox: Outbox, name: str, code: DealCode, client: str, *, player: str | None = None, bot: bool = False

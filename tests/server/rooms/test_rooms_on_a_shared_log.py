@@ -72,12 +72,13 @@ class FakeLog:
         self.rooms: dict[str, Follower] = {}
         store.views.append(self)
 
-    async def create(self, header: dict[str, Any]) -> bool:
+    async def create(self, header: dict[str, Any], *, own: bool = True) -> bool:
         if header["room"] in self.store.headers:
             return False
         self.store.headers[header["room"]] = header
         self.store.entries[header["room"]] = []
-        await self.claim(header["room"])  # the instance that makes a room owns it
+        if own:
+            await self.claim(header["room"])  # the instance that makes a room owns it
         return True
 
     async def append(self, room_id: str, entry: dict[str, Any]) -> int:
@@ -528,7 +529,7 @@ async def test_a_daily_attempt_is_not_spent_when_its_room_cannot_be_made(
     server = await start_server()
     lobby = server.app[keys.LOBBY]
 
-    async def down(header: dict[str, Any]) -> bool:
+    async def down(header: dict[str, Any], *, own: bool = True) -> bool:
         raise LogUnavailable("Redis: Connection refused")
 
     monkeypatch.setattr(lobby.log, "create", down)
