@@ -39,6 +39,8 @@ class MemoryStorage:
         self.daily_codes: dict[date, str] = {}
         self.daily_attempts: set[tuple[date, str]] = set()
         self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
+        # (day, account) -> the room of the account's attempt and whether it is ranked
+        self.account_attempts: dict[tuple[date, str], tuple[str | None, bool]] = {}
         self.rating_due: set[str] = set()  # the rateable games the ratings job has not taken
         self.ratings: dict[str, Rated] = {}
         self.rating_history: dict[str, RatedGame] = {}  # by game id
@@ -81,17 +83,31 @@ class MemoryStorage:
         return [PlayerGame.listed(g) for g in games[:limit]]
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
-        if (day, name_key) in self.daily_attempts:
+        # no await until the claim is recorded: two claims at once take turns
+        if (day, name_key) in self.daily_attempts or (account is not None and (day, account) in self.account_attempts):
             return False
         ranked = True
         if address is not None and per_address > 0:
             ranked = sum(1 for d, a in self.ranked_addresses if (d, a) == (day, address)) < per_address
         self.daily_attempts.add((day, name_key))
+        if account is not None:
+            self.account_attempts[(day, account)] = (room, ranked)
         if ranked and address is not None:
             self.ranked_addresses.append((day, address))
         return ranked
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        return self.account_attempts.get((day, account), (None, False))[0]
 
     async def daily_code(self, day: date) -> str | None:
         return self.daily_codes.get(day)

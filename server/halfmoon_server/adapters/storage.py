@@ -507,7 +507,15 @@ class SqlStorage:
         return await self._run("cannot read the player's games", read)
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
         async def claim() -> bool:
             try:
@@ -531,14 +539,33 @@ class SqlStorage:
                             DailyAttemptRow.ranked.is_(True),
                         )
                         ranked = (await session.scalar(query) or 0) < per_address
+                    # the primary key (day, name) and the unique index (day, account) decide: of two
+                    # claims at once for one name or one account (two devices), one insert fails
                     session.add(
-                        DailyAttemptRow(day=day, name_key=name_key, started_at=at, address=address, ranked=ranked)
+                        DailyAttemptRow(
+                            day=day,
+                            name_key=name_key,
+                            started_at=at,
+                            address=address,
+                            ranked=ranked,
+                            account=account,
+                            room=room,
+                        )
                     )
             except IntegrityError:
                 return False
             return ranked
 
         return await self._run("cannot record the daily attempt", claim)
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        query = select(DailyAttemptRow.room).where(DailyAttemptRow.day == day, DailyAttemptRow.account == account)
+
+        async def read() -> str | None:
+            async with self._sessions() as session:
+                return await session.scalar(query)
+
+        return await self._run("cannot read the account's daily attempt", read)
 
     async def daily_code(self, day: date) -> str | None:
         async def read() -> str | None:
