@@ -472,7 +472,8 @@ async def test_an_accounts_claims_rank_one_attempt_a_day_even_at_once_and_keep_i
     account, a claim with no account and the next day are apart."""
     day = date(2026, 11, 28)
     claims = [
-        any_storage.claim_daily_attempt(day, f"name-{i}", NOW, account="acct-ada", room=f"ROOM{i:02}") for i in range(10)
+        any_storage.claim_daily_attempt(day, f"name-{i}", NOW, account="acct-ada", room=f"ROOM{i:02}")
+        for i in range(10)
     ]
     ranked = await asyncio.gather(*claims)
     assert sum(ranked) == 1, ranked
