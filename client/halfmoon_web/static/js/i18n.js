@@ -60,7 +60,8 @@ const STRINGS = {
     takenElsewhere: "Questa partita è aperta in un'altra scheda: ricarica la pagina per giocarla qui.",
     confirmNewGame: "Iniziare una nuova partita? Questa finisce qui e non conta.",
     confirmGiveUpUnranked: "Abbandonare questo tentativo? Non è in classifica: finisce qui.",
-    ranked: "È il tuo tentativo in classifica", unranked: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome o da questa rete",
+    ranked: "È il tuo tentativo in classifica", unranked: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome, da questa rete o dal tuo account",
+    dailyContinued: "Continui il tentativo iniziato su un altro dispositivo del tuo account",
     nextDaily: "Prossima sfida tra", shareResult: "Condividi", raceThisDeal: "Sfida qualcuno su questa smazzata", points: "punti",
     sound: "Suono",
     about: {
@@ -148,7 +149,7 @@ const STRINGS = {
     rankedResult: "Risultato in classifica.",
     unrankedReasons: {
       casual: "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
-      daily_retry: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome o da questa rete",
+      daily_retry: "Tentativo fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo nome, da questa rete o dal tuo account",
       bot: "Fuori classifica: i bot non entrano in classifica.",
       too_fast: "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
     },
@@ -278,7 +279,8 @@ const STRINGS = {
     takenElsewhere: "This game is open in another tab: reload the page to play it here.",
     confirmNewGame: "Start a new game? This one ends here and does not count.",
     confirmGiveUpUnranked: "Give up this attempt? It is not ranked: it ends here.",
-    ranked: "This is your ranked attempt", unranked: "Not ranked: today's ranked attempt was already played under this name or from this network",
+    ranked: "This is your ranked attempt", unranked: "Not ranked: today's ranked attempt was already played under this name, from this network or by your account",
+    dailyContinued: "You are continuing the attempt started on another device of your account",
     nextDaily: "Next challenge in", shareResult: "Share", raceThisDeal: "Race someone on this deal", points: "points",
     sound: "Sound",
     about: {
@@ -365,7 +367,7 @@ const STRINGS = {
     rankedResult: "This result is ranked.",
     unrankedReasons: {
       casual: "Not ranked: this deal's code was known before the start.",
-      daily_retry: "Not ranked: today's ranked attempt was already played under this name or from this network",
+      daily_retry: "Not ranked: today's ranked attempt was already played under this name, from this network or by your account",
       bot: "Not ranked: bots are never ranked.",
       too_fast: "Not ranked: finished faster than a person can tap the cards.",
     },
