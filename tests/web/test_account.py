@@ -285,7 +285,8 @@ def test_a_daily_attempt_begun_on_a_phone_is_continued_on_a_signed_in_desktop_an
         )
         assert (desktop.page.locator('[data-stat="time"]').text_content() or "") >= (phone_clock or "")
         # the phone is told its game is open elsewhere
-        expect(phone.page.locator("#banner")).to_be_visible()
+        expect(phone.page.locator("#banner")).to_contain_text("su un altro dispositivo")
+        screenshot(phone.page, "daily-taken-elsewhere-390x844")
         check_axe(desktop.page, "the daily continued (en, desktop)")
         screenshot(desktop.page, "daily-continued-1280x800")
         # the desktop plays on: the same game
