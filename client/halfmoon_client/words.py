@@ -104,7 +104,7 @@ WORDS: Final = {
         "ranked_result": "Risultato in classifica.",
         "unranked_casual": "Fuori classifica: il codice di questa smazzata era noto prima della partenza.",
         "unranked_daily_retry": "Fuori classifica: il tentativo in classifica di oggi è già stato giocato con questo "
-        "nome o da questa rete.",
+        "nome, da questa rete o dal tuo account.",
         "unranked_bot": "Fuori classifica: un bot non entra in classifica.",
         "unranked_too_fast": "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte.",
         "rank_yes": "sì",
@@ -202,8 +202,8 @@ WORDS: Final = {
         "bot_mark": "[bot]",
         "ranked_result": "This result is ranked.",
         "unranked_casual": "Not ranked: this deal's code was known before the start.",
-        "unranked_daily_retry": "Not ranked: today's ranked attempt was already played under this name or from this "
-        "network.",
+        "unranked_daily_retry": "Not ranked: today's ranked attempt was already played under this name, from this "
+        "network or by your account.",
         "unranked_bot": "Not ranked: a bot is never ranked.",
         "unranked_too_fast": "Not ranked: finished faster than a person can tap the cards.",
         "rank_yes": "yes",

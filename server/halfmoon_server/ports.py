@@ -106,10 +106,25 @@ class Storage(Protocol):
         ...
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
         """Record a name's attempt of the day; True when it is the ranked one: the name's first of
-        the day, and (with ``per_address``) one of the first that many ranked from ``address``."""
+        the day, (with ``account``) the account's first of the day, and (with ``per_address``) one
+        of the first that many ranked from ``address``. One step: of two claims at once for one
+        name or one account, one alone is ranked. ``room``: where the attempt is played (found
+        again by :meth:`daily_attempt_room`)."""
+        ...
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        """The room of ``account``'s attempt of ``day`` (None: it has none)."""
         ...
 
     async def daily_code(self, day: date) -> str | None: ...

@@ -551,3 +551,17 @@ test("the room a socket is for: the seat's, else the room the page is in, else t
   }
 });
 
+
+test("the daily: a seat welcomed without a token is the account's attempt from another device, and said so", () => {
+  const fresh = session.initialState({ kind: "daily" }, null);
+  const room = { room: "K7WQ2M", mode: "daily", phase: "playing", players: [{ id: "p1", name: "Ada", status: "playing", moves: 1 }] };
+  const continued = session.reduce(fresh, { type: "welcome", role: "player", you: "p1", room, seq: 3, ranked: true }, 0);
+  assert.equal(continued.notice, "dailyContinued");
+  assert.equal(continued.seat, null, "no token: no seat kept (a reconnection asks for the daily again)");
+  const own = session.reduce(fresh, { type: "welcome", role: "player", you: "p1", token: "t".repeat(32), room, seq: 3, ranked: true }, 0);
+  assert.equal(own.notice, null);
+  assert.deepEqual(own.seat, { room: "K7WQ2M", token: "t".repeat(32) });
+  const resumed = session.reduce(session.initialState({ kind: "daily" }, { room: "K7WQ2M", token: "t".repeat(32) }),
+    { type: "welcome", role: "player", you: "p1", room, seq: 3, ranked: true }, 0);
+  assert.equal(resumed.notice, null, "this browser's own seat resumed: nothing to say");
+});

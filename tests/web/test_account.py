@@ -5,8 +5,10 @@ party): a phone registers a passkey and keeps its games; a desktop signs in with
 copied to its own authenticator (a synced passkey: ``WebAuthn.getCredentials`` /
 ``WebAuthn.addCredential``) and sees both devices' games; a one-time link adds a third device; a
 terminal's short code is approved on the phone; the phone revokes the desktop, which is signed
-out. axe-core checks the page signed out and in; screenshots at phone (390×844) and desktop
-(1280×800) sizes."""
+out. The daily challenge follows the account: a phone starts today's ranked attempt and moves,
+the desktop signed in to the account continues that attempt (same board, moves and clock) and
+gets no second ranked one. axe-core checks the page signed out and in; screenshots at phone
+(390×844) and desktop (1280×800) sizes."""
 
 from __future__ import annotations
 
@@ -16,14 +18,17 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, ViewportSize, expect
 
+from halfmoon.codes import daily_code
+from halfmoon.game import Game
 from tests.conftest import ROOT
 from tests.web.audits import AXE_JS, axe_violations, require_tool
-from tests.web.conftest import free_port, load_vector, screenshot, stop_process, wait_answering
+from tests.web.conftest import free_port, load_vector, play, screenshot, stop_process, wait_answering, wait_board
 from tests.web.test_history import ws_game
 
 pytestmark = pytest.mark.browser
@@ -32,15 +37,17 @@ WON = load_vector("won_records.json")["records"][0]
 PHONE: ViewportSize = {"width": 390, "height": 844}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 
-_RUNNER = """
+SECRET = b"browser-tests-daily-secret-32-bytes"
+_RUNNER = f"""
 import sys
 from pathlib import Path
 from aiohttp import web
 from halfmoon_server import Settings, create_app
+SECRET = {SECRET!r}
 port, data = int(sys.argv[1]), Path(sys.argv[2])
-settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{data / 'halfmoon.db'}", data_dir=data,
-                             secret=b"browser-tests-daily-secret-32-bytes", solver_workers=0,
-                             daily_requires_winnable=False, public_url=f"http://localhost:{port}",
+settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{{data / 'halfmoon.db'}}", data_dir=data,
+                             secret=SECRET, solver_workers=0,
+                             daily_requires_winnable=False, public_url=f"http://localhost:{{port}}",
                              room_burst=1000.0, rate_burst=1000.0, rate_per_s=1000.0)
 web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 """
@@ -230,3 +237,79 @@ def test_the_name_field_for_a_new_account_is_wide_on_a_phone_in_both_languages(
         assert under or button["x"] >= field["x"] + field["width"], (field, button)
     finally:
         phone.close()
+
+
+def todays_deal() -> Game:
+    """Today's daily deal as this module's server deals it (no solver: the plain daily code)."""
+    return Game.from_code(str(daily_code(datetime.now(UTC).date(), SECRET, long=True)))
+
+
+def test_a_daily_attempt_begun_on_a_phone_is_continued_on_a_signed_in_desktop_and_not_given_twice(
+    browser: Browser, localhost_server: str
+) -> None:
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "it")
+    desktop = Device(browser, base, DESKTOP, "en")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Bea")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account creato")
+        desktop.add_credential(phone.credentials()[0])
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        for device, lang in ((phone, "it"), (desktop, "en")):
+            device.page.evaluate(
+                "lang => localStorage.setItem('halfmoon.settings', JSON.stringify({lang, name: 'Bea'}))", lang
+            )
+
+        # the phone starts today's attempt (ranked) and makes a move
+        game = todays_deal()
+        phone.page.goto("/daily")
+        wait_board(phone.page, game)
+        expect(phone.page.locator(".daily-line")).to_have_attribute("data-ranked", "true")
+        play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+        phone_clock = phone.page.locator('[data-stat="time"]').text_content()
+
+        # the desktop, signed in to the same account, opens the daily: the phone's attempt goes on
+        # there — the same board and moves, the clock still running, said in words
+        desktop.page.goto("/daily")
+        wait_board(desktop.page, game)
+        expect(desktop.page.locator('[data-stat="moves"]')).to_have_text("1")
+        expect(desktop.page.locator('[data-stat="score"]')).to_have_text(str(game.score))
+        line = desktop.page.locator(".daily-line")
+        expect(line).to_have_attribute("data-ranked", "true")
+        expect(line.locator(".daily-continued")).to_have_text(
+            "You are continuing the attempt started on another device of your account"
+        )
+        assert (desktop.page.locator('[data-stat="time"]').text_content() or "") >= (phone_clock or "")
+        # the phone is told its game is open elsewhere
+        expect(phone.page.locator("#banner")).to_contain_text("su un altro dispositivo")
+        screenshot(phone.page, "daily-taken-elsewhere-390x844")
+        check_axe(desktop.page, "the daily continued (en, desktop)")
+        screenshot(desktop.page, "daily-continued-1280x800")
+        # the desktop plays on: the same game
+        play(desktop.page, game, list(next(iter(game.legal_moves())).names()))
+
+        # in Italian on the phone, once it takes the attempt back (a reload: it still holds the seat)
+        phone.page.reload()
+        wait_board(phone.page, game)
+        expect(phone.page.locator('[data-stat="moves"]')).to_have_text("2")
+        expect(phone.page.locator(".daily-line .daily-continued")).to_have_count(0)  # its own seat: nothing to say
+
+        # the desktop gives the attempt up; asking for the daily again is no second ranked attempt
+        desktop.page.goto("/daily")
+        expect(desktop.page.locator(".daily-continued")).to_be_visible()
+        desktop.page.locator(".bar").get_by_role("button", name="Give up").click()
+        desktop.page.locator("dialog.confirm").get_by_role("button", name="Give up").click()
+        expect(desktop.page.locator(".endbox")).to_be_visible()
+        desktop.page.goto("/")
+        desktop.page.goto("/daily")
+        again = desktop.page.locator(".daily-line")
+        expect(again).to_have_attribute("data-ranked", "false")
+        expect(again).to_contain_text("by your account")
+        expect(desktop.page.locator('[data-stat="moves"]')).to_have_text("0")
+    finally:
+        for device in (phone, desktop):
+            device.close()

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 
+from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.adapters.models import (
     AccountPlayerRow,
     AccountRow,
@@ -27,10 +28,11 @@ __all__ = ["MemoryAccounts", "SqlAccounts", "accounts_for"]
 
 
 def accounts_for(storage: Storage) -> Accounts:
-    """The accounts kept beside ``storage``: in its SQL database, else in memory."""
+    """The accounts kept beside ``storage``: in its SQL database, else in memory (the player keys
+    they link shared with a :class:`MemoryStorage`, whose ratings rate an account as one)."""
     if isinstance(storage, SqlStorage):
         return SqlAccounts(storage)
-    return MemoryAccounts()
+    return MemoryAccounts(players=storage.account_players if isinstance(storage, MemoryStorage) else None)
 
 
 def _account(row: AccountRow) -> Account:
@@ -259,11 +261,12 @@ class SqlAccounts:
 class MemoryAccounts:
     """:class:`~halfmoon_server.ports.Accounts` in dictionaries: nothing kept past the process."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, players: dict[str, str] | None = None) -> None:
         self.tokens: dict[str, tuple[str, dict[str, Any], int]] = {}
         self.accounts: dict[str, Account] = {}
         self.passkeys: dict[str, Passkey] = {}
-        self.players: dict[str, str] = {}  # player key hash -> account id
+        # player key hash -> account id, in the order they were linked
+        self.players: dict[str, str] = {} if players is None else players
         self.sessions: dict[str, Session] = {}  # by secret hash
 
     async def put_token(self, token_hash: str, purpose: str, data: dict[str, Any], expires_ms: int) -> None:

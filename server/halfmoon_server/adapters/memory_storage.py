@@ -19,7 +19,9 @@ from halfmoon_server.core.rating import (
     Rated,
     RatedGame,
     Seat,
+    as_identities,
     complete_races,
+    identities,
     race_key,
     rate_race,
     rateable,
@@ -39,6 +41,11 @@ class MemoryStorage:
         self.daily_codes: dict[date, str] = {}
         self.daily_attempts: set[tuple[date, str]] = set()
         self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
+        # (day, account) -> the room of the account's attempt and whether it is ranked
+        self.account_attempts: dict[tuple[date, str], tuple[str | None, bool]] = {}
+        #: player key hash -> account, in the order they were linked (the accounts kept beside this
+        #: storage write it: :func:`halfmoon_server.adapters.accounts.accounts_for`)
+        self.account_players: dict[str, str] = {}
         self.rating_due: set[str] = set()  # the rateable games the ratings job has not taken
         self.ratings: dict[str, Rated] = {}
         self.rating_history: dict[str, RatedGame] = {}  # by game id
@@ -81,17 +88,31 @@ class MemoryStorage:
         return [PlayerGame.listed(g) for g in games[:limit]]
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
-        if (day, name_key) in self.daily_attempts:
+        # no await until the claim is recorded: two claims at once take turns
+        if (day, name_key) in self.daily_attempts or (account is not None and (day, account) in self.account_attempts):
             return False
         ranked = True
         if address is not None and per_address > 0:
             ranked = sum(1 for d, a in self.ranked_addresses if (d, a) == (day, address)) < per_address
         self.daily_attempts.add((day, name_key))
+        if account is not None:
+            self.account_attempts[(day, account)] = (room, ranked)
         if ranked and address is not None:
             self.ranked_addresses.append((day, address))
         return ranked
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        return self.account_attempts.get((day, account), (None, False))[0]
 
     async def daily_code(self, day: date) -> str | None:
         return self.daily_codes.get(day)
@@ -109,9 +130,12 @@ class MemoryStorage:
     def _race_counts(self) -> dict[tuple[str, str], int]:
         return Counter((g.room, g.code) for g in self.games.values())
 
-    def _rate(self, seats: list[Seat], seq: int, now: datetime) -> None:
+    def _identities(self) -> dict[str, str]:
+        return identities((player, account, n) for n, (player, account) in enumerate(self.account_players.items()))
+
+    def _rate(self, seats: list[Seat], seq: int, now: datetime, recorded: dict[str, str] | None = None) -> None:
         current = {p: r.skill for p, r in self.ratings.items()}
-        for change in rate_race(seats, current):
+        for change in rate_race(as_identities(seats, self._identities(), recorded or {}), current):
             self.ratings[change.player] = Rated(change.player, change.nickname, change.after)
             self.rating_history[change.game_id] = RatedGame(
                 change.game_id, change.player, seq, change.place, change.before, change.after, now
@@ -127,6 +151,7 @@ class MemoryStorage:
         return len(races)
 
     async def rebuild_ratings(self, now: datetime) -> int:
+        recorded = {game: rated.player for game, rated in self.rating_history.items()}
         self.ratings.clear()
         self.rating_history.clear()
         self.rating_due = {g.id for g in self.games.values() if rateable(g)}
@@ -136,7 +161,7 @@ class MemoryStorage:
             seats = [_seat(self.games[g]) for g in sorted(self.rating_due) if race_key(_seat(self.games[g])) == key]
             if complete_races(seats, counts):
                 self.rated_races.append(key)
-                self._rate(seats, len(self.rated_races), now)
+                self._rate(seats, len(self.rated_races), now, recorded)
         while await self.rate_due(now, 1000):
             pass
         return len(self.rated_races)
@@ -146,6 +171,7 @@ class MemoryStorage:
         return sorted(kept, key=lambda r: (-(r.skill.mu - 3 * r.skill.sigma), r.player))[:limit]
 
     async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
+        player = self._identities().get(player, player)
         mine = sorted((h for h in self.rating_history.values() if h.player == player), key=lambda h: -h.race)
         return self.ratings.get(player), mine[:limit]
 

@@ -92,7 +92,7 @@ class DailyChallengeRow(Base):
 
 
 class DailyAttemptRow(Base):
-    """A nickname's first attempt of a UTC day (the ranked one)."""
+    """A nickname's first attempt of a UTC day (the ranked one), and an account's (0010)."""
 
     __tablename__ = "daily_attempts"
 
@@ -103,6 +103,12 @@ class DailyAttemptRow(Base):
     address: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: whether the attempt is the ranked one (an attempt over the address's limit is not)
     ranked: Mapped[bool] = mapped_column(Boolean, default=True)
+    #: the account of the player key (or signed-in device) that started it (0010): one a day each
+    account: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: the room it is played in (0010): another signed-in device of the account resumes it there
+    room: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+    __table_args__ = (Index("uq_daily_attempts_account", "day", "account", unique=True),)
 
 
 class RatingRow(Base):

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 
 from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.adapters.models import (
+    AccountPlayerRow,
     DailyAttemptRow,
     DailyChallengeRow,
     GameRow,
@@ -43,7 +44,9 @@ from halfmoon_server.core.rating import (
     RatedGame,
     Seat,
     Skill,
+    as_identities,
     complete_races,
+    identities,
     rate_race,
     rateable,
 )
@@ -507,7 +510,15 @@ class SqlStorage:
         return await self._run("cannot read the player's games", read)
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
         async def claim() -> bool:
             try:
@@ -531,14 +542,33 @@ class SqlStorage:
                             DailyAttemptRow.ranked.is_(True),
                         )
                         ranked = (await session.scalar(query) or 0) < per_address
+                    # the primary key (day, name) and the unique index (day, account) decide: of two
+                    # claims at once for one name or one account (two devices), one insert fails
                     session.add(
-                        DailyAttemptRow(day=day, name_key=name_key, started_at=at, address=address, ranked=ranked)
+                        DailyAttemptRow(
+                            day=day,
+                            name_key=name_key,
+                            started_at=at,
+                            address=address,
+                            ranked=ranked,
+                            account=account,
+                            room=room,
+                        )
                     )
             except IntegrityError:
                 return False
             return ranked
 
         return await self._run("cannot record the daily attempt", claim)
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        query = select(DailyAttemptRow.room).where(DailyAttemptRow.day == day, DailyAttemptRow.account == account)
+
+        async def read() -> str | None:
+            async with self._sessions() as session:
+                return await session.scalar(query)
+
+        return await self._run("cannot read the account's daily attempt", read)
 
     async def daily_code(self, day: date) -> str | None:
         async def read() -> str | None:
@@ -615,12 +645,40 @@ class SqlStorage:
         await self._rate_races(conn, races, seq + 1, now)
         return len(races)
 
-    async def _rate_races(self, conn: AsyncConnection, races: list[list[Seat]], first: int, now: datetime) -> None:
+    async def _identities(self, conn: AsyncConnection, players: list[str]) -> dict[str, str]:
+        """The identity each of ``players`` (key hashes) is rated as, for those linked to an
+        account (:func:`~halfmoon_server.core.rating.identities`)."""
+        link = AccountPlayerRow
+        accounts: set[str] = set()
+        for start in range(0, len(players), _CHUNK):
+            chunk = players[start : start + _CHUNK]
+            accounts.update(await conn.scalars(select(link.account_id).where(link.player.in_(chunk))))
+        ordered = sorted(accounts)
+        links: list[tuple[str, str, int]] = []
+        for start in range(0, len(ordered), _CHUNK):
+            of = link.account_id.in_(ordered[start : start + _CHUNK])
+            rows = await conn.execute(select(link.player, link.account_id, link.linked_ms).where(of))
+            links += [(row.player, row.account_id, int(row.linked_ms)) for row in rows]
+        return identities(links)
+
+    async def _rate_races(
+        self,
+        conn: AsyncConnection,
+        races: list[list[Seat]],
+        first: int,
+        now: datetime,
+        recorded: dict[str, str] | None = None,
+    ) -> None:
         """Rate ``races`` in their order, numbered from ``first``: the ratings they need read at
         once, the updates made in memory race after race, then written in a few statements (the
-        pass holds the write lock a few milliseconds, not a few per race)."""
+        pass holds the write lock a few milliseconds, not a few per race). Each seat is rated as
+        its identity (an account's keys as its canonical key; ``recorded``: the identities a
+        rebuild's races were rated under before)."""
         if not races:
             return
+        keys_of = sorted({s.player for seats in races for s in seats if s.player is not None})
+        identity = await self._identities(conn, keys_of)
+        races = [as_identities(seats, identity, recorded or {}) for seats in races]
         players = sorted({s.player for seats in races for s in seats if s.player is not None})
         current: dict[str, Skill] = {}
         found = select(RatingRow.player, RatingRow.mu, RatingRow.sigma, RatingRow.games)
@@ -684,6 +742,11 @@ class SqlStorage:
         async def work() -> int:
             async with self.engine.begin() as conn:
                 await self._locked(conn, wait=True)
+                # the identity each rated game was rated under: rated again as the same one
+                recorded = {
+                    row.game_id: row.player
+                    for row in (await conn.execute(select(RatingHistoryRow.game_id, RatingHistoryRow.player))).all()
+                }
                 await conn.execute(delete(RatingHistoryRow))
                 await conn.execute(delete(RatingRow))
                 rated_before = select(RatedRaceRow.room, RatedRaceRow.code).order_by(RatedRaceRow.seq)
@@ -711,7 +774,7 @@ class SqlStorage:
                     rows = await conn.execute(select(*_SEAT_COLUMNS).where(of_race, GameRow.rating_due.is_not(None)))
                     stored = int(await conn.scalar(select(func.count()).where(of_race)) or 0)
                     again += complete_races([Seat(*r) for r in rows], {(room, code): stored})
-                await self._rate_races(conn, again, 1, now)
+                await self._rate_races(conn, again, 1, now, recorded)
                 while await self._rate_pass(conn, now, 1000):
                     pass
                 return int(await conn.scalar(select(func.count()).select_from(RatedRaceRow)) or 0)
@@ -735,14 +798,17 @@ class SqlStorage:
         return await self._run("cannot read the ratings", read)
 
     async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
-        """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first."""
+        """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first;
+        a key linked to an account: the account's (its canonical key's)."""
 
         async def read() -> tuple[Rated | None, list[RatedGame]]:
+            async with self.engine.connect() as conn:
+                identity = (await self._identities(conn, [player])).get(player, player)
             async with self._sessions() as session:
-                row = await session.get(RatingRow, player)
+                row = await session.get(RatingRow, identity)
                 history = await session.scalars(
                     select(RatingHistoryRow)
-                    .where(RatingHistoryRow.player == player)
+                    .where(RatingHistoryRow.player == identity)
                     .order_by(RatingHistoryRow.race.desc())
                     .limit(limit)
                 )

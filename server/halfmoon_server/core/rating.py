@@ -22,12 +22,21 @@ rated races.
 
 Races are rated one at a time, in one order that a rebuild repeats (:func:`race_order`: the
 race's newest game's end, then its room and code), so the same stored games give the same numbers.
+
+**An account is one identity** (:func:`identities`): every player key linked to an account is
+rated as the account's *canonical key* — the key linked to it first (the device that made it),
+whose hash names the account's rating everywhere (``GET /api/players/{key}/rating`` answers it for
+any of the account's keys). Two keys of one account in one race are one identity seated twice:
+counted once, at its best place; they never rate each other. A seat is read as the identity it
+had when its race was rated (:func:`as_identities`): a key linked later keeps the ratings it won
+before as its own, and its later races go to the account — so a rebuild, which reads the
+identities the history recorded, gives the same numbers as the job did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from openskill.models import PlackettLuce
@@ -178,6 +187,38 @@ def complete_races(pending: Iterable[Seat], stored: dict[tuple[str, str], int]) 
         if seats[0].seats is not None and stored.get(key, 0) >= seats[0].seats
     ]
     return sorted(done, key=race_order)
+
+
+def identities(links: Iterable[tuple[str, str, int]]) -> dict[str, str]:
+    """Which identity each linked player key is rated as: ``links`` are ``(player key hash,
+    account, linked at)``; every key of an account maps to the account's canonical key, the one
+    linked first (the lowest hash among keys linked at one instant). A key linked to no account is
+    its own identity (absent here).
+
+    >>> identities([("k2", "acct", 20), ("k1", "acct", 10), ("k3", "other", 5)])
+    {'k2': 'k1', 'k1': 'k1', 'k3': 'k3'}
+    """
+    links = list(links)
+    first: dict[str, tuple[int, str]] = {}
+    for player, account, at in links:
+        held = first.get(account)
+        if held is None or (at, player) < held:
+            first[account] = (at, player)
+    return {player: first[account][1] for player, account, _ in links}
+
+
+def as_identities(seats: Sequence[Seat], identity: Mapping[str, str], recorded: Mapping[str, str]) -> list[Seat]:
+    """A race's seats with each player key replaced by the identity it is rated as: the one its
+    game was rated under before (``recorded``, game id → identity: a rebuild repeats it), else the
+    one its key is now (``identity``: :func:`identities`), else the key itself."""
+    out = []
+    for seat in seats:
+        if seat.player is None:
+            out.append(seat)
+            continue
+        who = recorded.get(seat.game_id) or identity.get(seat.player, seat.player)
+        out.append(seat if who == seat.player else replace(seat, player=who))
+    return out
 
 
 def rate_race(seats: Sequence[Seat], current: dict[str, Skill]) -> list[Change]:

@@ -467,11 +467,46 @@ class Lobby:
         events = await room.submit(entry, outbox)
         return next(e.player.id for e in events if isinstance(e, PlayerJoined))
 
+    async def resume_daily(self, outbox: Outbox, account: str) -> Room | None:
+        """Seat ``outbox`` in ``account``'s attempt of today, when it has one still being played
+        (another signed-in device of the account started it): the same seat, board and clock, as
+        a ``resume`` would (the device it was on is told ``resumed on another connection``). The
+        welcome carries no token: the seat's token stays with the device that started it. None
+        when the account has no attempt today, or it is over.
+
+        Raises :class:`Refusal` (``internal`` when the database fails, ``unavailable`` when the
+        room log does not answer), :class:`OwnedElsewhere` (a cluster: relayed to the owner)."""
+        day = self.daily_service.today()
+        try:
+            room_id = await self.storage.daily_attempt_room(day, account)
+        except StorageError:
+            log.exception("the account's daily attempt cannot be read")
+            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        if room_id is None:
+            return None
+        room = await self.find(room_id)
+        if room is None:
+            return None
+        seat = next(iter(room.race.players.values()), None)
+        if seat is None or not seat.playing or room.race.rules.mode is not Mode.DAILY:
+            return None
+        await room.submit({"k": "connect", "p": seat.id}, outbox)
+        return room
+
     async def daily(
-        self, outbox: Outbox, name: str, client: str, *, player: str | None = None, bot: bool = False
+        self,
+        outbox: Outbox,
+        name: str,
+        client: str,
+        *,
+        player: str | None = None,
+        bot: bool = False,
+        account: str | None = None,
     ) -> tuple[Room, str]:
         """Today's daily challenge for ``name``, started at once: ranked if it is their first
-        attempt of the day (and not a program: ``bot``). The room is made before the attempt is claimed, so a room that
+        attempt of the day — and, with ``account`` (the account the player key or the signed-in
+        device belongs to), the account's first, whichever of its devices started it — and not a
+        program's (``bot``). The room is made before the attempt is claimed, so a room that
         cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
         ``rate_limited``, ``unavailable``, and ``internal`` when the database fails)."""
         self.ensure_capacity()  # before the ranked attempt is spent
@@ -487,6 +522,8 @@ class Lobby:
                 utc_datetime(self.clock.now_ms()),
                 address=self.daily_service.address_key(client),
                 per_address=self.settings.daily_ranked_per_address,
+                account=account,
+                room=room.id,
             )
         except StorageError:
             log.exception("the daily challenge is unavailable")

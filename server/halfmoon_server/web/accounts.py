@@ -582,6 +582,30 @@ async def linked_account(request: web.Request) -> web.Response:
     return json_response({"account": account.name})
 
 
+async def daily_accounts(
+    app: web.Application, session_secret: str | None, player: str | None
+) -> tuple[str | None, str | None]:
+    """Whose account a ``daily`` is asked for: the account of the connection's signed-in session
+    (its handshake's cookie, ``session_secret``; it may resume the account's attempt) and the
+    account the player key (its hash, ``player``) is linked to (the daily's one ranked attempt
+    is that account's, signed in or not — a terminal's linked key too). (None, None) without
+    accounts.
+
+    Raises :class:`~halfmoon_server.errors.Refusal` ``unavailable`` (the database did not answer:
+    nothing changed — an attempt is never ranked because its account could not be read)."""
+    accounts = app.get(keys.ACCOUNTS)
+    if accounts is None:
+        return None, None
+    try:
+        session = None
+        if session_secret and len(session_secret) <= 100:
+            session = await accounts.session(secret_hash(session_secret), app[keys.SETTINGS].clock.now_ms())
+        linked = None if player is None else await accounts.account_of_player(player)
+    except StorageError:
+        raise Refusal("unavailable", "the server cannot read accounts right now; nothing changed: try again") from None
+    return (None if session is None else session.account), linked
+
+
 async def check_ranked_name(app: web.Application, name: str, player: str | None) -> None:
     """In ranked play (a daily attempt, a sealed race) a name registered to an account — or one
     that looks like it (:func:`~halfmoon_server.core.names.name_key`) — is that account's: only a

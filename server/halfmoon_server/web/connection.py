@@ -228,7 +228,7 @@ class Connection:
 
     __slots__ = (
         "_closing", "_flusher", "_pending", "_transport", "dropped", "heard_at", "max_buffer", "peer", "pinged_at",
-        "player_id", "rate", "room", "roomless_since", "ws",
+        "player_id", "rate", "room", "roomless_since", "session", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -247,6 +247,9 @@ class Connection:
         self.max_buffer = max_buffer
         self.peer = peer
         self.rate = rate
+        #: the account session cookie its handshake carried (its secret, looked up when a message
+        #: needs it: resuming the account's daily attempt); None: none
+        self.session: str | None = None
         self.room: str | None = None
         self.player_id: str | None = None  # None: a spectator (when ``room`` is set)
         #: since when (loop time) it has been seen outside every room; None: in one at the last look

@@ -284,10 +284,23 @@ class TimedStorage:
         return await self.inner.games_of_players(players, limit)
 
     async def claim_daily_attempt(
-        self, day: date, name_key: str, at: datetime, *, address: str | None = None, per_address: int = 0
+        self,
+        day: date,
+        name_key: str,
+        at: datetime,
+        *,
+        address: str | None = None,
+        per_address: int = 0,
+        account: str | None = None,
+        room: str | None = None,
     ) -> bool:
         async with self._write("claim_daily_attempt"):
-            return await self.inner.claim_daily_attempt(day, name_key, at, address=address, per_address=per_address)
+            return await self.inner.claim_daily_attempt(
+                day, name_key, at, address=address, per_address=per_address, account=account, room=room
+            )
+
+    async def daily_attempt_room(self, day: date, account: str) -> str | None:
+        return await self.inner.daily_attempt_room(day, account)
 
     async def daily_code(self, day: date) -> str | None:
         return await self.inner.daily_code(day)

@@ -41,6 +41,7 @@ from yarl import URL
 
 from halfmoon.errors import BadMessageError
 from halfmoon.protocol import normalise_room
+from halfmoon_server.core.accounts import SESSION_COOKIE
 from halfmoon_server.rooms.lobby import OwnedElsewhere
 from halfmoon_server.rooms.room import CLOSE_MOVED, MOVED_REASON
 from halfmoon_server.web import keys
@@ -137,6 +138,8 @@ async def relay(app: web.Application, conn: Connection, target: OwnedElsewhere, 
     url = URL(target.url).with_path("/ws").with_query(room=target.room_id)
     secret = app[keys.DAILY].secret
     headers = {RELAYED_FOR: sign(secret, conn.peer, time.time())}
+    if conn.session is not None:  # the owner checks the account's session itself (the daily's resume)
+        headers["Cookie"] = f"{SESSION_COOKIE}={conn.session}"
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT_S):
             upstream = await app[RELAYS].session.ws_connect(

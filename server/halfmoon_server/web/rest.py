@@ -630,7 +630,8 @@ async def my_history(request: web.Request) -> web.Response:
     the newest ``limit`` games of both kinds; no deal code the reader is not yet entitled to
     (:class:`_Entitlement`), no record, nothing of anyone else."""
     players = await _history_players(request)
-    # whose rating the page shows: this device's key (ratings are per player key, not per account)
+    # whose rating the page shows: this device's key's — a key linked to an account reads the
+    # account's one rating (core/rating.py: an account is one identity)
     player = _player_of(request) if "Authorization" in request.headers else players[0]
     limit = _limit(request)
     games = await request.app[keys.STORAGE].games_of_players(players, HISTORY_ROWS)
@@ -719,7 +720,8 @@ async def ratings_board(request: web.Request) -> web.Response:
 async def player_rating(request: web.Request) -> web.Response:
     """An identity's rating (``rating`` null: never rated) and its newest ``limit`` changes,
     newest first. An identity is its player key's hash, which names no one: what it reveals is
-    what the ratings leaderboard shows."""
+    what the ratings leaderboard shows. A key linked to an account answers the account's rating
+    (kept under the key linked to it first: :mod:`halfmoon_server.core.rating`)."""
     player = request.match_info["player"]
     if not _PLAYER_RE.fullmatch(player):
         raise ApiError(400, "bad_player", "a player is named by its key's hash: 64 lower-case hex digits")

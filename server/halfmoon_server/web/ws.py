@@ -46,13 +46,14 @@ from halfmoon.protocol import (
     parse_message,
     player_key_hash,
 )
+from halfmoon_server.core.accounts import SESSION_COOKIE
 from halfmoon_server.core.limits import RateLimit
 from halfmoon_server.errors import Refusal
 from halfmoon_server.rooms.lobby import Lobby, OwnedElsewhere, new_token, race_code
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys, logs, relay
-from halfmoon_server.web.accounts import check_ranked_name
+from halfmoon_server.web.accounts import check_ranked_name, daily_accounts
 from halfmoon_server.web.connection import Connection, client_address
 from halfmoon_server.web.cycles import forget_traceback
 from halfmoon_server.web.masking import MaskedWebSocket
@@ -151,6 +152,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         rate=RateLimit(settings.rate_burst, settings.rate_per_s, loop.time()),
         peer=peer,
     )
+    conn.session = request.cookies.get(SESSION_COOKIE)  # (read when a message needs it: the daily's resume)
     app[keys.CONNECTIONS].add(conn)
     logs.bind(conn)
     conn.roomless_since = conn.heard_at = loop.time()
@@ -461,8 +463,15 @@ async def handle(app: web.Application, conn: Connection, message: ClientMessage)
             await lobby.solo(conn, name, race_code(text), conn.peer, player=_hash_of(key), bot=bot)
         case Daily(name=name, player_key=key, bot=bot):
             _not_in_room(app, conn)
-            await check_ranked_name(app, name, _hash_of(key))  # ranked play: an account's name is the account's
-            await lobby.daily(conn, name, conn.peer, player=_hash_of(key), bot=bot)
+            player = _hash_of(key)
+            signed_in, linked = await daily_accounts(app, conn.session, player)
+            # a device signed in to an account continues the account's attempt of today, if it is
+            # still being played (started on another of its devices): no new deal, no second one
+            if signed_in is not None and await lobby.resume_daily(conn, signed_in) is not None:
+                return
+            await check_ranked_name(app, name, player)  # ranked play: an account's name is the account's
+            # the day's one ranked attempt is the account's, whichever of its keys asks
+            await lobby.daily(conn, name, conn.peer, player=player, bot=bot, account=linked or signed_in)
         case Queue(name=name, player_key=key):
             quick = app[keys.QUICK]
             if not quick.holds(conn):  # (queued already: keep waiting)

@@ -1,6 +1,8 @@
 """Ratings in every storage (memory, SQLite, PostgreSQL): a race is rated once every seat is
 stored, once, by the job's pass (never by storing a game); the rebuild gives the job's numbers;
-two instances sharing one database rate each race once."""
+two instances sharing one database rate each race once; an account's linked keys are one identity
+(never rating each other), and the rebuild still gives the job's numbers when keys are linked
+between its passes."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from halfmoon_server.adapters.accounts import accounts_for
 from halfmoon_server.adapters.storage import FinishedGame, SqlStorage, make_engine, open_storage
 from halfmoon_server.core.rating import DUE, NOT_RATED, PROVISIONAL_GAMES, RATED, Seat, Skill, rate_race
 from halfmoon_server.ports import Storage
@@ -192,3 +195,69 @@ async def test_storing_a_whole_race_rates_nothing_until_the_job_passes(storage: 
     assert await storage.player_rating(ADA, 10) == (None, [])
     assert await storage.game_rating("ROOMAA-0") == (DUE, None)
     assert await storage.rating_board(10, provisional=True) == []
+
+
+async def test_an_accounts_keys_are_one_identity_that_never_rates_itself(storage: Storage) -> None:
+    """Two keys of one account in one race are one identity seated twice: counted once, at its
+    best place, rated as the key linked first; the other key's game moves nobody, and either key
+    reads the account's one rating."""
+    accounts = accounts_for(storage)
+    assert await accounts.link_player("acct-ada", ADA, 1_000)
+    assert await accounts.link_player("acct-ada", BEA, 2_000)  # the account's second device
+    # the account's two keys alone in a race: one identity, nobody moves
+    await store(storage, [seat(BEA, 300, room="PAIRAA", seats=2), seat(ADA, 200, room="PAIRAA", seats=2)], "PAIRAA")
+    # with a third identity: the account (at its best seat, BEA's key) against CAL, as two players
+    await store(storage, [seat(BEA, 300, minute=1), seat(ADA, 200, minute=1), seat(CAL, 100, minute=1)], "ROOMAA")
+    assert await storage.rate_due(T0, 100) == 2
+    assert await storage.game_rating("PAIRAA-0") == (NOT_RATED, None)
+    assert await storage.game_rating("PAIRAA-1") == (NOT_RATED, None)
+    _, best = await storage.game_rating("ROOMAA-0")
+    _, cal = await storage.game_rating("ROOMAA-2")
+    assert best is not None and cal is not None
+    assert (best.player, best.place, cal.place) == (ADA, 1, 2)  # the account's canonical key, first
+    assert await storage.game_rating("ROOMAA-1") == (NOT_RATED, None)  # its worse seat moves nobody
+    pair = [Seat("x", "R", "C", ADA, "Ada", 300, 1, T0, 2), Seat("y", "R", "C", CAL, "Cal", 100, 1, T0, 2)]
+    assert best.after == rate_race(pair, {})[0].after  # as two players, not three
+    by_ada, by_bea = await storage.player_rating(ADA, 10), await storage.player_rating(BEA, 10)
+    assert by_ada == by_bea and by_ada[0] is not None and by_ada[0].player == ADA and by_ada[0].skill.games == 1
+    assert {r.player for r in await storage.rating_board(10, provisional=True)} == {ADA, CAL}
+
+
+async def test_the_rebuild_gives_the_jobs_numbers_when_a_key_is_linked_between_passes(storage: Storage) -> None:
+    """CAL plays 7 races as itself, then is linked to Ada's account and plays 7 more as the
+    account: the rebuild rates each race as the identity it was rated under (CAL's early rating
+    stays CAL's), so the numbers are the job's."""
+    accounts = accounts_for(storage)
+    assert await accounts.link_player("acct-ada", ADA, 1_000)
+    people = [ADA, BEA, CAL, DAN]
+
+    async def race_batch(first: int, count: int) -> None:
+        for n in range(first, first + count):
+            room, code = f"R{n:05d}", f"HM1-N-{n:07d}"
+            who = [people[(n + k) % 4] for k in range(3)]
+            scores = [100 + (n * 37 + k * 53) % 300 for k in range(3)]
+            await store(storage, [seat(p, s, room=room, code=code, minute=n) for p, s in zip(who, scores, strict=True)],
+                         room)
+            if n % 3 == 2:
+                await storage.rate_due(T0, 2)
+        while await storage.rate_due(T0, 100):
+            pass
+
+    await race_batch(0, 7)
+    cal_alone = (await storage.player_rating(CAL, 100))[0]
+    assert cal_alone is not None and cal_alone.player == CAL
+    assert await accounts.link_player("acct-ada", CAL, 2_000)
+    await race_batch(7, 7)
+    board = await storage.rating_board(10, provisional=True)
+    assert {r.player for r in board} == {ADA, BEA, CAL, DAN}  # CAL's own rating, from before its link
+    assert next(r for r in board if r.player == CAL) == cal_alone  # ... which its later races left alone
+    histories = {p: await storage.player_rating(p, 100) for p in people}
+    assert histories[CAL] == histories[ADA]  # the key reads the account's rating now
+    assert await storage.rebuild_ratings(T0 + timedelta(days=1)) == 14
+    assert await storage.rating_board(10, provisional=True) == board
+    for player, (rated, history) in histories.items():
+        again, history_again = await storage.player_rating(player, 100)
+        assert again == rated, player
+        assert [(h.game_id, h.player, h.race, h.place, h.before, h.after) for h in history_again] == [
+            (h.game_id, h.player, h.race, h.place, h.before, h.after) for h in history
+        ], player

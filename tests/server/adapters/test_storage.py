@@ -78,7 +78,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
             "ratings", "rating_history", "rated_races",
             "accounts", "passkeys", "account_players", "account_sessions", "account_tokens",
         }
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0009"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0010"
 
     await check_storage_contract(SqlStorage(engine))
 
@@ -464,3 +464,24 @@ async def test_every_storage_keeps_a_sealed_races_long_code_and_seal_and_a_daily
     day = date(2026, 12, 6)
     daily = str(daily_code(day, b"secret", long=True))
     assert await any_storage.save_daily_code(day, daily, NOW) == daily == await any_storage.daily_code(day)
+
+
+async def test_an_accounts_claims_rank_one_attempt_a_day_even_at_once_and_keep_its_room(any_storage: Storage) -> None:
+    """One ranked daily attempt per account: 10 claims at once under 10 names of one account rank
+    exactly one (the unique (day, account) decides); the account's attempt keeps its room; another
+    account, a claim with no account and the next day are apart."""
+    day = date(2026, 11, 28)
+    claims = [
+        any_storage.claim_daily_attempt(day, f"name-{i}", NOW, account="acct-ada", room=f"ROOM{i:02}")
+        for i in range(10)
+    ]
+    ranked = await asyncio.gather(*claims)
+    assert sum(ranked) == 1, ranked
+    assert await any_storage.daily_attempt_room(day, "acct-ada") == f"ROOM{ranked.index(True):02}"
+    assert not await any_storage.claim_daily_attempt(day, "fresh-name", NOW, account="acct-ada")
+    assert await any_storage.claim_daily_attempt(day, "bo", NOW, account="acct-bo", room="BOROOM")
+    assert await any_storage.daily_attempt_room(day, "acct-bo") == "BOROOM"
+    assert await any_storage.claim_daily_attempt(day, "no-account", NOW)
+    assert await any_storage.claim_daily_attempt(day, "no-account-either", NOW)
+    assert await any_storage.daily_attempt_room(day, "acct-cy") is None
+    assert await any_storage.claim_daily_attempt(date(2026, 11, 29), "name-0", NOW, account="acct-ada")

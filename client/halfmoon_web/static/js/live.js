@@ -517,7 +517,8 @@ export function openLive(app, intent) {
         ui.nextDaily = [next];
         dailyLine.dataset.ranked = s.ranked !== false;
         dailyLine.replaceChildren(h("strong", {}, `${w.daily} ${localDate(utcDay(Date.now() + s.offset), app.lang())}`), " · ",
-          s.gameOver ? w.attemptOver : s.ranked === false ? w.unranked : w.ranked, " · ", w.nextDaily, " ", next);
+          s.gameOver ? w.attemptOver : s.ranked === false ? w.unranked : w.ranked, " · ",
+          ...(s.notice === "dailyContinued" ? [h("span", { class: "daily-continued" }, w.dailyContinued), " · "] : []), w.nextDaily, " ", next);
       }
       const ended = endContent(stats);
       if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");

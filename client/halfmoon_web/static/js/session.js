@@ -54,6 +54,8 @@ function event(s, msg, now) {
       let next = { ...s, role: msg.role, you: msg.you, token: msg.token || (s.seat ? s.token : null), ranked: msg.ranked ?? s.ranked };
       if (msg.room) next = snapshot(next, msg.room, now); // null: a resume caught up by the events that follow
       if (s.intent.kind === "race" && msg.role === "spectator" && !s.seat) next.notice = "becameSpectator";
+      // a daily seat welcomed without a token: the account's attempt, started on another of its devices (docs/protocol.md, "daily")
+      if (s.intent.kind === "daily" && msg.role === "player" && !msg.token && !s.seat) next.notice = "dailyContinued";
       return msg.role === "player" ? seated(next) : next;
     }
     case "player_joined": // (a seated player who accepted a rematch is seated no more)
