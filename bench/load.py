@@ -223,6 +223,20 @@ def serve_echo(port: int) -> None:
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
+class PeerFailed(RuntimeError):
+    """A peer's run that could not finish (e.g. Colyseus's seat reservations expiring under a load
+    its matchmaker cannot seat in time): with ``--peers`` recorded as that configuration's result,
+    ``failed`` and the reason, and left out of the medians and ratios."""
+
+
+def _last_error(stderr: str) -> str:
+    """The load client's last ``Error``/``…Error:`` line (its stack traces and repeated warnings
+    left out), else its stderr's last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line and not line.startswith("at ")]
+    return (errors or lines or ["(nothing on stderr)"])[-1][:300]
+
+
 def colyseus_run(config: Config, deals: dict[str, list[list[str]]], base: str, pid: int) -> dict[str, Any]:
     """The Colyseus peer's load (``bench/peers/colyseus-load.mjs``, pinned to CPU 1) on the server
     at ``base`` of process ``pid``: what it reports, in :meth:`Client.run`'s shape."""
@@ -237,7 +251,7 @@ def colyseus_run(config: Config, deals: dict[str, list[list[str]]], base: str, p
         timeout = config.warmup + config.seconds + 300  # and the seats taken before the warm-up
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"the Colyseus load client exited with {done.returncode}: {done.stderr[-3000:]}")
+        raise PeerFailed(f"the Colyseus load client exited with {done.returncode}: {_last_error(done.stderr)}")
     report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
 
@@ -941,9 +955,15 @@ def side_by_side(runs: list[dict[str, Any]]) -> dict[str, Any]:
     (computed from the measured CPU: the machine need not hold that many connections), and
     ``kept_up`` whether every round acknowledged 95 % of the moves due."""
     by_name: dict[str, list[dict[str, Any]]] = {}
+    failed: dict[str, list[str]] = {}
     for run in runs:
-        by_name.setdefault(run["config"]["name"], []).append(run)
-    medians = {name: summarise(group) for name, group in by_name.items()}
+        if "failed" in run:
+            failed.setdefault(run["config"]["name"], []).append(run["failed"])
+        else:
+            by_name.setdefault(run["config"]["name"], []).append(run)
+    medians: dict[str, dict[str, Any]] = {name: summarise(group) for name, group in by_name.items()}
+    for name, reasons in failed.items():
+        medians.setdefault(name, {})["failed_runs"] = reasons
     for name, group in by_name.items():
         due = group[0]["config"]["rate"]
         shares = [r["players"] / r["server_cpu_share"] for r in group if due and r.get("server_cpu_share")]
@@ -1082,7 +1102,10 @@ def main() -> int:
         if args.peers:  # round after round, each configuration once a round: side by side
             for _ in range(args.repeat):
                 for config in configs:
-                    result = run_config(config, ROOT, deals, env)
+                    try:
+                        result = run_config(config, ROOT, deals, env)
+                    except PeerFailed as failure:  # a peer that falls over is a result: the others still run
+                        result = {"config": asdict(config), "tree": str(ROOT), "label": "after", "failed": str(failure)}
                     results.append(result)
                     print(json.dumps({k: v for k, v in result.items() if k != "rss_series"}), flush=True)
             summary = side_by_side([r for r in results if "config" in r])

@@ -102,3 +102,34 @@ def test_the_side_by_side_summary_sets_half_moon_against_each_server() -> None:
         False,
     )
     assert paced["halfmoon/"] == {"colyseus-1k-human": {"players_per_core": 0.2}}
+
+
+def test_a_peer_run_that_failed_is_reported_and_left_out_of_the_medians() -> None:
+    load = _load_module()
+    runs = [
+        {
+            "config": {"name": "colyseus-10k-bots", "loop": "colyseus", "rate": 8802},
+            "failed": "seat reservation expired.",
+        },
+        {
+            "config": {"name": "open-10k-bots", "loop": "open", "rate": 8802},
+            "players": 10_000,
+            "moves_per_s_mean": 8802,
+            "server_cpu_share": 0.8,
+        },
+    ]
+    summary = load.side_by_side(runs)
+    assert summary["medians"]["colyseus-10k-bots"] == {"failed_runs": ["seat reservation expired."]}
+    assert summary["medians"]["open-10k-bots"]["players_per_core"] == 12_500
+    assert summary["halfmoon/"] == {"colyseus-10k-bots": {}}
+
+
+def test_a_failed_peer_is_said_by_its_last_error_line_not_its_stack() -> None:
+    load = _load_module()
+    stderr = (
+        "Error: seat reservation expired.\n    at WebSocketServer.onConnection (x.mjs:79:15)\n"
+        "colyseus-load.mjs: a table failed: ServerError: seat reservation expired.\n"
+        "    at EventEmitter.onError (y.mjs:1)\n"
+    )
+    assert load._last_error(stderr) == "colyseus-load.mjs: a table failed: ServerError: seat reservation expired."
+    assert load._last_error("") == "(nothing on stderr)"
