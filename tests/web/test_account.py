@@ -12,6 +12,7 @@ gets no second ranked one. axe-core checks the page signed out and in; screensho
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import subprocess
@@ -217,6 +218,60 @@ def test_a_passkey_made_on_a_phone_signs_in_a_desktop_which_the_phone_then_revok
             again.close()
     finally:
         for device in (phone, desktop, tv):
+            device.close()
+
+
+def test_a_second_passkey_added_on_another_authenticator_signs_in_and_the_first_once_unlinked_does_not(
+    browser: Browser, localhost_server: str
+) -> None:
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "en")
+    laptop = Device(browser, base, DESKTOP, "en")
+    old_device = Device(browser, base, DESKTOP, "en")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Grace")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        expect(phone.page.locator("#passkeys li")).to_have_count(1)
+        first = phone.credentials()[0]
+
+        # the phone's platform authenticator goes (a new phone); a security key takes its place, and
+        # "Add a passkey" (just after the account was made: a fresh sign-in) registers on it
+        phone.cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": phone.authenticator})
+        options = {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True,
+                   "hasUserVerification": True, "isUserVerified": True}
+        added = phone.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
+        phone.authenticator = added["authenticatorId"]
+        phone.page.locator("#account-add-passkey").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Passkey added")
+        expect(phone.page.locator("#passkeys li")).to_have_count(2)
+        second = phone.credentials()[0]
+        assert second["credentialId"] != first["credentialId"]
+        check_axe(phone.page, "two passkeys (en, phone)")
+
+        # the new passkey alone signs another device in to the same account
+        laptop.add_credential(second)
+        laptop.page.goto("/account")
+        laptop.page.locator("#account-signin").click()
+        expect(laptop.page.locator("#account-status")).to_contain_text("Signed in")
+        expect(laptop.page.locator("#passkeys li")).to_have_count(2)
+
+        # the first passkey unlinked from the laptop: it signs nobody in any more
+        # (the page names a passkey by its base64url id; DevTools gives the credential's in base64)
+        first_id = base64.urlsafe_b64encode(base64.b64decode(first["credentialId"])).decode().rstrip("=")
+        laptop.page.locator(f"#passkeys li[data-passkey='{first_id}'] button").click()
+        expect(laptop.page.locator("#passkeys li")).to_have_count(1)
+        old_device.add_credential(first)
+        old_device.page.goto("/account")
+        old_device.page.locator("#account-signin").click()
+        expect(old_device.page.locator("#account-status")).to_contain_text("no account here")
+        expect(old_device.page.locator("#account-signin")).to_be_visible()
+        # and the one left still does: the laptop is signed in with it
+        laptop.page.goto("/account")
+        expect(laptop.page.locator("#passkeys li")).to_have_count(1)
+    finally:
+        for device in (phone, laptop, old_device):
             device.close()
 
 
