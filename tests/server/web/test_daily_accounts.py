@@ -223,3 +223,22 @@ async def test_a_session_cookie_that_cannot_be_a_session_is_no_session_not_a_fai
     writer.close()
     assert frame["type"] == "welcome" and frame["ranked"] is True, frame
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records if r.exc_info]
+
+
+async def test_an_unranked_look_under_a_name_played_today_spends_the_accounts_ranked_attempt(
+    server: TestServer, devices: Any, sockets: list[WsClient]
+) -> None:
+    """The account's device first plays under a name someone played today (unranked: a look at
+    the cards), gives up, then asks under its own name: not ranked — the account's attempt of the
+    day was the look."""
+    stranger, phone = devices(), devices()
+    _, theirs = await daily(server, sockets, "Ann", stranger.key, None)
+    assert theirs["ranked"] is True
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    look, scouting = await daily(server, sockets, "Ann", phone.key, None)
+    assert (scouting["ranked"], scouting["unranked_reason"]) == (False, "daily_retry")
+    await look.send("give_up")
+    await look.next("game_over")
+    _, then = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert then["room"]["room"] != scouting["room"]["room"]
+    assert (then["ranked"], then["unranked_reason"]) == (False, "daily_retry"), then
