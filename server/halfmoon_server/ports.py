@@ -119,8 +119,9 @@ class Storage(Protocol):
         """Record a name's attempt of the day; True when it is the ranked one: the name's first of
         the day, (with ``account``) the account's first of the day, and (with ``per_address``) one
         of the first that many ranked from ``address``. One step: of two claims at once for one
-        name or one account, one alone is ranked. ``room``: where the attempt is played (found
-        again by :meth:`daily_attempt_room`)."""
+        name or one account, one alone is ranked. An account's first attempt of the day is its
+        attempt even when it is not ranked (its name was played today): no later one is ranked.
+        ``room``: where the attempt is played (found again by :meth:`daily_attempt_room`)."""
         ...
 
     async def daily_attempt_room(self, day: date, account: str) -> str | None:

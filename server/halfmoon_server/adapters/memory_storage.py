@@ -99,7 +99,11 @@ class MemoryStorage:
         room: str | None = None,
     ) -> bool:
         # no await until the claim is recorded: two claims at once take turns
-        if (day, name_key) in self.daily_attempts or (account is not None and (day, account) in self.account_attempts):
+        if account is not None and (day, account) in self.account_attempts:
+            return False
+        if (day, name_key) in self.daily_attempts:
+            if account is not None:  # unranked (the name was played today), and the account's attempt
+                self.account_attempts[(day, account)] = (room, False)
             return False
         ranked = True
         if address is not None and per_address > 0:

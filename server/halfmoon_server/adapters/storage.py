@@ -556,8 +556,30 @@ class SqlStorage:
                         )
                     )
             except IntegrityError:
+                if account is not None:  # the name's attempt is taken: the account's is spent all the same
+                    await spend_the_accounts()
                 return False
             return ranked
+
+        async def spend_the_accounts() -> None:
+            # an unranked attempt (its name was played today) is still the account's attempt of the
+            # day: recorded under a key no name has (a name's key is case-folded), or the account's
+            # device could look at the cards first and play its ranked attempt after
+            try:
+                async with self._sessions.begin() as session:
+                    session.add(
+                        DailyAttemptRow(
+                            day=day,
+                            name_key=f"ACCOUNT:{account}",
+                            started_at=at,
+                            address=address,
+                            ranked=False,
+                            account=account,
+                            room=room,
+                        )
+                    )
+            except IntegrityError:  # the account has an attempt of the day already
+                pass
 
         return await self._run("cannot record the daily attempt", claim)
 

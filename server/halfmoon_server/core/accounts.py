@@ -10,6 +10,7 @@ The time limits are here, in milliseconds of the injected clock (docs/security.m
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 #: The session cookie: an opaque random secret, ``HttpOnly``, ``SameSite=Strict``, ``Secure`` over TLS.
@@ -51,6 +52,24 @@ def normalise_terminal_code(text: str) -> str | None:
     if len(code) != TERMINAL_CODE_LENGTH or any(ch not in TERMINAL_ALPHABET for ch in code):
         return None
     return code
+
+
+#: What a session cookie this server set can hold: ``secrets.token_urlsafe`` (43 characters now).
+_SESSION_SECRET = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def session_secret(value: str | None) -> str | None:
+    """A session cookie's value when it can be a secret this server handed out (URL-safe base64,
+    at most 100 characters), else None — as no cookie: a value that is not one (bytes that are
+    not UTF-8, a quoted value that unquotes to a line break) is never hashed, looked up nor
+    carried on (a cluster's relay sends it to the room's owner in a ``Cookie`` header).
+
+    >>> session_secret("AbC-_9"), session_secret('a"b'), session_secret("a\\r\\nX: 1"), session_secret("")
+    ('AbC-_9', None, None, None)
+    """
+    if value is None or not _SESSION_SECRET.fullmatch(value):
+        return None
+    return value
 
 
 def secret_hash(secret: str) -> str:

@@ -11,7 +11,7 @@ What is rated, decided here and nowhere else (docs/security.md, "Ratings"):
   neither gains nor loses, and lifts nobody (a second identity sitting idle beside its owner);
 - a **rated race**: the rateable games of one race (one room's one deal) once *every* seat of the
   race is stored (:attr:`~halfmoon_server.core.records.FinishedGame.seats` games), with at least
-  two identities that carry weight. One identity seated twice counts once, at its best place.
+  two identities that carry weight. One identity seated twice counts once, at its worse place.
 
 The update is Weng–Lin's Bayesian rating (``openskill``'s Plackett–Luce model, free-for-all:
 each seat a team of one) over the race's placings by :func:`halfmoon.protocol.ranking_key` —
@@ -27,9 +27,10 @@ race's newest game's end, then its room and code), so the same stored games give
 rated as the account's *canonical key* — the key linked to it first (the device that made it),
 whose hash names the account's rating everywhere (``GET /api/players/{key}/rating`` answers it for
 any of the account's keys). Two keys of one account in one race are one identity seated twice:
-counted once, at its best place; they never rate each other. A seat is read as the identity it
-had when its race was rated (:func:`as_identities`): a key linked later keeps the ratings it won
-before as its own, and its later races go to the account — so a rebuild, which reads the
+counted once, at its worse place (a second device is never a second try at a race); they never
+rate each other. A seat is read as the identity it had when its race was rated
+(:func:`as_identities`): a key linked later keeps the ratings it won before as its own, and its
+later races go to the account — so a rebuild, which reads the
 identities the history recorded, gives the same numbers as the job did.
 """
 
@@ -225,17 +226,19 @@ def rate_race(seats: Sequence[Seat], current: dict[str, Skill]) -> list[Change]:
     """The rating changes one complete race makes (``seats``: its rateable games; ``current``:
     the ratings of its identities so far, a missing one at the start). Empty when fewer than
     two identities carry weight: such a race moves nobody."""
-    best: dict[str, Seat] = {}
+    counted: dict[str, Seat] = {}
     for seat in seats:
         if not carries_weight(seat):
             continue
         assert seat.player is not None
-        held = best.get(seat.player)
-        if held is None or _key(seat) < _key(held):  # one identity seated twice: its best place
-            best[seat.player] = seat
-    if len(best) < 2:
+        held = counted.get(seat.player)
+        # one identity seated twice (an account's two devices): its worse place, so that a second
+        # seat is never a second try at the race
+        if held is None or _key(seat) > _key(held):
+            counted[seat.player] = seat
+    if len(counted) < 2:
         return []
-    placed = sorted(best.values(), key=lambda s: (_key(s), s.game_id))
+    placed = sorted(counted.values(), key=lambda s: (_key(s), s.game_id))
     places: list[int] = []
     for i, seat in enumerate(placed):  # equal keys share a place
         places.append(places[-1] if i and _key(seat) == _key(placed[i - 1]) else i + 1)

@@ -598,7 +598,7 @@ async def daily_accounts(
         return None, None
     try:
         session = None
-        if session_secret and len(session_secret) <= 100:
+        if session_secret is not None:  # (checked at the handshake: core.accounts.session_secret)
             session = await accounts.session(secret_hash(session_secret), app[keys.SETTINGS].clock.now_ms())
         linked = None if player is None else await accounts.account_of_player(player)
     except StorageError:

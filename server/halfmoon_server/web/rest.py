@@ -33,7 +33,7 @@ from halfmoon.record import UNDO, GameRecord
 from halfmoon_server.adapters.storage import MEMORY_URL
 from halfmoon_server.clock import day_start_ms
 from halfmoon_server.core import visibility
-from halfmoon_server.core.accounts import SESSION_COOKIE, Session, secret_hash
+from halfmoon_server.core.accounts import SESSION_COOKIE, Session, secret_hash, session_secret
 from halfmoon_server.core.audience import right_sized
 from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.rating import PROVISIONAL_GAMES, RatedGame, Skill
@@ -602,9 +602,9 @@ class _Tally:
 async def current_session(request: web.Request) -> Session | None:
     """The signed-in device's account session from its cookie (None: no cookie, or one that names
     no unexpired session; docs/protocol.md, "Accounts")."""
-    secret = request.cookies.get(SESSION_COOKIE)
+    secret = session_secret(request.cookies.get(SESSION_COOKIE))
     accounts = request.app.get(keys.ACCOUNTS)
-    if not secret or len(secret) > 100 or accounts is None:
+    if secret is None or accounts is None:
         return None
     return await accounts.session(secret_hash(secret), request.app[keys.SETTINGS].clock.now_ms())
 

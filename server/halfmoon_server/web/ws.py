@@ -46,7 +46,7 @@ from halfmoon.protocol import (
     parse_message,
     player_key_hash,
 )
-from halfmoon_server.core.accounts import SESSION_COOKIE
+from halfmoon_server.core.accounts import SESSION_COOKIE, session_secret
 from halfmoon_server.core.limits import RateLimit
 from halfmoon_server.errors import Refusal
 from halfmoon_server.rooms.lobby import Lobby, OwnedElsewhere, new_token, race_code
@@ -152,7 +152,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         rate=RateLimit(settings.rate_burst, settings.rate_per_s, loop.time()),
         peer=peer,
     )
-    conn.session = request.cookies.get(SESSION_COOKIE)  # (read when a message needs it: the daily's resume)
+    # (read when a message needs it: the daily's resume; a value that cannot be a session is none)
+    conn.session = session_secret(request.cookies.get(SESSION_COOKIE))
     app[keys.CONNECTIONS].add(conn)
     logs.bind(conn)
     conn.roomless_since = conn.heard_at = loop.time()

@@ -199,25 +199,27 @@ async def test_storing_a_whole_race_rates_nothing_until_the_job_passes(storage: 
 
 async def test_an_accounts_keys_are_one_identity_that_never_rates_itself(storage: Storage) -> None:
     """Two keys of one account in one race are one identity seated twice: counted once, at its
-    best place, rated as the key linked first; the other key's game moves nobody, and either key
+    worse place (a second device is no second try), rated as the key linked first; the other
+    key's game moves nobody, and either key
     reads the account's one rating."""
     accounts = accounts_for(storage)
     assert await accounts.link_player("acct-ada", ADA, 1_000)
     assert await accounts.link_player("acct-ada", BEA, 2_000)  # the account's second device
     # the account's two keys alone in a race: one identity, nobody moves
     await store(storage, [seat(BEA, 300, room="PAIRAA", seats=2), seat(ADA, 200, room="PAIRAA", seats=2)], "PAIRAA")
-    # with a third identity: the account (at its best seat, BEA's key) against CAL, as two players
-    await store(storage, [seat(BEA, 300, minute=1), seat(ADA, 200, minute=1), seat(CAL, 100, minute=1)], "ROOMAA")
+    # with a third identity: the account (at its worse seat, ADA's key: BEA's better run does not
+    # count) against CAL, as two players
+    await store(storage, [seat(BEA, 300, minute=1), seat(ADA, 50, minute=1), seat(CAL, 100, minute=1)], "ROOMAA")
     assert await storage.rate_due(T0, 100) == 2
     assert await storage.game_rating("PAIRAA-0") == (NOT_RATED, None)
     assert await storage.game_rating("PAIRAA-1") == (NOT_RATED, None)
-    _, best = await storage.game_rating("ROOMAA-0")
+    _, worse = await storage.game_rating("ROOMAA-1")
     _, cal = await storage.game_rating("ROOMAA-2")
-    assert best is not None and cal is not None
-    assert (best.player, best.place, cal.place) == (ADA, 1, 2)  # the account's canonical key, first
-    assert await storage.game_rating("ROOMAA-1") == (NOT_RATED, None)  # its worse seat moves nobody
-    pair = [Seat("x", "R", "C", ADA, "Ada", 300, 1, T0, 2), Seat("y", "R", "C", CAL, "Cal", 100, 1, T0, 2)]
-    assert best.after == rate_race(pair, {})[0].after  # as two players, not three
+    assert worse is not None and cal is not None
+    assert (worse.player, worse.place, cal.place) == (ADA, 2, 1)  # the account's canonical key, second
+    assert await storage.game_rating("ROOMAA-0") == (NOT_RATED, None)  # its better seat moves nobody
+    pair = [Seat("x", "R", "C", CAL, "Cal", 100, 1, T0, 2), Seat("y", "R", "C", ADA, "Ada", 50, 1, T0, 2)]
+    assert worse.after == rate_race(pair, {})[1].after  # as two players, not three
     by_ada, by_bea = await storage.player_rating(ADA, 10), await storage.player_rating(BEA, 10)
     assert by_ada == by_bea and by_ada[0] is not None and by_ada[0].player == ADA and by_ada[0].skill.games == 1
     assert {r.player for r in await storage.rating_board(10, provisional=True)} == {ADA, CAL}

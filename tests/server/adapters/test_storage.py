@@ -485,3 +485,23 @@ async def test_an_accounts_claims_rank_one_attempt_a_day_even_at_once_and_keep_i
     assert await any_storage.claim_daily_attempt(day, "no-account-either", NOW)
     assert await any_storage.daily_attempt_room(day, "acct-cy") is None
     assert await any_storage.claim_daily_attempt(date(2026, 11, 29), "name-0", NOW, account="acct-ada")
+
+
+async def test_an_accounts_attempt_under_a_name_played_today_spends_the_accounts_ranked_attempt(
+    any_storage: Storage,
+) -> None:
+    """An account's attempt under a name someone played today is unranked, and it is the account's
+    attempt of the day all the same (its room kept): the account's next attempt, under its own
+    name, is not ranked — an unranked look at the cards is no scouting run before the ranked one.
+    A name whose key is the account marker's text cannot take it: names are case-folded."""
+    day = date(2026, 11, 28)
+    assert await any_storage.claim_daily_attempt(day, "ann", NOW)  # someone played as Ann
+    assert not await any_storage.claim_daily_attempt(day, "ann", NOW, account="acct-ada", room="SCOUTS")
+    assert await any_storage.daily_attempt_room(day, "acct-ada") == "SCOUTS"
+    assert not await any_storage.claim_daily_attempt(day, "ada", NOW, account="acct-ada", room="RANKED")
+    assert await any_storage.daily_attempt_room(day, "acct-ada") == "SCOUTS"
+    # the name Ada is still free for its own first attempt (another identity's, with no account)
+    assert await any_storage.claim_daily_attempt(day, "ada", NOW)
+    assert await any_storage.claim_daily_attempt(day, "account:acct-bo", NOW)  # a name's key, not a marker
+    assert await any_storage.claim_daily_attempt(day, "ann", NOW, account="acct-bo") is False
+    assert await any_storage.claim_daily_attempt(day, "bo", NOW, account="acct-bo") is False

@@ -63,9 +63,14 @@ def test_placings_follow_the_races_ranking_and_equal_results_share_a_place() -> 
     assert [(c.player, c.place) for c in faster] == [(A, 1), (C, 2)]  # the same score: the shorter time first
 
 
-def test_an_identity_seated_twice_counts_once_at_its_best_place() -> None:
+def test_an_identity_seated_twice_counts_once_at_its_worse_place() -> None:
+    """A second seat (an account's second device) is never a second try at the race: the
+    identity is rated at the worse of its two places, so seating twice gains nothing."""
     changes = rate_race([seat("1", A, 80), seat("2", A, 10), seat("3", B, 40)], {})
-    assert [(c.player, c.game_id, c.place) for c in changes] == [(A, "1", 1), (B, "3", 2)]
+    assert [(c.player, c.game_id, c.place) for c in changes] == [(B, "3", 1), (A, "2", 2)]
+    # whichever seat joined first
+    again = rate_race([seat("1", A, 10), seat("2", A, 80), seat("3", B, 40)], {})
+    assert [(c.player, c.game_id, c.place) for c in again] == [(B, "3", 1), (A, "1", 2)]
     assert rate_race([seat("1", A, 80), seat("2", A, 40)], {}) == []  # alone with itself: nothing
 
 

@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from yarl import URL
 
 from halfmoon_server.core.accounts import SESSION_COOKIE
-from tests.server.instances import Instance, RedisServer
+from tests.server.instances import Instance, RedisServer, tracebacks
 from tests.server.passkeys import SoftPasskey
 from tests.server.support import WsClient
 from tests.server.web.test_accounts import Device
@@ -106,3 +107,29 @@ async def test_two_devices_of_an_account_on_two_instances_at_once_get_one_ranked
             await client.close()
         await phone.close()
         await laptop.close()
+
+
+async def test_a_cookie_that_cannot_be_a_session_is_not_carried_to_the_rooms_owner(two: list[Instance]) -> None:
+    """A quoted cookie that unquotes to a line break (``"\\015\\012…"``) would be a header of its
+    own in the relay's request to the room's owner: it is no session, so the relay carries no
+    cookie, and the connection is relayed like any other (no failure, no traceback)."""
+    one, other = two
+    async with aiohttp.ClientSession() as http:
+        room = (await (await http.post(f"{one.base}/api/rooms", json={})).json())["room"]
+    clients: list[WsClient] = []
+    try:
+        ada = await WsClient.connect_url(one.ws, "ada")
+        clients.append(ada)
+        await ada.send("join", room=room, name="Ada")
+        await ada.next("welcome")
+        headers = {"Cookie": f'{SESSION_COOKIE}="ab\\015\\012X-Injected: 1"'}
+        bob = await WsClient.connect_url(f"{other.ws}?room={room}", "bob", headers=headers)
+        clients.append(bob)
+        await bob.send("join", room=room, name="Bob")
+        welcome = await bob.next("welcome", "error", timeout=20)
+        assert welcome["type"] == "welcome", welcome
+        assert [p["name"] for p in welcome["room"]["players"]] == ["Ada", "Bob"]
+    finally:
+        for client in clients:
+            await client.close()
+    assert tracebacks(other) == [] and tracebacks(one) == []

@@ -8,6 +8,7 @@ account's keys, not a device of another account, not a cookie that is no session
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -177,3 +178,67 @@ async def test_two_devices_of_an_account_asking_at_the_same_moment_get_one_ranke
     rooms = {w["room"]["room"] for _, w in welcomes}
     assert len(rooms) == 2
     assert sorted(w["ranked"] for _, w in welcomes) == [False, True], welcomes
+
+
+async def _raw_request(server: TestServer, head: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+    """``head`` (a request's line and headers, sent byte for byte: aiohttp's client would encode
+    them) to the server; the answer's status line and headers."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(head)
+    await writer.drain()
+    return reader, writer, await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+
+
+async def test_a_session_cookie_that_cannot_be_a_session_is_no_session_not_a_failure(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cookie whose bytes are not UTF-8 names no session: the account page answers 401 (not a
+    500), and the daily asked on a socket carrying it is a fresh ranked attempt (not ``internal``)
+    — no traceback either way."""
+    cookie = b"Cookie: " + SESSION_COOKIE.encode() + b"=\xff\xfe-not-utf-8\r\n"
+    _, writer, answer = await _raw_request(
+        server, b"GET /api/account HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + cookie + b"\r\n"
+    )
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 401"), answer
+
+    reader, writer, answer = await _raw_request(
+        server,
+        b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + cookie + b"\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    payload = json.dumps({"v": 1, "type": "daily", "name": "Zed", "player_key": "k" * 32}).encode()
+    mask = b"\x01\x02\x03\x04"
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    writer.write(bytes([0x81, 0x80 | 126]) + len(payload).to_bytes(2, "big") + mask + masked)
+    await writer.drain()
+    first = await asyncio.wait_for(reader.readexactly(2), 5)
+    size = first[1] & 0x7F
+    if size == 126:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+    elif size == 127:
+        size = int.from_bytes(await reader.readexactly(8), "big")
+    frame = json.loads(await asyncio.wait_for(reader.readexactly(size), 5))
+    writer.close()
+    assert frame["type"] == "welcome" and frame["ranked"] is True, frame
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records if r.exc_info]
+
+
+async def test_an_unranked_look_under_a_name_played_today_spends_the_accounts_ranked_attempt(
+    server: TestServer, devices: Any, sockets: list[WsClient]
+) -> None:
+    """The account's device first plays under a name someone played today (unranked: a look at
+    the cards), gives up, then asks under its own name: not ranked — the account's attempt of the
+    day was the look."""
+    stranger, phone = devices(), devices()
+    _, theirs = await daily(server, sockets, "Ann", stranger.key, None)
+    assert theirs["ranked"] is True
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    look, scouting = await daily(server, sockets, "Ann", phone.key, None)
+    assert (scouting["ranked"], scouting["unranked_reason"]) == (False, "daily_retry")
+    await look.send("give_up")
+    await look.next("game_over")
+    _, then = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert then["room"]["room"] != scouting["room"]["room"]
+    assert (then["ranked"], then["unranked_reason"]) == (False, "daily_retry"), then
