@@ -313,3 +313,57 @@ def test_a_daily_attempt_begun_on_a_phone_is_continued_on_a_signed_in_desktop_an
     finally:
         for device in (phone, desktop):
             device.close()
+
+
+def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_takes_it_back_with_one_button(
+    browser: Browser, localhost_server: str
+) -> None:
+    """The first device is told its attempt is being played elsewhere and that the clock runs;
+    its stale board, Undo and Give up are disabled (a tap there would be lost: its socket is
+    closed); «Play here» takes the attempt back without a reload, the focus on the board again."""
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "en")
+    desktop = Device(browser, base, DESKTOP, "en")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Cleo")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        desktop.add_credential(phone.credentials()[0])
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        for device in (phone, desktop):
+            device.page.evaluate("() => localStorage.setItem('halfmoon.settings', JSON.stringify({lang: 'en', name: 'Cleo'}))")
+
+        game = todays_deal()
+        phone.page.goto("/daily")
+        wait_board(phone.page, game)
+        play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+        phone.page.locator('.board [data-pos="1"]').focus()  # the keyboard player's focus on a card
+        desktop.page.goto("/daily")
+        wait_board(desktop.page, game)
+        play(desktop.page, game, list(next(iter(game.legal_moves())).names()))
+
+        banner = phone.page.locator("#banner")
+        expect(banner).to_contain_text("being played elsewhere")
+        expect(banner).to_contain_text("clock keeps running")
+        bar = phone.page.locator(".bar")
+        expect(bar.get_by_role("button", name="Undo")).to_be_disabled()
+        expect(bar.get_by_role("button", name="Give up")).to_be_disabled()
+        assert phone.page.locator(".board button:enabled").count() == 0
+        expect(phone.page.locator('[data-stat="moves"]')).to_have_text("1")  # stale, and nothing to press on it
+        play_here = banner.get_by_role("button", name="Play here")
+        expect(play_here).to_be_focused()  # (its card went disabled under it)
+
+        phone.page.keyboard.press("Enter")
+        expect(banner).to_be_hidden()
+        wait_board(phone.page, game)
+        expect(phone.page.locator('[data-stat="moves"]')).to_have_text("2")
+        expect(bar.get_by_role("button", name="Give up")).to_be_enabled()
+        expect(phone.page.locator(".board button:focus")).to_have_count(1)
+        expect(desktop.page.locator("#banner").get_by_role("button", name="Play here")).to_be_visible()
+        play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+    finally:
+        for device in (phone, desktop):
+            device.close()
