@@ -367,3 +367,34 @@ def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_
     finally:
         for device in (phone, desktop):
             device.close()
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_links_to_its_devices(
+    browser: Browser, localhost_server: str, lang: str
+) -> None:
+    """/me signed in never says «Niente account» / "No account": it names the account, says its
+    games, streak and rating are the account's, and links to /account; signed out (after
+    signing out) it says no account again."""
+    phone = Device(browser, localhost_server, PHONE, lang)
+    try:
+        name = f"Dora{lang}"
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", name)
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        phone.page.goto("/me")
+        note = phone.page.locator("section.history .note").last
+        expect(note).to_have_attribute("data-account", "signed-in")
+        expect(note).to_contain_text(f"«{name}»" if lang == "it" else f"“{name}”")
+        expect(note).not_to_contain_text("Niente account" if lang == "it" else "No account")
+        link = note.get_by_role("link", name="Dispositivi e passkey" if lang == "it" else "Devices and passkeys")
+        screenshot(phone.page, f"me-signed-in-{lang}-390x844")
+        link.click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        phone.page.locator("#devices li button").click()  # this device unlinked: signed out
+        expect(phone.page.locator("#account-signin")).to_be_visible()
+        phone.page.goto("/me")
+        expect(phone.page.locator("section.history .note").last).to_have_attribute("data-account", "none")
+    finally:
+        phone.close()
