@@ -398,3 +398,31 @@ def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_link
         expect(phone.page.locator("section.history .note").last).to_have_attribute("data-account", "none")
     finally:
         phone.close()
+
+
+def test_unlinking_a_device_by_keyboard_leaves_the_focus_on_the_words_that_say_it_was_unlinked(
+    browser: Browser, localhost_server: str
+) -> None:
+    """The list is drawn afresh without the device, and its button with it: the focus goes to
+    the status line, not lost to the page."""
+    phone = Device(browser, localhost_server, PHONE, "it")
+    desktop = Device(browser, localhost_server, DESKTOP, "it")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Elsa")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        desktop.add_credential(phone.credentials()[0])
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#devices li")).to_have_count(2)
+        phone.page.goto("/account")
+        phone.page.locator("#devices li").nth(1).locator("button").focus()
+        phone.page.keyboard.press("Enter")
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        status = phone.page.locator("#account-status")
+        expect(status).to_have_text("Scollegato.")
+        expect(status).to_be_focused()
+    finally:
+        for device in (phone, desktop):
+            device.close()

@@ -193,6 +193,13 @@ export function accountPage(app, main, w, lang) {
       signedOut(note);
       if (link) await redeem(link);
     } else box.replaceChildren(h("h1", {}, a.title), h("p", { role: "alert" }, a.failed));
+    // drawn afresh after an action (a device unlinked, a terminal approved): the button pressed
+    // is gone, so the focus goes to the words saying what happened, not back to the page's top
+    const lost = !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
+    if (note && lost && status.isConnected) {
+      status.tabIndex = -1;
+      status.focus();
+    }
   }
   load();
 }
