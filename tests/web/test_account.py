@@ -364,6 +364,10 @@ def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_
         expect(phone.page.locator(".board button:focus")).to_have_count(1)
         expect(desktop.page.locator("#banner").get_by_role("button", name="Play here")).to_be_visible()
         play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+        # the desktop, now the one told, switches to Italian: the banner is said again in Italian
+        desktop.page.locator("button.lang").click()
+        expect(desktop.page.locator("#banner")).to_contain_text("si gioca altrove")
+        expect(desktop.page.locator("#banner").get_by_role("button", name="Gioca qui")).to_be_visible()
     finally:
         for device in (phone, desktop):
             device.close()

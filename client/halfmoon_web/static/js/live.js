@@ -66,6 +66,7 @@ export function openLive(app, intent) {
   // the seat was resumed on another connection (another tab or device: Connection's "taken");
   // `backHere`: the player pressed «Gioca qui», the focus goes back to the board once it plays
   let taken = false;
+  let connection = "connecting";
   let backHere = false;
   // this page's contributions to the sealed deal of the race `sentFor` (a round of the room): docs/protocol.md, "Sealed races"
   let sent = [];
@@ -111,9 +112,9 @@ export function openLive(app, intent) {
       // socket is closed) — it is played no more here until the player takes it back, one button
       const wasTaken = taken;
       taken = status === "taken";
+      connection = status;
       const focusWasOnGame = taken && Boolean(ui && ui.main && ui.main.contains(document.activeElement));
-      app.setBanner(status === "reconnecting" ? words().reconnecting : taken ? words().takenElsewhere : null,
-        taken ? { label: words().playHere, onclick: playHere } : null);
+      banner();
       if (taken) commit(session.clearSelection(s));
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
       else if (taken !== wasTaken) render();
@@ -246,6 +247,12 @@ export function openLive(app, intent) {
     const stats = session.shownStats(s);
     const left = board.counts.reduce((sum, n) => sum + n, 0);
     app.say(moveSaid(app.lang(), { cards, score: stats.score, moves: stats.moves, left, undo, terse: app.settings.terse }));
+  }
+
+  /** The page's banner for the connection's state, in the language of the moment. */
+  function banner() {
+    app.setBanner(connection === "reconnecting" ? words().reconnecting : taken ? words().takenElsewhere : null,
+      taken ? { label: words().playHere, onclick: playHere } : null);
   }
 
   function playHere() {
@@ -752,6 +759,7 @@ export function openLive(app, intent) {
     relabel() {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
       ui = null;
+      banner(); // («Gioca qui» said again in the new language)
       render();
     },
   };
