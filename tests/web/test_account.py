@@ -7,8 +7,10 @@ copied to its own authenticator (a synced passkey: ``WebAuthn.getCredentials`` /
 terminal's short code is approved on the phone; the phone revokes the desktop, which is signed
 out. The daily challenge follows the account: a phone starts today's ranked attempt and moves,
 the desktop signed in to the account continues that attempt (same board, moves and clock) and
-gets no second ranked one. axe-core checks the page signed out and in; screenshots at phone
-(390×844) and desktop (1280×800) sizes."""
+gets no second ranked one; the first device, told its attempt is played elsewhere, cannot play
+its stale board and takes the attempt back with «Play here». Signed in, /me is the account's and
+says so; unlinking a device leaves the focus on the words saying it. axe-core checks the page
+signed out and in; screenshots at phone (390×844) and desktop (1280×800) sizes."""
 
 from __future__ import annotations
 
@@ -333,8 +335,9 @@ def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_
         desktop.page.goto("/account")
         desktop.page.locator("#account-signin").click()
         expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        settings = "() => localStorage.setItem('halfmoon.settings', JSON.stringify({lang: 'en', name: 'Cleo'}))"
         for device in (phone, desktop):
-            device.page.evaluate("() => localStorage.setItem('halfmoon.settings', JSON.stringify({lang: 'en', name: 'Cleo'}))")
+            device.page.evaluate(settings)
 
         game = todays_deal()
         phone.page.goto("/daily")
