@@ -382,7 +382,7 @@ def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_link
 ) -> None:
     """/me signed in never says «Niente account» / "No account": it names the account, says its
     games, streak and rating are the account's, and links to /account; signed out (after
-    signing out) it says no account again."""
+    signing out) it says no account again, and links to /account to make one or sign in."""
     phone = Device(browser, localhost_server, PHONE, lang)
     try:
         name = f"Dora{lang}"
@@ -402,7 +402,12 @@ def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_link
         phone.page.locator("#devices li button").click()  # this device unlinked: signed out
         expect(phone.page.locator("#account-signin")).to_be_visible()
         phone.page.goto("/me")
-        expect(phone.page.locator("section.history .note").last).to_have_attribute("data-account", "none")
+        signed_out = phone.page.locator("section.history .note").last
+        expect(signed_out).to_have_attribute("data-account", "none")
+        # signed out, the note shows the way to an account (and the phone's page has a link to
+        # Tab to: its <main> scrolls, axe's scrollable-region-focusable)
+        expect(signed_out.get_by_role("link", name="Account")).to_have_attribute("href", "/account")
+        check_axe(phone.page, f"/me signed out ({lang}, phone)")
     finally:
         phone.close()
 

@@ -30,9 +30,10 @@ export function historyPage(main, w, lang) {
   document.title = `${w.me.title} · Half Moon`;
   const key = playerKey(localStorage);
   // signed in to an account (the session cookie: GET /api/account answers), the page is the
-  // account's and says so; signed out (401) or accounts off (404), this browser's key's
+  // account's and says so; signed out (401), this browser's key's, with the way to an account;
+  // accounts off (404), this browser's key's alone
   const account = fetch("/api/account", { credentials: "same-origin" })
-    .then((response) => (response.ok ? response.json() : null)).catch(() => null);
+    .then((response) => (response.ok ? response.json() : response.status === 401 ? { signedOut: true } : null)).catch(() => null);
   fetch("/api/me/history?limit=50", { headers: { Authorization: `Bearer ${key}` } })
     .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
     .then(async (data) => box.replaceChildren(...render(data, w, lang, await account).filter((x) => x != null))) // (a null would show as "null")
@@ -44,7 +45,8 @@ function render(data, w, lang, account) {
   const title = h("h1", {}, m.title, data.name ? h("span", { class: "muted" }, ` · ${data.name}`) : null);
   const note = account && account.name
     ? h("p", { class: "muted note", dataset: { account: "signed-in" } }, m.accountNote(account.name), " ", h("a", { href: "/account", "data-link": true }, m.accountLink), ".")
-    : h("p", { class: "muted note", dataset: { account: "none" } }, m.note);
+    : h("p", { class: "muted note", dataset: { account: "none" } }, m.note,
+      account && account.signedOut ? [" ", m.accountOffer, " ", h("a", { href: "/account", "data-link": true }, w.account.title), "."] : null);
   if (!data.games) return [title, h("p", {}, m.none), note];
   // the rating, and what each rated race did to it (GET /api/players/{player}/rating)
   const rating = data.player ? ratingSection(data.player, w, lang) : null;
