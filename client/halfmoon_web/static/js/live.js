@@ -114,7 +114,7 @@ export function openLive(app, intent) {
       taken = status === "taken";
       connection = status;
       const focusWasOnGame = taken && Boolean(ui && ui.main && ui.main.contains(document.activeElement));
-      banner();
+      connectionBanner();
       if (taken) commit(session.clearSelection(s));
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
       else if (taken !== wasTaken) render();
@@ -250,7 +250,7 @@ export function openLive(app, intent) {
   }
 
   /** The page's banner for the connection's state, in the language of the moment. */
-  function banner() {
+  function connectionBanner() {
     app.setBanner(connection === "reconnecting" ? words().reconnecting : taken ? words().takenElsewhere : null,
       taken ? { label: words().playHere, onclick: playHere } : null);
   }
@@ -759,7 +759,7 @@ export function openLive(app, intent) {
     relabel() {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
       ui = null;
-      banner(); // («Gioca qui» said again in the new language)
+      connectionBanner(); // («Gioca qui» said again in the new language)
       render();
     },
   };
