@@ -15,6 +15,7 @@ signed out and in; screenshots at phone (390×844) and desktop (1280×800) sizes
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import subprocess
 import sys
@@ -399,6 +400,9 @@ def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_link
         screenshot(phone.page, f"me-signed-in-{lang}-390x844")
         link.click()
         expect(phone.page.locator("#devices li")).to_have_count(1)
+        # and /account's sentence that leads back to /me ends as a sentence
+        back = phone.page.locator("section.account p").filter(has=phone.page.locator('a[href="/me"]'))
+        expect(back).to_have_text(re.compile(r"\.$"))
         phone.page.locator("#devices li button").click()  # this device unlinked: signed out
         expect(phone.page.locator("#account-signin")).to_be_visible()
         phone.page.goto("/me")

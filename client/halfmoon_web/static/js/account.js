@@ -141,7 +141,7 @@ export function accountPage(app, main, w, lang) {
         account.passkeys.length > 1 ? revoke(`/api/account/passkeys/${encodeURIComponent(p.id)}`, label(p.label)) : null)));
     box.replaceChildren(
       h("h1", {}, a.title, h("span", { class: "muted" }, ` · ${account.name}`)),
-      h("p", {}, a.signedInAs(account.name), " ", h("a", { href: "/me", "data-link": true }, w.me.title)),
+      h("p", {}, a.signedInAs(account.name), " ", h("a", { href: "/me", "data-link": true }, w.me.title), "."),
       h("h2", {}, a.devices), devices,
       h("h2", {}, a.passkeys), passkeys,
       h("div", { class: "menu account-actions" },
