@@ -7,13 +7,16 @@ copied to its own authenticator (a synced passkey: ``WebAuthn.getCredentials`` /
 terminal's short code is approved on the phone; the phone revokes the desktop, which is signed
 out. The daily challenge follows the account: a phone starts today's ranked attempt and moves,
 the desktop signed in to the account continues that attempt (same board, moves and clock) and
-gets no second ranked one. axe-core checks the page signed out and in; screenshots at phone
-(390×844) and desktop (1280×800) sizes."""
+gets no second ranked one; the first device, told its attempt is played elsewhere, cannot play
+its stale board and takes the attempt back with «Play here». Signed in, /me is the account's and
+says so; unlinking a device leaves the focus on the words saying it. axe-core checks the page
+signed out and in; screenshots at phone (390×844) and desktop (1280×800) sizes."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import subprocess
 import sys
@@ -365,6 +368,132 @@ def test_a_daily_attempt_begun_on_a_phone_is_continued_on_a_signed_in_desktop_an
         expect(again).to_have_attribute("data-ranked", "false")
         expect(again).to_contain_text("by your account")
         expect(desktop.page.locator('[data-stat="moves"]')).to_have_text("0")
+    finally:
+        for device in (phone, desktop):
+            device.close()
+
+
+def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_takes_it_back_with_one_button(
+    browser: Browser, localhost_server: str
+) -> None:
+    """The first device is told its attempt is being played elsewhere and that the clock runs;
+    its stale board, Undo and Give up are disabled (a tap there would be lost: its socket is
+    closed); «Play here» takes the attempt back without a reload, the focus on the board again."""
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "en")
+    desktop = Device(browser, base, DESKTOP, "en")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Cleo")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        desktop.add_credential(phone.credentials()[0])
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        settings = "() => localStorage.setItem('halfmoon.settings', JSON.stringify({lang: 'en', name: 'Cleo'}))"
+        for device in (phone, desktop):
+            device.page.evaluate(settings)
+
+        game = todays_deal()
+        phone.page.goto("/daily")
+        wait_board(phone.page, game)
+        play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+        phone.page.locator('.board [data-pos="1"]').focus()  # the keyboard player's focus on a card
+        desktop.page.goto("/daily")
+        wait_board(desktop.page, game)
+        play(desktop.page, game, list(next(iter(game.legal_moves())).names()))
+
+        banner = phone.page.locator("#banner")
+        expect(banner).to_contain_text("being played elsewhere")
+        expect(banner).to_contain_text("clock keeps running")
+        bar = phone.page.locator(".bar")
+        expect(bar.get_by_role("button", name="Undo")).to_be_disabled()
+        expect(bar.get_by_role("button", name="Give up")).to_be_disabled()
+        assert phone.page.locator(".board button:enabled").count() == 0
+        expect(phone.page.locator('[data-stat="moves"]')).to_have_text("1")  # stale, and nothing to press on it
+        play_here = banner.get_by_role("button", name="Play here")
+        expect(play_here).to_be_focused()  # (its card went disabled under it)
+
+        phone.page.keyboard.press("Enter")
+        expect(banner).to_be_hidden()
+        wait_board(phone.page, game)
+        expect(phone.page.locator('[data-stat="moves"]')).to_have_text("2")
+        expect(bar.get_by_role("button", name="Give up")).to_be_enabled()
+        expect(phone.page.locator(".board button:focus")).to_have_count(1)
+        expect(desktop.page.locator("#banner").get_by_role("button", name="Play here")).to_be_visible()
+        play(phone.page, game, list(next(iter(game.legal_moves())).names()))
+        # the desktop, now the one told, switches to Italian: the banner is said again in Italian
+        desktop.page.locator("button.lang").click()
+        expect(desktop.page.locator("#banner")).to_contain_text("si gioca altrove")
+        expect(desktop.page.locator("#banner").get_by_role("button", name="Gioca qui")).to_be_visible()
+    finally:
+        for device in (phone, desktop):
+            device.close()
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_history_page_of_a_signed_in_device_says_it_is_the_accounts_and_links_to_its_devices(
+    browser: Browser, localhost_server: str, lang: str
+) -> None:
+    """/me signed in never says «Niente account» / "No account": it names the account, says its
+    games, streak and rating are the account's, and links to /account; signed out (after
+    signing out) it says no account again, and links to /account to make one or sign in."""
+    phone = Device(browser, localhost_server, PHONE, lang)
+    try:
+        name = f"Dora{lang}"
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", name)
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        phone.page.goto("/me")
+        note = phone.page.locator("section.history .note").last
+        expect(note).to_have_attribute("data-account", "signed-in")
+        expect(note).to_contain_text(f"«{name}»" if lang == "it" else f"“{name}”")
+        expect(note).not_to_contain_text("Niente account" if lang == "it" else "No account")
+        link = note.get_by_role("link", name="Dispositivi e passkey" if lang == "it" else "Devices and passkeys")
+        screenshot(phone.page, f"me-signed-in-{lang}-390x844")
+        link.click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        # and /account's sentence that leads back to /me ends as a sentence
+        back = phone.page.locator("section.account p").filter(has=phone.page.locator('a[href="/me"]'))
+        expect(back).to_have_text(re.compile(r"\.$"))
+        phone.page.locator("#devices li button").click()  # this device unlinked: signed out
+        expect(phone.page.locator("#account-signin")).to_be_visible()
+        phone.page.goto("/me")
+        signed_out = phone.page.locator("section.history .note").last
+        expect(signed_out).to_have_attribute("data-account", "none")
+        # signed out, the note shows the way to an account (and the phone's page has a link to
+        # Tab to: its <main> scrolls, axe's scrollable-region-focusable)
+        expect(signed_out.get_by_role("link", name="Account")).to_have_attribute("href", "/account")
+        check_axe(phone.page, f"/me signed out ({lang}, phone)")
+    finally:
+        phone.close()
+
+
+def test_unlinking_a_device_by_keyboard_leaves_the_focus_on_the_words_that_say_it_was_unlinked(
+    browser: Browser, localhost_server: str
+) -> None:
+    """The list is drawn afresh without the device, and its button with it: the focus goes to
+    the status line, not lost to the page."""
+    phone = Device(browser, localhost_server, PHONE, "it")
+    desktop = Device(browser, localhost_server, DESKTOP, "it")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Elsa")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        desktop.add_credential(phone.credentials()[0])
+        desktop.page.goto("/account")
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#devices li")).to_have_count(2)
+        phone.page.goto("/account")
+        phone.page.locator("#devices li").nth(1).locator("button").focus()
+        phone.page.keyboard.press("Enter")
+        expect(phone.page.locator("#devices li")).to_have_count(1)
+        status = phone.page.locator("#account-status")
+        expect(status).to_have_text("Scollegato.")
+        expect(status).to_be_focused()
     finally:
         for device in (phone, desktop):
             device.close()

@@ -54,6 +54,12 @@ function deviceLabel() {
   return `${browser}, ${kind}`;
 }
 
+/** A device's or passkey's label as this page's language says it: the kind that deviceLabel()
+ * stored (in English, whichever language made it) in the reader's words (`kinds`: account.kinds). */
+export function shownLabel(label, kinds) {
+  return String(label).replace(/, (phone|tablet|computer)$/, (all, kind) => `, ${kinds[kind] || kind}`);
+}
+
 async function call(method, path, body) {
   const headers = { "Content-Type": "application/json" };
   const key = playerKey(localStorage);
@@ -125,16 +131,17 @@ export function accountPage(app, main, w, lang) {
       const answer = await call("DELETE", path);
       if (answer.ok) load(a.revoked); else failed(answer);
     } }, a.revoke);
+    const label = (x) => shownLabel(x, a.kinds);
     const devices = h("ul", { class: "devices", id: "devices" }, account.devices.map((d) =>
-      h("li", { dataset: { device: d.id } }, h("span", { class: "what" }, d.label, d.current ? h("strong", {}, ` · ${a.thisDevice}`) : null,
+      h("li", { dataset: { device: d.id } }, h("span", { class: "what" }, label(d.label), d.current ? h("strong", {}, ` · ${a.thisDevice}`) : null,
         h("small", { class: "muted" }, ` · ${a.since} ${day(d.created_at)}`, d.passkey ? "" : ` · ${a.byLink}`)), " ",
-        revoke(`/api/account/devices/${encodeURIComponent(d.id)}`, d.label))));
+        revoke(`/api/account/devices/${encodeURIComponent(d.id)}`, label(d.label)))));
     const passkeys = h("ul", { class: "devices", id: "passkeys" }, account.passkeys.map((p) =>
-      h("li", { dataset: { passkey: p.id } }, h("span", { class: "what" }, p.label, h("small", { class: "muted" }, ` · ${a.since} ${day(p.created_at)}`)), " ",
-        account.passkeys.length > 1 ? revoke(`/api/account/passkeys/${encodeURIComponent(p.id)}`, p.label) : null)));
+      h("li", { dataset: { passkey: p.id } }, h("span", { class: "what" }, label(p.label), h("small", { class: "muted" }, ` · ${a.since} ${day(p.created_at)}`)), " ",
+        account.passkeys.length > 1 ? revoke(`/api/account/passkeys/${encodeURIComponent(p.id)}`, label(p.label)) : null)));
     box.replaceChildren(
       h("h1", {}, a.title, h("span", { class: "muted" }, ` · ${account.name}`)),
-      h("p", {}, a.signedInAs(account.name), " ", h("a", { href: "/me", "data-link": true }, w.me.title)),
+      h("p", {}, a.signedInAs(account.name), " ", h("a", { href: "/me", "data-link": true }, w.me.title), "."),
       h("h2", {}, a.devices), devices,
       h("h2", {}, a.passkeys), passkeys,
       h("div", { class: "menu account-actions" },
@@ -193,6 +200,13 @@ export function accountPage(app, main, w, lang) {
       signedOut(note);
       if (link) await redeem(link);
     } else box.replaceChildren(h("h1", {}, a.title), h("p", { role: "alert" }, a.failed));
+    // drawn afresh after an action (a device unlinked, a terminal approved): the button pressed
+    // is gone, so the focus goes to the words saying what happened, not back to the page's top
+    const lost = !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
+    if (note && lost && status.isConnected) {
+      status.tabIndex = -1;
+      status.focus();
+    }
   }
   load();
 }

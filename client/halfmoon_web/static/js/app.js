@@ -54,8 +54,9 @@ const app = {
     // a fresh node each time: the same words twice in a row are said twice
     requestAnimationFrame(() => { sayBox.textContent = text; });
   },
-  setBanner(text) {
-    bannerBox.textContent = text || "";
+  /** The banner's words (null: none), and `action` ({label, onclick}): a button in it that does what it says. */
+  setBanner(text, action = null) {
+    bannerBox.replaceChildren(text || "", ...(text && action ? [" ", h("button", { type: "button", class: "primary", onclick: action.onclick }, action.label)] : []));
     bannerBox.hidden = !text;
   },
   createRace: (code) => createRace(code),

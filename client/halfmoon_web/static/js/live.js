@@ -63,6 +63,11 @@ export function openLive(app, intent) {
   let s = session.initialState(intent, loadSeat(path));
   let ui = null;
   let ticker = null;
+  // the seat was resumed on another connection (another tab or device: Connection's "taken");
+  // `backHere`: the player pressed «Gioca qui», the focus goes back to the board once it plays
+  let taken = false;
+  let connection = "connecting";
+  let backHere = false;
   // this page's contributions to the sealed deal of the race `sentFor` (a round of the room): docs/protocol.md, "Sealed races"
   let sent = [];
   let sentFor = 0; // JOINED: the race the page joined (its round is not known when the join goes)
@@ -103,8 +108,17 @@ export function openLive(app, intent) {
       return message;
     },
     onState: (status) => {
-      app.setBanner(status === "reconnecting" ? words().reconnecting : status === "taken" ? words().takenElsewhere : null);
+      // taken up on another tab or device: this page's board is stale and sends nothing (the
+      // socket is closed) — it is played no more here until the player takes it back, one button
+      const wasTaken = taken;
+      taken = status === "taken";
+      connection = status;
+      const focusWasOnGame = taken && Boolean(ui && ui.main && ui.main.contains(document.activeElement));
+      connectionBanner();
+      if (taken) commit(session.clearSelection(s));
       if (status === "reconnecting" && commit(session.disconnected(s))) render();
+      else if (taken !== wasTaken) render();
+      if (focusWasOnGame) document.querySelector("#banner button")?.focus(); // (its cards and buttons are disabled now)
     },
     onMessage: (msg) => {
       const before = s;
@@ -233,6 +247,17 @@ export function openLive(app, intent) {
     const stats = session.shownStats(s);
     const left = board.counts.reduce((sum, n) => sum + n, 0);
     app.say(moveSaid(app.lang(), { cards, score: stats.score, moves: stats.moves, left, undo, terse: app.settings.terse }));
+  }
+
+  /** The page's banner for the connection's state, in the language of the moment. */
+  function connectionBanner() {
+    app.setBanner(connection === "reconnecting" ? words().reconnecting : taken ? words().takenElsewhere : null,
+      taken ? { label: words().playHere, onclick: playHere } : null);
+  }
+
+  function playHere() {
+    backHere = true;
+    conn.open();
   }
 
   const undo = () => run(session.undo(s));
@@ -494,7 +519,7 @@ export function openLive(app, intent) {
       code.textContent = codeText(s, w);
       code.dataset.verified = s.verified;
       copyButton.hidden = !s.code;
-      const playing = session.canPlay(s);
+      const playing = session.canPlay(s) && !taken;
       // a racer who sits this race out: no board, no figures or buttons of theirs; the track instead
       const sitting = session.sittingOut(s);
       for (const node of [scoreBox, movesBox, undoButton, endButton, boardWrap]) node.hidden = sitting;
@@ -502,7 +527,7 @@ export function openLive(app, intent) {
       timeBox.hidden = sitting && Boolean(s.results); // (the race's clock: stopped with its results)
       sitOut.textContent = sitting ? (s.results ? w.satOut : w.sittingOut) : "";
       banner.closest("section").classList.toggle("sitting", sitting);
-      undoButton.disabled = !session.mayUndo(s);
+      undoButton.disabled = taken || !session.mayUndo(s);
       endButton.disabled = !rules.newGame ? !playing : false;
       if (ui.confirm && ui.confirm.open && !playing) ui.confirm.close(); // the game ended meanwhile
       const dimmed = app.settings.placementHelp ? session.dimmed(s) : new Set();
@@ -510,7 +535,13 @@ export function openLive(app, intent) {
       // one of them, or lost to the page, goes to the end box
       const lost = !document.activeElement || document.activeElement === document.body || document.activeElement.disabled;
       const focusToEnd = Boolean(s.gameOver) && !ui.endFocused && (lost || board.element.contains(document.activeElement));
-      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) });
+      board.update(session.shownBoard(s), { selection: s.selection, dimmed, lang: app.lang(), label: w.yourGame, over: Boolean(s.gameOver) || taken });
+      banner.closest("section").classList.toggle("elsewhere", taken);
+      if (backHere && playing) {
+        backHere = false;
+        const card = board.element.querySelector('button[tabindex="0"]');
+        if (card && (!document.activeElement || document.activeElement === document.body)) card.focus();
+      }
       ui.nextDaily = [];
       if (dailyLine) {
         const next = h("span", { class: "nowrap" });
@@ -518,7 +549,7 @@ export function openLive(app, intent) {
         dailyLine.dataset.ranked = s.ranked !== false;
         dailyLine.replaceChildren(h("strong", {}, `${w.daily} ${localDate(utcDay(Date.now() + s.offset), app.lang())}`), " · ",
           s.gameOver ? w.attemptOver : s.ranked === false ? w.unranked : w.ranked, " · ",
-          ...(s.notice === "dailyContinued" ? [h("span", { class: "daily-continued" }, w.dailyContinued), " · "] : []), w.nextDaily, " ", next);
+          ...(s.notice === "dailyContinued" && !taken ? [h("span", { class: "daily-continued" }, w.dailyContinued), " · "] : []), w.nextDaily, " ", next);
       }
       const ended = endContent(stats);
       if (ended.length && !banner.childElementCount && s.gameOver) app.sound(s.gameOver.outcome === "won" ? "win" : "end");
@@ -728,6 +759,7 @@ export function openLive(app, intent) {
     relabel() {
       if (ui && ui.keys) document.removeEventListener("keydown", ui.keys);
       ui = null;
+      connectionBanner(); // («Gioca qui» said again in the new language)
       render();
     },
   };

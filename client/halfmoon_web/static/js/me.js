@@ -1,5 +1,5 @@
-// «Le tue partite» (/me): the player key this browser keeps — no account, a random secret made
-// once — and the player's history, read with it from GET /api/me/history (the key goes in the
+// «Le tue partite» (/me): the player key this browser keeps — a random secret made once — and
+// the player's history (on a device signed in to an account, the account's), read with it from GET /api/me/history (the key goes in the
 // Authorization header, never in a URL). Codes the player may not see yet come as null.
 
 import { formatTime, h } from "./dom.js";
@@ -29,16 +29,24 @@ export function historyPage(main, w, lang) {
   main.append(box);
   document.title = `${w.me.title} · Half Moon`;
   const key = playerKey(localStorage);
+  // signed in to an account (the session cookie: GET /api/account answers), the page is the
+  // account's and says so; signed out (401), this browser's key's, with the way to an account;
+  // accounts off (404), this browser's key's alone
+  const account = fetch("/api/account", { credentials: "same-origin" })
+    .then((response) => (response.ok ? response.json() : response.status === 401 ? { signedOut: true } : null)).catch(() => null);
   fetch("/api/me/history?limit=50", { headers: { Authorization: `Bearer ${key}` } })
     .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
-    .then((data) => box.replaceChildren(...render(data, w, lang).filter((x) => x != null))) // (a null would show as "null")
+    .then(async (data) => box.replaceChildren(...render(data, w, lang, await account).filter((x) => x != null))) // (a null would show as "null")
     .catch(() => box.replaceChildren(h("h1", {}, w.me.title), h("p", { role: "alert" }, w.me.unavailable)));
 }
 
-function render(data, w, lang) {
+function render(data, w, lang, account) {
   const m = w.me;
   const title = h("h1", {}, m.title, data.name ? h("span", { class: "muted" }, ` · ${data.name}`) : null);
-  const note = h("p", { class: "muted note" }, m.note);
+  const note = account && account.name
+    ? h("p", { class: "muted note", dataset: { account: "signed-in" } }, m.accountNote(account.name), " ", h("a", { href: "/account", "data-link": true }, m.accountLink), ".")
+    : h("p", { class: "muted note", dataset: { account: "none" } }, m.note,
+      account && account.signedOut ? [" ", m.accountOffer, " ", h("a", { href: "/account", "data-link": true }, w.account.title), "."] : null);
   if (!data.games) return [title, h("p", {}, m.none), note];
   // the rating, and what each rated race did to it (GET /api/players/{player}/rating)
   const rating = data.player ? ratingSection(data.player, w, lang) : null;
