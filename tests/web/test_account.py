@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, ViewportSize, expect
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, Route, ViewportSize, expect
 
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
@@ -275,6 +275,96 @@ def test_a_second_passkey_added_on_another_authenticator_signs_in_and_the_first_
         expect(laptop.page.locator("#passkeys li")).to_have_count(1)
     finally:
         for device in (phone, laptop, old_device):
+            device.close()
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def test_chromiums_own_assertion_replayed_forged_or_from_another_origin_signs_nobody_in(
+    browser: Browser, localhost_server: str
+) -> None:
+    """The virtual authenticator's real assertions, taken on their way to the server: the one that
+    signed in, sent again; one whose signature is bent; one whose client data names another origin;
+    and a genuine one posted from another site's page (its Origin header). Each is refused with
+    what it is, and nothing is signed in by any of them."""
+    base = localhost_server
+    phone = Device(browser, base, PHONE, "en")
+    desktop = Device(browser, base, DESKTOP, "en")
+    try:
+        phone.page.goto("/account")
+        phone.page.fill("#account-name", "Lin")
+        phone.page.locator("#account-register button").click()
+        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        desktop.add_credential(phone.credentials()[0])
+
+        sent: list[dict[str, Any]] = []
+        bend: dict[str, Any] = {"how": None}
+
+        def on_signin(route: Route) -> None:
+            body = json.loads(route.request.post_data or "{}")
+            sent.append(json.loads(json.dumps(body)))
+            response = body["credential"]["response"]
+            if bend["how"] == "forged":
+                signature = bytearray(_unb64url(response["signature"]))
+                signature[-1] ^= 0x01
+                response["signature"] = _b64url(bytes(signature))
+            elif bend["how"] == "origin":
+                client_data = json.loads(_unb64url(response["clientDataJSON"]))
+                client_data["origin"] = "http://evil.example"
+                response["clientDataJSON"] = _b64url(json.dumps(client_data).encode())
+            route.continue_(post_data=json.dumps(body))
+
+        desktop.page.route("**/api/account/signin", on_signin)
+        desktop.page.goto("/account")
+
+        def signed_out() -> None:
+            me = desktop.page.request.get(f"{base}/api/account")
+            assert me.status == 401, me.text()
+
+        for how, said in (("forged", "signature"), ("origin", "origin")):
+            bend["how"] = how
+            with desktop.page.expect_response(f"{base}/api/account/signin") as refused:
+                desktop.page.locator("#account-signin").click()
+            error = refused.value.json()["error"]
+            assert (refused.value.status, error["code"]) == (401, "passkey_refused"), (how, error)
+            assert said in error["message"], (how, error)
+            expect(desktop.page.locator("#account-status")).not_to_have_text("")
+            expect(desktop.page.locator("#account-signin")).to_be_visible()
+            signed_out()
+            answer = desktop.page.request.post(
+                f"{base}/api/account/signin", data=json.dumps(sent[-1]),
+                headers={"Origin": base, "Content-Type": "application/json"})
+            assert answer.status == 400, (how, answer.text())  # that ceremony is spent either way
+
+        # the genuine assertion signs in once; sent again it is refused, its ceremony spent
+        bend["how"] = None
+        desktop.page.locator("#account-signin").click()
+        expect(desktop.page.locator("#account-status")).to_contain_text("Signed in")
+        desktop.page.request.post(f"{base}/api/account/signout", headers={"Origin": base})
+        signed_out()
+        replayed = desktop.page.request.post(
+            f"{base}/api/account/signin", data=json.dumps(sent[-1]),
+            headers={"Origin": base, "Content-Type": "application/json"})
+        assert (replayed.status, replayed.json()["error"]["code"]) == (400, "bad_ceremony")
+        signed_out()
+
+        # a genuine ceremony posted from another site's page: refused before it is looked at
+        options = desktop.page.request.post(f"{base}/api/account/signin/options", data="{}",
+                                            headers={"Origin": base, "Content-Type": "application/json"})
+        assert options.status == 200
+        elsewhere = desktop.page.request.post(
+            f"{base}/api/account/signin", data=json.dumps({**sent[-1], "ceremony": options.json()["ceremony"]}),
+            headers={"Origin": "http://evil.example", "Content-Type": "application/json"})
+        assert (elsewhere.status, elsewhere.json()["error"]["code"]) == (403, "forbidden_origin")
+        signed_out()
+    finally:
+        for device in (phone, desktop):
             device.close()
 
 
