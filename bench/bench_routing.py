@@ -199,6 +199,11 @@ async def publish_calls(port: int) -> int:
     return sum(int(n) for n in re.findall(r"^cmdstat_s?publish:calls=(\d+)", text, re.M))
 
 
+def command_calls(commandstats: str) -> dict[str, int]:
+    """Calls of each Redis command so far, from ``INFO commandstats``'s text."""
+    return {name: int(n) for name, n in re.findall(r"^cmdstat_([^:]+):calls=(\d+)", commandstats, re.M)}
+
+
 async def relayed(http: aiohttp.ClientSession, ports: list[int]) -> int:
     """Connections the instances relayed to their room's owner so far (their ``/metrics``)."""
     total = 0.0
@@ -278,6 +283,9 @@ class Result:
     publish_per_move: float
     redis_cpu_per_move_us: float
     relayed_connections: int
+    #: Redis commands per move over the play, by command (those of at least 0.01 a move): how many
+    #: round trips and scripts a move costs, and whether fewer moves share each
+    redis_calls_per_move: dict[str, float]
 
 
 async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, ports: Ports) -> Result:
@@ -308,6 +316,7 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
         await asyncio.sleep(0.5)  # the joins' echoes settle
         cpu_before = [cpu_seconds(pid) for pid in procs.instance_pids]
         redis_before, published_before = cpu_seconds(procs.redis_pid), await publish_calls(procs.redis_port)
+        calls_before = command_calls(await redis_command(procs.redis_port, "INFO", "commandstats"))
 
         async def race(members: list[Member]) -> int:
             starts = [m.expect("started") for m in members]
@@ -326,6 +335,8 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
         cpu = [cpu_seconds(pid) - before for pid, before in zip(procs.instance_pids, cpu_before, strict=True)]
         redis_cpu = cpu_seconds(procs.redis_pid) - redis_before
         published = await publish_calls(procs.redis_port) - published_before
+        calls_after = command_calls(await redis_command(procs.redis_port, "INFO", "commandstats"))
+        calls = {name: (n - calls_before.get(name, 0)) / moves for name, n in calls_after.items()}
         relays = await relayed(http, procs.instance_ports)
         for _, members in tables:
             for member in members:
@@ -340,6 +351,7 @@ async def run_setup(setup: str, rooms: int, spectator_every: int, folder: Path, 
         publish_per_move=round(published / moves, 4),
         redis_cpu_per_move_us=round(redis_cpu / moves * 1e6, 1),
         relayed_connections=relays,
+        redis_calls_per_move={name: round(c, 3) for name, c in sorted(calls.items()) if c >= 0.01},
     )
 
 

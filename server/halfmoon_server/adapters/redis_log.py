@@ -68,6 +68,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import (
     AskError,
     ClusterDownError,
+    NoScriptError,
     ReadOnlyError,
     RedisClusterException,
     RedisError,
@@ -632,17 +633,28 @@ class RedisLog:
                 groups.setdefault(id(client), (client, []))[1].append(item)
             await asyncio.gather(*(self._commit(client, items) for client, items in groups.values()))
 
-    async def _commit(self, client: aioredis.Redis, batch: list[_Append]) -> None:
-        """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to."""
+    async def _commit(self, client: aioredis.Redis, batch: list[_Append], *, loaded: bool = False) -> None:
+        """One pipeline of appends to one node, then ``WAIT`` for its replicas when asked to.
+
+        The appends go as plain ``EVALSHA``: through redis-py's script objects a pipeline first asks
+        ``SCRIPT EXISTS`` in a round trip of its own, every time — one more round trip per group
+        commit, paid most where batches are small. A node that does not have the script (a
+        restarted or promoted node, a ``SCRIPT FLUSH``) answers ``NOSCRIPT`` without running
+        anything: the script is loaded and those appends sent again, once (``loaded``)."""
         sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
                 for item in batch:
                     room_id = item.room.id
-                    await self._append(  # queued in the pipeline (sent by execute)
-                        keys=[_log_key(room_id), _owner_key(room_id)],
-                        args=[item.entry, item.applied, item.lease, self.lease_ms],
-                        client=pipe,
+                    pipe.evalsha(  # queued in the pipeline (sent by execute)
+                        self._append.sha,
+                        2,
+                        _log_key(room_id),
+                        _owner_key(room_id),
+                        item.entry,
+                        item.applied,
+                        item.lease,
+                        self.lease_ms,
                     )
                 if self.replicas:
                     pipe.wait(self.replicas, self.wait_ms)
@@ -650,6 +662,22 @@ class RedisLog:
         except _FAILURES as exc:
             self._lost_node()
             answers = [exc] * (len(batch) + (1 if self.replicas else 0))
+        unloaded = [i for i, answer in enumerate(answers[: len(batch)]) if isinstance(answer, NoScriptError)]
+        if unloaded and not loaded:
+            again = [batch[i] for i in unloaded]
+            try:
+                await client.script_load(_APPEND)
+            except _FAILURES as exc:
+                self._lost_node()
+                for item in again:
+                    _settle(item.done, LogUnavailable(f"Redis: {_reason(exc)}"))  # (nothing ran)
+            else:
+                await self._commit(client, again, loaded=True)
+            kept = [i for i in range(len(batch)) if i not in set(unloaded)]
+            batch = [batch[i] for i in kept]
+            answers = [answers[i] for i in kept] + answers[len(answers) - (1 if self.replicas else 0) :]
+            if not batch:
+                return
         unconfirmed = None
         if self.replicas:
             acks = answers.pop()

@@ -82,3 +82,41 @@ async def test_a_write_redis_refuses_says_why_without_quoting_the_rooms_header(r
         await admin.config_set("maxmemory", 0)
         await admin.aclose()
         await log.close()
+
+
+async def test_appends_ask_no_script_exists_and_go_on_after_the_node_lost_its_scripts(
+    redis_server: RedisServer,
+) -> None:
+    """A group commit is one round trip: its appends go as EVALSHA with no ``SCRIPT EXISTS`` first
+    (redis-py's script objects ask it before every pipeline). A node without the script (restarted,
+    promoted, flushed) answers NOSCRIPT and runs nothing: the script is loaded and the appends are
+    sent again, in order, each once."""
+    from redis.asyncio import Redis
+
+    admin = Redis.from_url(redis_server.url)
+    log = RedisLog(redis_server.url)
+    await log.ping()
+    try:
+        room = Follower("K7WQ2M")
+        assert await log.create({"room": room.id})
+        log.follow(room)
+
+        async def script_exists_calls() -> int:
+            stats = await admin.info("commandstats")
+            return int(stats.get("cmdstat_script|exists", {}).get("calls", 0))
+
+        asked = await script_exists_calls()
+        for t in range(1, 6):
+            await log.append(room.id, {"k": "tick", "n": t})
+        together = [asyncio.create_task(log.append(room.id, {"k": "tick", "n": t})) for t in range(6, 9)]
+        await asyncio.gather(*together)
+        assert await script_exists_calls() == asked
+
+        await admin.script_flush()
+        again = [asyncio.create_task(log.append(room.id, {"k": "tick", "n": t})) for t in range(9, 12)]
+        assert await asyncio.gather(*again) == [9, 10, 11]
+        assert [entry["n"] for _, entry in room.delivered] == list(range(1, 12))
+        assert await admin.llen(f"hm:{{{room.id}}}:log") == 11
+    finally:
+        await log.close()
+        await admin.aclose()
