@@ -89,6 +89,8 @@ ENTROPY = "3f9a0c1e5b7d2468ace13579bdf02468"
 #: session.js and the terminal client's ``to_json``), then malformed ones.
 VALID: dict[str, str] = {
     "move (pair)": '{"type": "move", "v": 1, "positions": ["8", "12"], "id": 17}',
+    # the browser's: JSON.stringify({v: PROTOCOL_VERSION, ...msg}) (net.js), compact, "v" first
+    "move (browser)": '{"v":1,"type":"move","positions":["8","12"],"id":17}',
     "move (triple)": '{"type": "move", "v": 1, "positions": ["R3", "5", "12"], "id": 48}',
     "undo": '{"type": "undo", "v": 1, "id": 18}',
     "ping": '{"type": "ping", "v": 1}',
