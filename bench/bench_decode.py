@@ -354,22 +354,22 @@ class _Protocol:
 def readers() -> dict[str, Any]:
     """Which reader aiohttp runs here, and each one's modules (None when it has no such split)."""
     import aiohttp
-    from aiohttp import helpers
+    from aiohttp import helpers, web_ws
 
     info: dict[str, Any] = {
         "aiohttp": aiohttp.__version__,
         "AIOHTTP_NO_EXTENSIONS": os.environ.get("AIOHTTP_NO_EXTENSIONS"),
         "NO_EXTENSIONS": helpers.NO_EXTENSIONS,
+        # the reader the server's WebSocketResponse (web/masking.py's MaskedWebSocket) makes
+        "in_use": web_ws.WebSocketReader.__module__,
     }
     try:
-        from aiohttp._websocket import reader, reader_py
+        from aiohttp._websocket import reader_py
     except ImportError:  # an aiohttp before 3.11: http_websocket holds its only (Python) reader
         from aiohttp import http_websocket
 
-        info["in_use"] = http_websocket.WebSocketReader.__module__
         info["modules"] = {"py": (http_websocket.WebSocketReader, None)}
         return info
-    info["in_use"] = reader.WebSocketReader.__module__
     modules: dict[str, Any] = {"py": (reader_py.WebSocketReader, reader_py.WebSocketDataQueue)}
     try:
         from aiohttp._websocket import reader_c  # type: ignore[attr-defined]
