@@ -326,7 +326,9 @@ class RoomState:
         elif kind == "watch":
             self.watchers.add(str(entry.get("o", "")))
         elif kind == "recorded":
-            if player is not None and entry.get("g") is not None:
+            # (about a player with no game in this race — one who left its lobby — it means
+            # nothing: an unstored game of nobody would stop the next rematch's parking)
+            if player is not None and entry.get("g") is not None and player in self.race.players:
                 self.results.recorded(player, entry["t"], stored=bool(entry.get("s")))
         elif kind == "stored":
             current = None if player is None else self.game_id(player)

@@ -224,3 +224,19 @@ def test_a_rematch_parks_the_unstored_games_and_their_stored_clears_them() -> No
     )
     _apply(state, {"k": "stored", "g": first[ada], "t": 60, "o": "a:7"})
     assert set(state.results.parked) == {first[bob]}
+
+
+def test_a_recorded_entry_about_a_player_who_left_the_lobby_means_nothing() -> None:
+    """Only a game of this race can be unstored: one about a player who left before the start
+    (a stray or forged entry) would make the rematch's parking look for a game nobody has."""
+    state = _state(countdown_ms=0)
+    gone = _join(state, "Ada", 0, "a:1")
+    _apply(state, {"k": "leave", "p": gone, "t": 5, "o": "a:2"})
+    _apply(state, {"k": "recorded", "p": gone, "g": state.game_id(gone), "s": False, "t": 6, "o": "a:3"})
+    assert not state.results.unstored and not state.results.recorded_at
+    bob = _join(state, "Bob", 7, "b:1")
+    _apply(state, {"k": "start", "p": bob, "t": 10, "o": "b:2"})
+    _apply(state, {"k": "give_up", "p": bob, "t": 30, "o": "b:3"})
+    _apply(state, {"k": "recorded", "p": bob, "g": state.game_id(bob), "t": 40, "o": "b:4"})
+    _apply(state, {"k": "rematch", "p": bob, "seed": "5e" * 32, "t": 50, "o": "b:5"})
+    assert [game.nickname for game in state.results.parked.values()] == ["Bob"]
