@@ -226,13 +226,19 @@ def test_a_rematch_parks_the_unstored_games_and_their_stored_clears_them() -> No
     assert set(state.results.parked) == {first[bob]}
 
 
-def test_a_recorded_entry_about_a_player_who_left_the_lobby_means_nothing() -> None:
-    """Only a game of this race can be unstored: one about a player who left before the start
-    (a stray or forged entry) would make the rematch's parking look for a game nobody has."""
+@pytest.mark.parametrize("left_first", [True, False])
+def test_a_recorded_entry_about_a_player_whose_game_has_not_ended_means_nothing(left_first: bool) -> None:
+    """Only a game of this race that ended can be unstored: an entry about a player in the lobby,
+    or who left it (a stray or forged entry), would make the rematch's parking look for a game
+    nobody has."""
     state = _state(countdown_ms=0)
     gone = _join(state, "Ada", 0, "a:1")
-    _apply(state, {"k": "leave", "p": gone, "t": 5, "o": "a:2"})
+    leave = {"k": "leave", "p": gone, "t": 5, "o": "a:2"}
+    if left_first:
+        _apply(state, leave)
     _apply(state, {"k": "recorded", "p": gone, "g": state.game_id(gone), "s": False, "t": 6, "o": "a:3"})
+    if not left_first:
+        _apply(state, leave)
     assert not state.results.unstored and not state.results.recorded_at
     bob = _join(state, "Bob", 7, "b:1")
     _apply(state, {"k": "start", "p": bob, "t": 10, "o": "b:2"})
