@@ -331,8 +331,8 @@ class Lobby:
             raise Refusal("unavailable", message) from None
         entries = loaded.entries
         if loaded.snapshot is not None:
-            try:  # the latest snapshot, then only the entries after it
-                room.restore(loaded.snapshot)
+            try:  # the latest snapshot, then only the entries after it (a copy to read: lazily)
+                room.restore(loaded.snapshot, lazy=not hold)
             except SnapshotError as exc:  # another release's, or damaged: replayed from the first entry
                 log.warning("room %s: its snapshot is not used (%s); its whole log is replayed", room_id, exc)
                 return await self._load_whole(room_id, hold=hold)

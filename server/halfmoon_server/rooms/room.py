@@ -328,12 +328,14 @@ class Room:
         if every and self.applied - self.snapshot_at >= every and not self._snapshotting:
             self._snapshot(True)
 
-    def restore(self, snapshot: dict[str, Any]) -> None:
+    def restore(self, snapshot: dict[str, Any], *, lazy: bool = False) -> None:
         """Start this fresh room from a stored snapshot (:mod:`halfmoon_server.core.snapshots`):
         its state after the entries the snapshot covers; :meth:`rebuild` then replays the entries
-        after them. Raises :class:`~halfmoon_server.core.snapshots.SnapshotError` for one this
-        release cannot restore (nothing changes)."""
-        state = restore_snapshot(self.state.header, snapshot, self.services.instance)
+        after them. ``lazy`` (a copy to read): the games' steps are parsed only if something asks
+        for them — a REST view never does. Raises
+        :class:`~halfmoon_server.core.snapshots.SnapshotError` for one this release cannot
+        restore (nothing changes)."""
+        state = restore_snapshot(self.state.header, snapshot, self.services.instance, lazy=lazy)
         self.state, self.race = state, state.race
         self.audience = Audience(self.race)
         self.snapshot_at = state.applied
