@@ -39,7 +39,7 @@ from typing import Any
 from halfmoon import protocol as wire
 from halfmoon_server.clock import Clock
 from halfmoon_server.core.audience import Audience, Frames
-from halfmoon_server.core.commands import Entry, check_entry, check_room_size, is_listed, race_of
+from halfmoon_server.core.commands import Entry, check_entry, check_room_size, check_step_budget, is_listed, race_of
 from halfmoon_server.core.events import Event, GameEnded, GameOver, RaceOver
 from halfmoon_server.core.limits import RateLimit
 from halfmoon_server.core.room_state import (
@@ -214,6 +214,8 @@ class Room:
         cannot confirm it in time (the client may try again)."""
         # a full log takes only what ends the room (docs/server.md, "Snapshots and the cap")
         check_room_size(entry["k"], self.applied, self.services.max_entries)
+        # and one player's moves and undos take at most their share of it in a race
+        check_step_budget(self.race, entry, self.services.max_entries)
         if entry["k"] in ARRIVALS and not self._arrivals.allow(self.clock.now_ms() / 1000):
             raise Refusal("rate_limited", "too many joins and reconnections in this room just now; try again soon")
         check_entry(self.race, entry)  # (the kinds the registry checks; a refused one is never logged)
