@@ -146,6 +146,9 @@ class Racer:
     #: view shows no board, :func:`halfmoon_server.core.snapshots.restore_snapshot` ``lazy``);
     #: parsed the first time :attr:`steps` is read
     unread: UnreadSteps | None = None
+    #: the moves still in effect when the game ended (its undo stack, forgotten then): what a
+    #: snapshot writes as its board, without going through its steps
+    ended_with: list[Move] | None = None
 
     @property
     def steps(self) -> list[Step]:
@@ -877,6 +880,7 @@ class Race:
         racer.finished_at = now
         self.judge(racer)
         if racer.game is not None:
+            racer.ended_with = racer.game.history()  # (every move still in effect: at most 52)
             racer.game.forget_undos()  # a finished game takes no undo: its stack is memory only
         self.unrecorded.add(racer.id)
         events: list[Event] = [PlayerChanged(self.summary(racer, now))] if announce else []

@@ -46,7 +46,7 @@ from typing import Any, Final
 from halfmoon.codes import DealCode, sealed_code
 from halfmoon.deal import Deal
 from halfmoon.game import Game, Move
-from halfmoon.protocol import Json, Phase, PlayerStatus, Result, Unranked
+from halfmoon.protocol import FINISHED, Json, Phase, PlayerStatus, Result, Unranked
 from halfmoon.record import UNDO, Step
 from halfmoon_server.core.commands import Entry, race_of
 from halfmoon_server.core.race import Race, Racer, Standing
@@ -145,15 +145,30 @@ def _undoable(game: Game | None) -> int | None:
     return None if game is None else len(game.history())
 
 
+def _board_json(racer: Racer, steps: str) -> str | None:
+    """The moves still in effect in the racer's game. A game still played keeps them all on its
+    undo stack (at most 52 moves — 104 cards, 2 or 3 a move — under the stack's 100): read there;
+    a finished one kept them when it forgot its stack (:attr:`Racer.ended_with`); else they are
+    read from the steps' text (~1-3 ms at 20,000 steps). A full restore checks they agree with
+    the steps."""
+    game = racer.game
+    if game is None:
+        return None
+    if not racer.finished:
+        return steps_text(game.history())
+    return standing_text(steps) if racer.ended_with is None else steps_text(racer.ended_with)
+
+
 def _racer_json(racer: Racer) -> Json:
+    steps = _steps_json(racer)
     return {
         "id": racer.id,
         "name": racer.name,
         "status": str(racer.status),
         "game": _undoable(racer.game),  # the game: played again from the steps; how much undo can take back
         # the moves still in effect (what the board is played again from, without the steps)
-        "board": None if racer.game is None else standing_text(racer.steps),
-        "steps": _steps_json(racer),
+        "board": _board_json(racer, steps),
+        "steps": steps,
         "times": racer.times.tolist(),
         "connected": racer.connected,
         "away_since": racer.away_since,
@@ -330,16 +345,19 @@ def _racer_of(data: Mapping[str, Any], deal: Deal | None, lazy: bool) -> Racer:
     else:
         steps = _steps_of(data["steps"])
         standing = _standing(steps)
-        if board is not None and board != steps_text(standing):
+        if board is not None and board != standing_text(data["steps"]):
             raise SnapshotError("a game whose board does not match its steps")
     reason = data["unranked_reason"]
+    status = PlayerStatus(data["status"])
+    game = _game_of(deal, standing, data["game"])
     return Racer(
         id=str(data["id"]),
         name=str(data["name"]),
-        status=PlayerStatus(data["status"]),
-        game=_game_of(deal, standing, data["game"]),
+        status=status,
+        game=game,
         _steps=steps,
         unread=unread,
+        ended_with=[m for m in standing if isinstance(m, Move)] if game is not None and status in FINISHED else None,
         times=array("q", data["times"]),
         connected=bool(data["connected"]),
         away_since=data["away_since"],
