@@ -300,14 +300,13 @@ def _steps_of(raw: str) -> list[Step]:
     return steps_of(raw)
 
 
-def _standing(steps: Sequence[Step]) -> list[Move]:
+def _standing(steps: Sequence[Step]) -> list[Step]:
     """The moves still in effect after ``steps`` (an undo takes its move off the stack)."""
-    standing: list[Move] = []
+    standing: list[Step] = []
     for step in steps:
         if step == UNDO:
             standing.pop()
         else:
-            assert isinstance(step, Move)
             standing.append(step)
     return standing
 
@@ -345,7 +344,7 @@ def _racer_of(data: Mapping[str, Any], deal: Deal | None, lazy: bool) -> Racer:
     else:
         steps = _steps_of(data["steps"])
         standing = _standing(steps)
-        if board is not None and board != standing_text(data["steps"]):
+        if board is not None and board != steps_text(standing):
             raise SnapshotError("a game whose board does not match its steps")
     reason = data["unranked_reason"]
     status = PlayerStatus(data["status"])
