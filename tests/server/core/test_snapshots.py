@@ -153,6 +153,8 @@ def assert_restores_at_every_entry(header: Entry, entries: list[Entry], at: list
             assert read_views(lazy) == reads, f"read lazily after entry {n} of {len(entries)}"
             assert len(parsed) == replayed, "the read views parsed no step"
             assert counts(lazy) == counts(whole_state), "steps and taps counted in the unread text"
+            # (a read copy far behind its snapshot writes one: the unread text and the steps after)
+            assert take_snapshot(lazy) == whole["snapshot"], "the same snapshot, written from the unread text"
             assert len(parsed) == replayed
         assert picture(lazy) == whole, f"restored lazily after entry {n} of {len(entries)}, its steps then read"
         assert unread_steps(lazy) == 0
