@@ -340,6 +340,7 @@ class Lobby:
             self._hold(room)  # follow first: entries appended while it replays are caught up
             room.rebuild(entries, live=True)
         else:
+            await asyncio.sleep(0)  # (the log's read and the restore, then the loop runs)
             await room.replay(entries)  # a copy to read: the loop runs between slices
             self._keep_copy(room_id, loaded, room)
         room.compact()  # a room whose snapshot is far behind (a log of an earlier release) gets one now
