@@ -1,5 +1,5 @@
 """A room with a long log, before and after snapshots: ``python bench/bench_long_log.py [--pairs
-10000] [--reads 15] [--quick]``.
+10000] [--reads 15] [--quick] [--modes 0,200] [--cold] [--tree DIR]``.
 
 A client once appended 20,007 move/undo entries to a solo room in 14 s; every read of the
 sleeping room then replayed them all on the event loop. This builds such a room honestly — a
@@ -9,13 +9,17 @@ room log in memory, HTTP on 127.0.0.1 ports 23100-23101; ``--quick``: 23102-2310
 run: ``--snapshot-every 0`` (before: no snapshots) and ``--snapshot-every 200`` (after). Then, on
 each:
 
-- ``GET /api/rooms/{id}`` of the sleeping room, ``--reads`` times: the median wall time, the
-  median CPU time of this process, and the event loop's longest stall during the reads (a task
-  sleeping 1 ms at a time: how late it woke);
+- ``GET /api/rooms/{id}`` of the sleeping room, ``--reads`` times: the first read's wall time,
+  CPU time and the event loop's longest stall during it (a task sleeping 1 ms at a time: how late
+  it woke), then the medians over the reads and the longest stall of all. ``--cold``: the lobby's
+  read copies are dropped before each read, so each is a first read (a rebuild from the
+  snapshot); without it the reads after the first find the copy kept;
 - a rebuild as a takeover or a restart does it (``Lobby._load`` held: ``RoomLog.load``, a
   restore from the snapshot if any, the entries after it replayed), ``--reads`` times: median.
 
-Prints one JSON line per mode, then a summary line with the ratios. Figures go in
+``--modes 200`` measures only the second; ``--tree DIR`` measures another checkout's code with
+this script (an A/B: ``--tree /path/to/main``, then this tree, alternately). Prints one JSON line
+per mode, then (both modes) a summary line with the ratios. Figures go in
 docs/benchmarks.md ("A room with a long log"). ``--quick`` (1,000 pairs, 3 reads) is run by
 tests/bench/test_bench_long_log.py.
 """
@@ -33,9 +37,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the source tree measured: this one, or another checkout's (``--tree``: an A/B in one sitting,
+#: the same bench against both)
+TREE = Path(sys.argv[sys.argv.index("--tree") + 1]).resolve() if "--tree" in sys.argv[:-1] else ROOT
 for part in ("shared", "server", "client"):
-    if str(ROOT / part) not in sys.path:
-        sys.path.insert(0, str(ROOT / part))
+    if str(TREE / part) not in sys.path:
+        sys.path.insert(0, str(TREE / part))
 
 import aiohttp  # noqa: E402
 from aiohttp.test_utils import TestServer  # noqa: E402
@@ -95,10 +102,13 @@ async def build_room(lobby: Lobby, pairs: int) -> str:
     return room.id
 
 
-async def reads(url: str, count: int) -> dict[str, float]:
-    """``count`` GETs, one after the other, with a task watching the loop's stalls."""
+async def reads(url: str, count: int, lobby: Lobby, cold: bool) -> dict[str, float]:
+    """``count`` GETs, one after the other, with a task watching the loop's stalls (each read's
+    longest). ``cold``: the lobby's read copies dropped before each, so every read is a first
+    read of the sleeping room (without it, the reads after the first find the copy kept)."""
     walls: list[float] = []
     cpus: list[float] = []
+    stalls: list[float] = []
     worst = 0.0
     done = asyncio.Event()
 
@@ -110,8 +120,12 @@ async def reads(url: str, count: int) -> dict[str, float]:
             worst = max(worst, time.perf_counter() - before - 0.001)
 
     watcher = asyncio.get_running_loop().create_task(watch())
+    await asyncio.sleep(0.02)
     async with aiohttp.ClientSession() as session:
         for _ in range(count):
+            if cold:
+                lobby._read_copies.clear()
+            worst = 0.0
             wall, cpu = time.perf_counter(), time.process_time()
             async with session.get(url) as response:
                 assert response.status == 200, await response.text()
@@ -119,13 +133,19 @@ async def reads(url: str, count: int) -> dict[str, float]:
                 assert body["phase"] == "finished", body
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005)  # (a stall that ends just after the answer is the read's)
+            stalls.append(worst)
+            await asyncio.sleep(0.015)
     done.set()
     await watcher
     return {
+        "first_get_ms": walls[0] * 1000,
+        "first_get_cpu_ms": cpus[0] * 1000,
+        "first_stall_ms": stalls[0] * 1000,
         "get_median_ms": statistics.median(walls) * 1000,
         "get_cpu_median_ms": statistics.median(cpus) * 1000,
-        "loop_stall_max_ms": worst * 1000,
+        "stall_median_ms": statistics.median(stalls) * 1000,
+        "loop_stall_max_ms": max(stalls) * 1000,
     }
 
 
@@ -145,7 +165,9 @@ async def rebuilds(lobby: Lobby, room_id: str, count: int, snapshots: bool) -> f
     return statistics.median(times) * 1000
 
 
-async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path, port: int) -> dict[str, Any]:
+async def measure(
+    snapshot_every: int, pairs: int, count: int, data_dir: Path, port: int, cold: bool = False
+) -> dict[str, Any]:
     settings = Settings(
         data_dir=data_dir,
         db_url="memory://",
@@ -166,9 +188,12 @@ async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path, p
         build_s = time.perf_counter() - built
         loaded = await lobby.log.load(room_id)
         assert loaded is not None
-        figures = await reads(f"{server.make_url('')}/api/rooms/{room_id}", count)
+        await asyncio.sleep(0.5)  # (the build's garbage and tasks settle before the reads)
+        figures = await reads(f"{server.make_url('')}/api/rooms/{room_id}", count, lobby, cold)
         figures["rebuild_median_ms"] = await rebuilds(lobby, room_id, count, snapshot_every > 0)
         return {
+            "tree": str(TREE),
+            "cold": cold,
             "snapshot_every": snapshot_every,
             "entries": loaded.base + len(loaded.entries),
             "replayed_on_load": len(loaded.entries),
@@ -179,13 +204,17 @@ async def measure(snapshot_every: int, pairs: int, count: int, data_dir: Path, p
         await server.close()
 
 
-async def main(pairs: int, count: int, port: int = PORT) -> list[dict[str, Any]]:
+async def main(
+    pairs: int, count: int, port: int = PORT, modes: tuple[int, ...] = (0, 200), cold: bool = False
+) -> list[dict[str, Any]]:
     results = []
     with tempfile.TemporaryDirectory(prefix="hm-long-log-") as folder:
-        for offset, every in enumerate((0, 200)):
-            result = await measure(every, pairs, count, Path(folder) / str(every), port + offset)
+        for offset, every in enumerate(modes):
+            result = await measure(every, pairs, count, Path(folder) / str(every), port + offset, cold)
             print(json.dumps(result), flush=True)
             results.append(result)
+    if len(results) != 2:
+        return results
     before, after = results
     summary = {
         "get_speedup": round(before["get_median_ms"] / max(after["get_median_ms"], 1e-6), 1),
@@ -202,7 +231,15 @@ if __name__ == "__main__":
     parser.add_argument("--pairs", type=int, default=10_000, help="move/undo pairs in the room's history")
     parser.add_argument("--reads", type=int, default=15, help="GETs and rebuilds measured per mode")
     parser.add_argument("--quick", action="store_true", help="1,000 pairs, 3 reads (the test's run)")
+    parser.add_argument(
+        "--modes", default="0,200", help="the --snapshot-every values measured, in order (default: 0,200)"
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="every read a first read (the lobby's read copies dropped before each)"
+    )
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the source tree measured (default: this one)")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.reads = 1_000, 3
-    asyncio.run(main(args.pairs, args.reads, PORT + 2 if args.quick else PORT))
+    modes = tuple(int(every) for every in args.modes.split(","))
+    asyncio.run(main(args.pairs, args.reads, PORT + 2 if args.quick else PORT, modes, args.cold))

@@ -31,3 +31,20 @@ def test_the_long_log_benchmark_runs_quick_with_snapshots_off_and_on() -> None:
     for mode in (before, after):
         assert mode["get_median_ms"] > 0 and mode["rebuild_median_ms"] > 0 and mode["loop_stall_max_ms"] >= 0
     assert set(summary) == {"get_speedup", "rebuild_speedup", "stall_before_ms", "stall_after_ms"}
+
+
+@pytest.mark.slow
+def test_the_long_log_benchmark_measures_cold_first_reads_of_one_mode_of_a_given_tree() -> None:
+    script = str(ROOT / "bench" / "bench_long_log.py")
+    result = subprocess.run(
+        [sys.executable, script, "--quick", "--modes", "200", "--cold", "--tree", str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    (only,) = (json.loads(line) for line in result.stdout.strip().splitlines())
+    assert only["tree"] == str(ROOT.resolve()) and only["cold"] is True and only["snapshot_every"] == 200
+    for figure in ("first_get_ms", "first_get_cpu_ms", "first_stall_ms", "stall_median_ms", "loop_stall_max_ms"):
+        assert only[figure] >= 0, figure
+    assert only["first_stall_ms"] <= only["loop_stall_max_ms"]

@@ -85,6 +85,8 @@ test("a refusal from the server is told in the player's language, naming what it
   assert.match(errorText("it", "room_full", null, "x"), /al completo/);
   assert.match(errorText("it", "room_log_full", null, "x"), /numero massimo di azioni/);
   assert.match(errorText("en", "room_log_full", null, "x"), /accepts no more/);
+  assert.match(errorText("it", "too_many_steps", null, "x"), /mosse e annullamenti/);
+  assert.match(errorText("en", "too_many_steps", null, "x"), /moves and undos as one player may/);
   assert.match(errorText("it", "unavailable", null, "the game state cannot be saved right now"), /non è cambiato nulla: riprova/);
   assert.match(errorText("en", "shutting_down", null, "this server is restarting"), /restarting: try again/);
   for (const lang of ["it", "en"]) {

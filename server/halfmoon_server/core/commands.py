@@ -221,6 +221,44 @@ def check_room_size(kind: str, entries: int, max_entries: int) -> None:
         )
 
 
+#: The share of a room's log (``--max-room-entries``) the racers' moves and undos may take in one
+#: race, split evenly between them (:func:`step_budget`): the rest is left for what is not a step
+#: (joins, resumes, ticks, recordings, watches, a rematch's). One client holding several seats
+#: and sending moves and undos as fast as it may cannot fill the log in a race, and the others'
+#: games go on to their end.
+STEP_SHARE_PERCENT = 80
+
+
+def step_budget(max_entries: int, players: int) -> int:
+    """How many steps (moves and undos) each of a race's ``players`` may take in it: their even
+    share of :data:`STEP_SHARE_PERCENT` of the log's ``max_entries``. 50,000 entries and 8 players
+    (the most): 5,000 steps each — an honest game is at most 52 moves (104 cards, 2 or 3 a move),
+    and taking all of them back and playing them again 45 times over is ~4,700 steps. Three
+    seats: 13,333 each, 40,000 in all, where a client sending 10 a second on each of three seats
+    for 30 minutes would log 54,000. (A race of one — a solo game, a daily attempt — shares its
+    log with nobody: :func:`check_step_budget` leaves it to the cap.)"""
+    return max_entries * STEP_SHARE_PERCENT // 100 // max(1, players)
+
+
+def check_step_budget(race: Race, entry: Mapping[str, Any], max_entries: int) -> None:
+    """Raise :class:`Refusal` ``too_many_steps`` for a move or an undo of a player whose game has
+    taken its :func:`step_budget` already, in a race of two players or more. Checked before the
+    entry is logged only (never on replay): a refused step is never logged, and what a log holds
+    replays as it did."""
+    if entry["k"] not in ("move", "undo") or len(race.players) < 2:
+        return
+    racer = race.players.get(str(entry.get("p")))
+    if racer is None:
+        return  # (the race's own check says why)
+    budget = step_budget(max_entries, len(race.players))
+    if racer.step_count >= budget:
+        raise Refusal(
+            "too_many_steps",
+            f"your game has taken {budget:,} moves and undos, the most one player may in this race; "
+            "you can still give up",
+        )
+
+
 def _player(player: str | None) -> str:
     if player is None:
         raise Refusal("not_playing", "spectators cannot do that")

@@ -67,6 +67,7 @@ from halfmoon_server.core.events import (
 from halfmoon_server.core.modes import rules_for
 from halfmoon_server.core.names import name_key
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS, taps_of, unranked_reason
+from halfmoon_server.core.step_text import UnreadSteps
 from halfmoon_server.core.visibility import Boards, RoomFacts, Viewer
 from halfmoon_server.errors import Refusal
 
@@ -107,7 +108,9 @@ class Racer:
     name: str
     status: PlayerStatus = PlayerStatus.WAITING
     game: Game | None = None
-    steps: list[Step] = field(default_factory=list)
+    #: the steps taken after :attr:`unread` (all of them, but in a read copy restored from a
+    #: snapshot): read through :attr:`steps`, added with :meth:`add_step`
+    _steps: list[Step] = field(default_factory=list)
     #: the player's clock (ms) when each of ``steps`` was taken: stored with the record, so the
     #: game can be raced as a ghost
     times: array[int] = field(default_factory=lambda: array("q"))  # 8 bytes a step, not an int object
@@ -139,6 +142,34 @@ class Racer:
     #: the race's splits: this player's time when their game first held 12, 24, 36 and 48 moves
     #: (an undo does not take a split back; None: not reached)
     splits: list[int | None] = field(default_factory=lambda: [None] * len(SPLIT_MOVES))
+    #: the first steps, as a snapshot wrote them and not parsed yet (a read copy's: its REST
+    #: view shows no board, :func:`halfmoon_server.core.snapshots.restore_snapshot` ``lazy``);
+    #: parsed the first time :attr:`steps` is read
+    unread: UnreadSteps | None = None
+    #: the moves still in effect when the game ended (its undo stack, forgotten then): what a
+    #: snapshot writes as its board, without going through its steps
+    ended_with: list[Move] | None = None
+
+    @property
+    def steps(self) -> list[Step]:
+        """Every step of the game (moves and undos), in order."""
+        if self.unread is not None:
+            self._steps[:0] = self.unread.parse()
+            self.unread = None
+        return self._steps
+
+    def add_step(self, step: Step) -> None:
+        """One more step (the unread ones stay unread)."""
+        self._steps.append(step)
+
+    @property
+    def step_count(self) -> int:
+        return len(self._steps) + (0 if self.unread is None else len(self.unread))
+
+    @property
+    def taps(self) -> int:
+        """The taps the game needed so far (:func:`halfmoon_server.core.ranking.taps_of`)."""
+        return taps_of(self._steps) + (0 if self.unread is None else self.unread.taps)
 
     @property
     def playing(self) -> bool:
@@ -316,7 +347,7 @@ class Race:
             sealed=self.sealed,
             daily_first=racer.daily_first,
             bot=racer.bot,
-            taps=taps_of(racer.steps),
+            taps=racer.taps,
             time_ms=racer.time_ms if racer.finished else None,
             tap_floor_ms=self.config.tap_floor_ms,
         )
@@ -709,7 +740,7 @@ class Race:
             game.push(move)
         except IllegalMoveError as exc:
             raise Refusal("illegal_move", str(exc), reason=exc.code) from None
-        racer.steps.append(move)
+        racer.add_step(move)
         return self._after_action(racer, "move", move, now)
 
     def check_move(self, player_id: str | None, move: Move, now: int) -> None:
@@ -731,7 +762,7 @@ class Race:
             move = game.undo()
         except UndoError as exc:
             raise Refusal("nothing_to_undo", str(exc)) from None
-        racer.steps.append(UNDO)
+        racer.add_step(UNDO)
         return self._after_action(racer, "undo", move, now)
 
     def check_undo(self, player_id: str | None) -> None:
@@ -849,6 +880,7 @@ class Race:
         racer.finished_at = now
         self.judge(racer)
         if racer.game is not None:
+            racer.ended_with = racer.game.history()  # (every move still in effect: at most 52)
             racer.game.forget_undos()  # a finished game takes no undo: its stack is memory only
         self.unrecorded.add(racer.id)
         events: list[Event] = [PlayerChanged(self.summary(racer, now))] if announce else []

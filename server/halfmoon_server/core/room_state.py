@@ -326,7 +326,11 @@ class RoomState:
         elif kind == "watch":
             self.watchers.add(str(entry.get("o", "")))
         elif kind == "recorded":
-            if player is not None and entry.get("g") is not None:
+            # (about a player whose game in this race has not ended — one in its lobby, or who
+            # left it — it means nothing: an unstored game of nobody would stop the next
+            # rematch's parking)
+            racer = None if player is None else race.players.get(player)
+            if player is not None and entry.get("g") is not None and racer is not None and racer.finished:
                 self.results.recorded(player, entry["t"], stored=bool(entry.get("s")))
         elif kind == "stored":
             current = None if player is None else self.game_id(player)

@@ -331,8 +331,8 @@ class Lobby:
             raise Refusal("unavailable", message) from None
         entries = loaded.entries
         if loaded.snapshot is not None:
-            try:  # the latest snapshot, then only the entries after it
-                room.restore(loaded.snapshot)
+            try:  # the latest snapshot, then only the entries after it (a copy to read: lazily)
+                room.restore(loaded.snapshot, lazy=not hold)
             except SnapshotError as exc:  # another release's, or damaged: replayed from the first entry
                 log.warning("room %s: its snapshot is not used (%s); its whole log is replayed", room_id, exc)
                 return await self._load_whole(room_id, hold=hold)
@@ -340,6 +340,7 @@ class Lobby:
             self._hold(room)  # follow first: entries appended while it replays are caught up
             room.rebuild(entries, live=True)
         else:
+            await asyncio.sleep(0)  # (the log's read and the restore, then the loop runs)
             await room.replay(entries)  # a copy to read: the loop runs between slices
             self._keep_copy(room_id, loaded, room)
         room.compact()  # a room whose snapshot is far behind (a log of an earlier release) gets one now

@@ -14,8 +14,10 @@ from halfmoon_server.core.commands import (
     LOG_VERSION,
     apply_entry,
     check_entry,
+    check_step_budget,
     race_of,
     room_header,
+    step_budget,
 )
 from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.errors import Refusal
@@ -70,3 +72,44 @@ def test_a_header_of_a_newer_log_format_is_refused_and_an_older_one_read() -> No
     with pytest.raises(Refusal) as refused:
         race_of({**header, "v": LOG_VERSION + 1})
     assert refused.value.code == "bad_message" and f"reads 0 to {LOG_VERSION}" in refused.value.message
+
+
+def test_the_step_budget_is_each_racers_share_of_four_fifths_of_the_log() -> None:
+    assert step_budget(50_000, 8) == 5_000  # the most players: far above an honest game's ~4,700 worst
+    assert step_budget(50_000, 3) == 13_333  # three seats of one client: 40,000 steps in all
+    assert 3 * step_budget(50_000, 3) < 50_000 - 1_000, "room left for the rest of the race"
+
+
+def test_a_step_past_the_players_budget_is_refused_before_it_is_logged_and_the_others_play_on() -> None:
+    race = race_with_two()
+    apply_entry(race, {"k": "join", "n": "Cy", "th": "x", "t": 0})
+    apply_entry(race, {"k": "start", "p": "p1", "t": 0})
+    apply_entry(race, {"k": "tick", "t": 0})
+    budget = step_budget(1_000, 3)
+    ada = race.players["p1"]
+    assert ada.game is not None
+    move = next(ada.game.legal_moves()).names()
+    for step in range(budget):
+        entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 1}
+        check_step_budget(race, entry, 1_000)
+        apply_entry(race, entry)
+    assert ada.step_count == budget
+    for kind in ("move", "undo"):
+        with pytest.raises(Refusal) as refused:
+            check_step_budget(race, {"k": kind, "p": "p1", "m": move}, 1_000)
+        assert refused.value.code == "too_many_steps" and "give up" in refused.value.message
+    check_step_budget(race, {"k": "give_up", "p": "p1"}, 1_000)  # what ends the game is taken
+    check_step_budget(race, {"k": "move", "p": "p2", "m": move}, 1_000)  # each player has their own
+    assert ada.step_count == budget, "nothing changed"
+
+
+def test_a_race_of_one_has_no_step_budget_but_the_cap() -> None:
+    race = Race("K7WQ2M", Mode.SOLO, DealCode.parse("HM1-N-AAAAAAB"), RaceConfig(countdown_ms=0), now=0)
+    apply_entry(race, {"k": "single", "n": "Ada", "th": "x", "t": 0})
+    ada = race.players["p1"]
+    assert ada.game is not None
+    move = next(ada.game.legal_moves()).names()
+    for step in range(step_budget(1_000, 1) + 2):
+        entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 1}
+        check_step_budget(race, entry, 1_000)
+        apply_entry(race, entry)

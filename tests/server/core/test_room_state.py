@@ -224,3 +224,25 @@ def test_a_rematch_parks_the_unstored_games_and_their_stored_clears_them() -> No
     )
     _apply(state, {"k": "stored", "g": first[ada], "t": 60, "o": "a:7"})
     assert set(state.results.parked) == {first[bob]}
+
+
+@pytest.mark.parametrize("left_first", [True, False])
+def test_a_recorded_entry_about_a_player_whose_game_has_not_ended_means_nothing(left_first: bool) -> None:
+    """Only a game of this race that ended can be unstored: an entry about a player in the lobby,
+    or who left it (a stray or forged entry), would make the rematch's parking look for a game
+    nobody has."""
+    state = _state(countdown_ms=0)
+    gone = _join(state, "Ada", 0, "a:1")
+    leave = {"k": "leave", "p": gone, "t": 5, "o": "a:2"}
+    if left_first:
+        _apply(state, leave)
+    _apply(state, {"k": "recorded", "p": gone, "g": state.game_id(gone), "s": False, "t": 6, "o": "a:3"})
+    if not left_first:
+        _apply(state, leave)
+    assert not state.results.unstored and not state.results.recorded_at
+    bob = _join(state, "Bob", 7, "b:1")
+    _apply(state, {"k": "start", "p": bob, "t": 10, "o": "b:2"})
+    _apply(state, {"k": "give_up", "p": bob, "t": 30, "o": "b:3"})
+    _apply(state, {"k": "recorded", "p": bob, "g": state.game_id(bob), "t": 40, "o": "b:4"})
+    _apply(state, {"k": "rematch", "p": bob, "seed": "5e" * 32, "t": 50, "o": "b:5"})
+    assert [game.nickname for game in state.results.parked.values()] == ["Bob"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from halfmoon.protocol import Mode, Phase
+from halfmoon.record import Step
 from halfmoon_server.core.commands import Entry, race_of, room_header
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.core.room_state import APPLY, RoomState
 from halfmoon_server.core.snapshots import SNAPSHOT_VERSION, SnapshotError, restore_snapshot, take_snapshot
+from halfmoon_server.core.step_text import UnreadSteps
 from halfmoon_server.errors import Refusal
 
 VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "room_logs"
@@ -108,14 +111,76 @@ def picture(state: RoomState) -> dict[str, Any]:
     }
 
 
+def read_views(state: RoomState) -> dict[str, Any]:
+    """What REST reads of the room use (GET /api/rooms/{id}: the view of a reader, neither player
+    nor spectator; GET /api/games: whether someone still plays there), now, a day later and a
+    year later."""
+    race = state.race
+    views: dict[str, Any] = {}
+    for now in (state.last_time, state.last_time + DAY_MS, state.last_time + 365 * DAY_MS):
+        views[f"reader@{now}"] = race.snapshot(None, now, watcher=False).to_json()
+        views[f"running_since@{now}"] = race.running_since()
+    return views
+
+
+def counts(state: RoomState) -> dict[str, tuple[int, int]]:
+    """Each game's steps and taps (what judging its pace at its end counts), as the racer says."""
+    return {r.id: (r.step_count, r.taps) for r in [*state.race.players.values(), *state.race.seated.values()]}
+
+
+def unread_steps(state: RoomState) -> int:
+    """How many steps of the room's games are still kept unparsed (a lazy restore's)."""
+    racers = [*state.race.players.values(), *state.race.seated.values()]
+    return sum(len(r.unread) for r in racers if r.unread is not None)
+
+
 def assert_restores_at_every_entry(header: Entry, entries: list[Entry], at: list[int] | None = None) -> None:
-    """Restored after each entry n of ``at`` (default: every one, 0 included), the rest replayed."""
-    whole = picture(replay(fresh(header), entries))
+    """Restored after each entry n of ``at`` (default: every one, 0 included), the rest replayed;
+    and restored lazily (a read copy's restore), the rest replayed: the same read views before
+    any step is parsed, and the same whole room once they are."""
+    whole_state = replay(fresh(header), entries)
+    whole, reads = picture(whole_state), read_views(whole_state)
     for n in range(len(entries) + 1) if at is None else at:
         taken = take_snapshot(replay(fresh(header), entries[:n]))
         assert taken["n"] == n
         restored = restore_snapshot(header, stored(taken), INSTANCE)
         assert picture(replay(restored, entries[n:])) == whole, f"restored after entry {n} of {len(entries)}"
+        with counting_parses() as parsed:
+            lazy = replay(restore_snapshot(header, stored(taken), INSTANCE, lazy=True), entries[n:])
+            if all(entry["k"] in QUIET_KINDS for entry in entries[n:]):
+                assert parsed == [], f"a replay of {sorted({e['k'] for e in entries[n:]})} parsed steps"
+            replayed = len(parsed)
+            assert read_views(lazy) == reads, f"read lazily after entry {n} of {len(entries)}"
+            assert len(parsed) == replayed, "the read views parsed no step"
+            assert counts(lazy) == counts(whole_state), "steps and taps counted in the unread text"
+            # (a read copy far behind its snapshot writes one: the unread text and the steps after)
+            assert take_snapshot(lazy) == whole["snapshot"], "the same snapshot, written from the unread text"
+            assert len(parsed) == replayed
+        assert picture(lazy) == whole, f"restored lazily after entry {n} of {len(entries)}, its steps then read"
+        assert unread_steps(lazy) == 0
+
+
+#: the entries a read copy's replay applies without parsing a game's steps (the tail of a long
+#: game's log: moves and undos, its end and its recording)
+QUIET_KINDS = frozenset(("move", "undo", "give_up", "leave", "tick", "recorded", "stored", "connect", "disconnect"))
+
+
+@contextlib.contextmanager
+def counting_parses() -> Iterator[list[int]]:
+    """Each parse of unread steps while in the block: how many steps it parsed."""
+    parsed: list[int] = []
+    parse = UnreadSteps.parse
+
+    def counted(self: UnreadSteps) -> list[Step]:
+        steps = parse(self)
+        parsed.append(len(steps))
+        return steps
+
+    UnreadSteps.parse = counted  # type: ignore[method-assign]
+    try:
+        yield parsed
+    finally:
+        UnreadSteps.parse = parse  # type: ignore[method-assign]
 
 
 @pytest.mark.parametrize("name", list(GOLDEN))
@@ -157,9 +222,14 @@ def test_a_snapshot_of_another_version_or_damaged_is_not_restored() -> None:
     with pytest.raises(SnapshotError, match="version"):
         restore_snapshot(header, {**taken, "v": SNAPSHOT_VERSION + 1}, INSTANCE)
     broken = stored(taken)
-    broken["race"]["players"][0]["steps"] += ",1 1"  # a step no game takes
+    broken["race"]["players"][0]["steps"] += ",1 1"  # a step no game takes: not the board's
+    with pytest.raises(SnapshotError, match="board does not match its steps"):
+        restore_snapshot(header, broken, INSTANCE)
+    broken["race"]["players"][0]["board"] += ",1 1"  # nor the board's
     with pytest.raises(SnapshotError, match="cannot be restored"):
         restore_snapshot(header, broken, INSTANCE)
+    with pytest.raises(SnapshotError, match="cannot be restored"):
+        restore_snapshot(header, broken, INSTANCE, lazy=True)  # a read copy plays its board again too
     with pytest.raises(SnapshotError):
         restore_snapshot(header, {"v": SNAPSHOT_VERSION}, INSTANCE)
 

@@ -34,7 +34,7 @@ ERROR_CODES = frozenset(
         "already_in_room", "not_in_room", "bad_name", "name_taken", "bad_code", "bad_token",
         "not_host", "race_started", "not_started", "not_playing", "illegal_move",
         "nothing_to_undo", "room_full", "private_room", "server_full", "already_queued", "not_queued",
-        "seat_reserved",
+        "seat_reserved", "too_many_steps",
     }
 )  # fmt: skip
 ENGINE_REASONS = frozenset({"not_playable", "same_position", "not_a_match", "bad_position"})

@@ -45,13 +45,13 @@ class Box:
         return None
 
 
-async def long_sleeping_room(lobby: Lobby, clock: ManualClock) -> str:
+async def long_sleeping_room(lobby: Lobby, clock: ManualClock, pairs: int = PAIRS) -> str:
     """A solo room with a history of :data:`PAIRS` move/undo pairs made through the room's real
     path (``Room.submit``, as the WebSocket handler calls it), given up, recorded, and put to
     sleep (out of memory: a read rebuilds it from the log)."""
     room, player = await lobby.solo(Box(), "Ada", DealCode.parse(str(RECORD.code)), "198.51.100.7")
     first = RECORD.moves[0].names()  # type: ignore[union-attr]
-    for pair in range(PAIRS):
+    for pair in range(pairs):
         await room.submit({"k": "move", "p": player, "m": first})
         await room.submit({"k": "undo", "p": player})
         if pair % 100 == 0:
@@ -123,6 +123,40 @@ async def test_a_get_of_a_sleeping_room_with_a_long_log_never_holds_the_loop(
     replay_s = time.perf_counter() - started
     assert copy_.race.snapshot(None, clock.now_ms(), watcher=False).to_json()["players"] == body["players"]
     assert took < replay_s / 4, f"the read took {took * 1000:.0f} ms; a whole replay {replay_s * 1000:.0f} ms"
+
+
+async def test_a_get_of_a_sleeping_room_parses_no_step_and_answers_as_a_whole_replay(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """The read copy is restored lazily (its games' steps kept as the snapshot's text) and the
+    entries after the snapshot — moves, undos, the give-up, its recording — replayed on it: the
+    answer is, byte for byte, the one a replay of the whole log gives."""
+    server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=100)
+    lobby: Lobby = server.app[keys.LOBBY]
+    # (240 pairs: the snapshot task, started at the 100th entry, runs at the loop turn after
+    # entry 403 — the build turns the loop every 100 pairs — and no other is due before the end)
+    room_id = await long_sleeping_room(lobby, clock, pairs=240)
+    loaded = await lobby.log.load(room_id)
+    assert loaded is not None and loaded.snapshot is not None
+    tail = {entry["k"] for entry in loaded.entries}
+    assert {"move", "undo", "give_up"} <= tail, f"the read replays a game's end past the snapshot: {tail}"
+
+    async with aiohttp.ClientSession() as session, session.get(f"{server.make_url('')}/api/rooms/{room_id}") as answer:
+        assert answer.status == 200
+        body = await answer.read()
+    racer = lobby._read_copies[room_id][2].race.players["p1"]
+    assert racer.unread is not None and racer.step_count == 2 * 240, "no step of the read copy was parsed"
+
+    whole = await lobby.log.load(room_id, snapshot=False)
+    assert whole is not None
+    replayed = Room(whole.header, lobby.services)
+    await replayed.replay(whole.entries)
+    view = replayed.race.snapshot(None, clock.now_ms(), watcher=False).to_json()
+    del view["board"], view["boards"], view["can_undo"]
+    view["url"] = f"{server.make_url('')}/r/{room_id}"
+    view["listed"] = replayed.listed
+    assert orjson.loads(body) == view
+    assert racer.steps == replayed.race.players["p1"].steps, "and read at last, the same steps"
 
 
 async def test_a_move_past_the_rooms_cap_is_refused_on_the_wire_and_logs_nothing(

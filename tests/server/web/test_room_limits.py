@@ -173,3 +173,43 @@ async def test_a_seat_reconnecting_in_a_loop_cannot_fill_its_rooms_log_and_freez
     answer = await ada.next("error", "undone")
     assert answer.get("code") != "room_log_full", "the other racer can still play"
     await ada.close()
+
+
+async def test_one_client_spamming_moves_and_undos_on_its_seat_is_stopped_before_the_log_is_full(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    """Each racer's moves and undos take at most their share of four fifths of the room's log in
+    a race (core/commands.step_budget: 266 of 1,000 with three seats): the next is refused
+    ``too_many_steps``, nothing logged, while the others play on and the log is not full."""
+    server = await start_server(tick_s=3600.0, countdown_s=0, max_room_entries=1_000)
+    lobby = server.app[keys.LOBBY]
+    async with aiohttp.ClientSession() as http:
+        room_id = (await (await http.post(server.make_url("/api/rooms"), json={})).json())["room"]
+    clients = [await WsClient.connect(server, name) for name in ("ada", "bea", "cy")]
+    ids = []
+    for client, name in zip(clients, ("Ada", "Bea", "Cy"), strict=True):
+        await client.send("join", room=room_id, name=name)
+        ids.append((await client.next("welcome"))["you"])
+    ada, bea, _ = clients
+    await ada.send("start")
+    await ada.next("started")
+    room = lobby.rooms[room_id]
+    spammer = room.race.players[ids[0]]
+    assert spammer.game is not None
+    move = next(spammer.game.legal_moves()).names()
+    while spammer.step_count < 266:  # the room's real path, as the socket's messages take it
+        await room.submit({"k": "undo" if spammer.step_count % 2 else "move", "p": ids[0], "m": move})
+    logged = room.applied
+    await ada.send("move", positions=move, id=7)
+    refused = await ada.next("error")
+    assert refused["code"] == "too_many_steps" and refused.get("id") == 7, refused
+    await ada.send("undo", id=8)
+    assert (await ada.next("error"))["code"] == "too_many_steps"
+    assert room.applied == logged < 1_000, "nothing logged, and the log is far from full"
+    await bea.drain()  # (the spammer's moves as the others saw them)
+    await bea.send("move", positions=move, id=1)  # another racer plays on
+    assert (await bea.next("moved", "error"))["player"] == ids[1]
+    await ada.send("give_up")  # and what ends the spammer's game is taken
+    assert (await ada.next("game_over"))["outcome"] == "gave_up"
+    for client in clients:
+        await client.close()
