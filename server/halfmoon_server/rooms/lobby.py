@@ -121,6 +121,8 @@ class Lobby:
         self.daily_service = daily
         self.rooms: dict[str, Room] = {}
         self._held_since: dict[str, int] = {}  # when each room held here was made or loaded
+        #: the next look last written to the log's wake set for each room held here (:func:`_look_worth_writing`)
+        self._looks_written: dict[str, int] = {}
         self.draining = False
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
@@ -153,6 +155,7 @@ class Lobby:
         if self.rooms.get(room.id) is room:  # (not a copy that was replaced meanwhile)
             del self.rooms[room.id]
             self._held_since.pop(room.id, None)
+            self._looks_written.pop(room.id, None)
             self.log.unfollow(room.id)
 
     def seal_seed(self, room_id: str, round_: int) -> str:
@@ -697,8 +700,11 @@ class Lobby:
         if self._may_sleep(room, now):
             await self._put_to_sleep(room, now)
             return
-        with contextlib.suppress(LogUnavailable):
-            await self.log.wake(room.id, _next_look(room, now))
+        at = _next_look(room, now)
+        if _look_worth_writing(self._looks_written.get(room.id), at, now, room.race.config.abandon_after_ms):
+            with contextlib.suppress(LogUnavailable):
+                await self.log.wake(room.id, at)
+                self._looks_written[room.id] = at
 
     def _may_sleep(self, room: Room, now: int, *, restoring: bool = False) -> bool:
         """A finished room nobody is in, its games recorded and stored, finished — and held here —
@@ -736,6 +742,16 @@ def _log_length(loaded: LoadedRoom) -> int:
 def _instance(origin: str) -> str:
     """The instance an origin (``instance:serial``) names."""
     return origin.split(":", 1)[0]
+
+
+def _look_worth_writing(written: int | None, at: int, now: int, abandon_after_ms: int) -> bool:
+    """Whether a held room's next look ``at`` must be written to the log's wake set, ``written``
+    being what this instance last wrote there while holding it: when nothing was, when ``at`` is
+    sooner (a deadline), when what was written is due already, or when ``at`` is half the room's
+    abandon time later. Between, the written look is earlier than needed, which is harmless — and
+    the ticker does not write each held room's look at every round (in Redis a ``ZADD`` a room
+    every half second: thousands of round trips a second at thousands of rooms)."""
+    return written is None or at < written or written <= now or at - written >= abandon_after_ms // 2
 
 
 def _next_look(room: Room, now: int) -> int:

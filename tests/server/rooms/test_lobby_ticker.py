@@ -59,3 +59,37 @@ async def test_a_room_dropped_during_a_round_is_not_looked_after(start_server: S
     await lobby.tick()
     assert last.id not in looked
     assert len(looked) == lobby_module.TICK_SLICE + 4
+
+
+async def test_a_held_rooms_next_look_is_written_once_not_at_every_round(start_server: StartServer) -> None:
+    """Each round used to write every held room's next look to the log's wake set (in Redis a
+    ZADD a room every half second); it is written when it matters: the first time, sooner, due,
+    or half the abandon time later."""
+    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)
+    lobby = server.app[keys.LOBBY]
+    await rooms_in(lobby, 5)
+    written: list[tuple[str, int | None]] = []
+    original = lobby.log.wake
+
+    async def spy(room_id: str, at: int | None) -> None:
+        written.append((room_id, at))
+        await original(room_id, at)
+
+    lobby.log.wake = spy  # type: ignore[method-assign]
+    await lobby.tick()
+    assert sorted(room_id for room_id, _ in written) == sorted(lobby.rooms)
+    written.clear()
+    for _ in range(3):
+        await lobby.tick()
+    assert written == []
+
+
+def test_a_next_look_is_worth_writing_when_new_sooner_due_or_much_later() -> None:
+    hour = 3_600_000
+    worth = lobby_module._look_worth_writing
+    assert worth(None, 5_000, 0, hour)  # never written
+    assert worth(10_000, 5_000, 0, hour)  # sooner: a deadline
+    assert worth(10_000, 10_000 + hour, 10_000, hour)  # what was written is due
+    assert worth(10_000, 10_000 + hour // 2, 0, hour)  # half the abandon time later
+    assert not worth(10_000, 10_001, 0, hour)  # a little later: the written look is only early
+    assert not worth(10_000, 10_000 + hour // 2 - 1, 9_999, hour)
