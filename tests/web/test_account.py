@@ -81,6 +81,7 @@ class Device:
     """A browser context with a virtual platform authenticator of its own."""
 
     def __init__(self, browser: Browser, base: str, viewport: ViewportSize, lang: str = "it") -> None:
+        self.lang = lang
         self.context: BrowserContext = browser.new_context(
             viewport=viewport, locale="it-IT" if lang == "it" else "en-GB", base_url=base
         )
@@ -97,6 +98,15 @@ class Device:
         options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
                    "hasUserVerification": True, "isUserVerified": True}
         self.authenticator = self.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
+
+    def register(self, name: str) -> None:
+        """Make an account of this name with this device's passkey (the /account page's form)."""
+        self.page.goto("/account")
+        self.page.fill("#account-name", name)
+        self.page.locator("#account-register button").click()
+        expect(self.page.locator("#account-status")).to_contain_text(
+            "Account creato" if self.lang == "it" else "Account created"
+        )
 
     def credentials(self) -> list[dict[str, Any]]:
         return list(self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": self.authenticator})["credentials"])
@@ -232,10 +242,7 @@ def test_a_second_passkey_added_on_another_authenticator_signs_in_and_the_first_
     laptop = Device(browser, base, DESKTOP, "en")
     old_device = Device(browser, base, DESKTOP, "en")
     try:
-        phone.page.goto("/account")
-        phone.page.fill("#account-name", "Grace")
-        phone.page.locator("#account-register button").click()
-        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        phone.register("Grace")
         expect(phone.page.locator("#passkeys li")).to_have_count(1)
         first = phone.credentials()[0]
 
@@ -297,10 +304,7 @@ def test_chromiums_own_assertion_replayed_forged_or_from_another_origin_signs_no
     phone = Device(browser, base, PHONE, "en")
     desktop = Device(browser, base, DESKTOP, "en")
     try:
-        phone.page.goto("/account")
-        phone.page.fill("#account-name", "Lin")
-        phone.page.locator("#account-register button").click()
-        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        phone.register("Lin")
         desktop.add_credential(phone.credentials()[0])
 
         sent: list[dict[str, Any]] = []
@@ -399,10 +403,7 @@ def test_a_daily_attempt_begun_on_a_phone_is_continued_on_a_signed_in_desktop_an
     phone = Device(browser, base, PHONE, "it")
     desktop = Device(browser, base, DESKTOP, "en")
     try:
-        phone.page.goto("/account")
-        phone.page.fill("#account-name", "Bea")
-        phone.page.locator("#account-register button").click()
-        expect(phone.page.locator("#account-status")).to_contain_text("Account creato")
+        phone.register("Bea")
         desktop.add_credential(phone.credentials()[0])
         desktop.page.goto("/account")
         desktop.page.locator("#account-signin").click()
@@ -473,10 +474,7 @@ def test_a_device_whose_daily_goes_on_elsewhere_cannot_play_its_stale_board_and_
     phone = Device(browser, base, PHONE, "en")
     desktop = Device(browser, base, DESKTOP, "en")
     try:
-        phone.page.goto("/account")
-        phone.page.fill("#account-name", "Cleo")
-        phone.page.locator("#account-register button").click()
-        expect(phone.page.locator("#account-status")).to_contain_text("Account created")
+        phone.register("Cleo")
         desktop.add_credential(phone.credentials()[0])
         desktop.page.goto("/account")
         desktop.page.locator("#account-signin").click()
