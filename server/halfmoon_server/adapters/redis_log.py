@@ -686,7 +686,8 @@ class RedisLog:
             elif int(acks) < self.replicas:
                 unconfirmed = self._unconfirmed(int(acks))
         for item, answer in zip(batch, answers, strict=True):
-            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
+            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError, NoScriptError)):
+                # it did not run (NOSCRIPT again after the reload: the node lost the script once more)
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
                 _settle(item.done, LogUnavailable(f"Redis: {type(answer).__name__}: {_reason(answer)}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
