@@ -699,9 +699,13 @@ class RedisLog:
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
-            elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
-                # not applied here (the room's next entry brings it, if it stays)
+            elif unconfirmed is not None and item.applied + len(answer) > item.room.applied:
+                # in the master's list, maybe not in a replica's: not applied here (the room's
+                # next entry brings it, if it stays)
                 _settle(item.done, LogUnavailable(unconfirmed, certain=False))
+            elif unconfirmed is not None:  # applied meanwhile: a confirmed answer brought it (the
+                # appends of this batch sent again after NOSCRIPT, and their own WAIT)
+                _settle(item.done, item.applied + len(answer))
             else:
                 if self._leases.get(item.room.id) == item.lease:  # (the script renewed it)
                     self._renewed[item.room.id] = max(self._renewed.get(item.room.id, 0.0), sent)
