@@ -62,6 +62,12 @@ RETRY_LOOK_MS = 60_000
 #: while their room's log is unchanged: rebuilding a room whose race holds tens of thousands of
 #: steps takes ~13 ms of the loop, and a client could ask for it again and again.
 READ_COPIES = 32
+#: How many read copies are built at once (a REST read of a room not held here: the log's read,
+#: the snapshot's restore, the entries after it replayed in slices); the next reads wait their
+#: turn. Each build lets the loop run between slices, but a client asking for many long rooms at
+#: once would have as many builds take turns with the players' moves: a move then waited behind
+#: a slice of every one of them.
+READS_AT_ONCE = 4
 
 
 class OwnedElsewhere(Exception):
@@ -128,6 +134,7 @@ class Lobby:
         #: read copies (``find(hold=False)``) by room, each with the length and header of the log
         #: it was rebuilt from: reused while the log is the same (:data:`READ_COPIES`)
         self._read_copies: OrderedDict[str, tuple[int, dict[str, Any], Room]] = OrderedDict()
+        self._reads = asyncio.Semaphore(READS_AT_ONCE)  # read copies being built (READS_AT_ONCE)
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
             max_players=settings.max_players,
@@ -247,7 +254,8 @@ class Lobby:
         if room is not None:
             return room
         if not hold:
-            return await self._load(room_id, hold=False)
+            async with self._reads:  # (at most READS_AT_ONCE builds take turns with the moves)
+                return await self._load(room_id, hold=False)
         loading = self._loading.get(room_id)
         if loading is not None:
             loaded = await asyncio.shield(loading)
