@@ -640,7 +640,14 @@ class RedisLog:
         ``SCRIPT EXISTS`` in a round trip of its own, every time — one more round trip per group
         commit, paid most where batches are small. A node that does not have the script (a
         restarted or promoted node, a ``SCRIPT FLUSH``) answers ``NOSCRIPT`` without running
-        anything: the script is loaded and those appends sent again, once (``loaded``)."""
+        anything: the script is loaded and those appends sent again, once (``loaded``); a second
+        NOSCRIPT refuses them as not taken. Another client's flush can land between two appends
+        of one batch: the first ran, the second is sent again with a ``WAIT`` of its own, and
+        its confirmed answer delivers both — so an append whose own batch's ``WAIT`` fell short
+        but whose entry is applied by then is acknowledged, not refused as maybe lost. (Two
+        appends of one room in a batch come from different connections, each of which sends its
+        next command only once its last is answered: one sent again after the other ran is
+        ordered after it in the log, as if it had come later.)"""
         sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
