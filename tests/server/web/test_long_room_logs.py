@@ -17,6 +17,7 @@ import pytest
 
 from halfmoon.codes import DealCode
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.ports import LoadedRoom
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.web import keys
@@ -227,3 +228,40 @@ async def test_gets_of_many_sleeping_rooms_at_once_build_at_most_a_few_read_copi
         statuses = await asyncio.gather(*(get(session, room_id) for room_id in rooms))
     assert statuses == [200] * len(rooms)
     assert most == lobby_module.READS_AT_ONCE, f"{most} read copies were built at once"
+
+
+async def test_a_read_copy_is_not_reused_for_a_log_of_the_same_length_holding_other_entries(
+    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis lost a room's last entries (a failover) and its next owner appended as many others:
+    the log has the length a kept read copy was rebuilt from, but not its entries. The copy showed
+    the game given up (a race over, its deal code out) while it was being played again; a read
+    rebuilds it from the log as it is."""
+    server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=0)
+    lobby: Lobby = server.app[keys.LOBBY]
+    room_id = await long_sleeping_room(lobby, clock, pairs=5)
+    url = f"{server.make_url('')}/api/rooms/{room_id}"
+
+    async def read() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session, session.get(url) as answer:
+            assert answer.status == 200
+            return orjson.loads(await answer.read())  # type: ignore[no-any-return]
+
+    assert (await read())["players"][0]["status"] == "gave_up"
+    loaded = await lobby.log.load(room_id)
+    assert loaded is not None and loaded.snapshot is None
+    end = next(n for n, entry in enumerate(loaded.entries) if entry["k"] == "give_up")
+    move = next(entry for entry in loaded.entries if entry["k"] == "move")
+    kept = loaded.entries[:end]
+    others = [
+        {**move, "k": "move" if n % 2 == 0 else "undo", "o": f"next-owner:{n}", "t": move["t"] + 1 + n}
+        for n in range(len(loaded.entries) - end)
+    ]
+    assert len(kept) + len(others) == len(loaded.entries)
+    again = LoadedRoom(loaded.header, kept + others)
+
+    async def load(room: str, *, snapshot: bool = True) -> LoadedRoom | None:
+        return again
+
+    monkeypatch.setattr(lobby.log, "load", load)
+    assert (await read())["players"][0]["status"] == "playing", "read from the log as it is now"
