@@ -640,7 +640,14 @@ class RedisLog:
         ``SCRIPT EXISTS`` in a round trip of its own, every time — one more round trip per group
         commit, paid most where batches are small. A node that does not have the script (a
         restarted or promoted node, a ``SCRIPT FLUSH``) answers ``NOSCRIPT`` without running
-        anything: the script is loaded and those appends sent again, once (``loaded``)."""
+        anything: the script is loaded and those appends sent again, once (``loaded``); a second
+        NOSCRIPT refuses them as not taken. Another client's flush can land between two appends
+        of one batch: the first ran, the second is sent again with a ``WAIT`` of its own, and
+        its confirmed answer delivers both — so an append whose own batch's ``WAIT`` fell short
+        but whose entry is applied by then is acknowledged, not refused as maybe lost. (Two
+        appends of one room in a batch come from different connections, each of which sends its
+        next command only once its last is answered: one sent again after the other ran is
+        ordered after it in the log, as if it had come later.)"""
         sent = asyncio.get_running_loop().time()
         try:
             async with client.pipeline(transaction=False) as pipe:
@@ -686,7 +693,8 @@ class RedisLog:
             elif int(acks) < self.replicas:
                 unconfirmed = self._unconfirmed(int(acks))
         for item, answer in zip(batch, answers, strict=True):
-            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError)):  # it did not run
+            if isinstance(answer, (AskError, ClusterDownError, ReadOnlyError, TryAgainError, NoScriptError)):
+                # it did not run (NOSCRIPT again after the reload: the node lost the script once more)
                 self._lost_node()  # (a slot moved, a master turned replica: the map is learnt again)
                 _settle(item.done, LogUnavailable(f"Redis: {type(answer).__name__}: {_reason(answer)}"))
             elif isinstance(answer, BaseException):  # it may have run before the answer was lost
@@ -698,9 +706,13 @@ class RedisLog:
             elif answer is None:  # the list is shorter than what this copy applied: it went back
                 item.room.went_back()
                 _settle(item.done, LogUnavailable("the room's log in Redis lost entries", certain=False))
-            elif unconfirmed is not None:  # in the master's list, maybe not in a replica's:
-                # not applied here (the room's next entry brings it, if it stays)
+            elif unconfirmed is not None and item.applied + len(answer) > item.room.applied:
+                # in the master's list, maybe not in a replica's: not applied here (the room's
+                # next entry brings it, if it stays)
                 _settle(item.done, LogUnavailable(unconfirmed, certain=False))
+            elif unconfirmed is not None:  # applied meanwhile: a confirmed answer brought it (the
+                # appends of this batch sent again after NOSCRIPT, and their own WAIT)
+                _settle(item.done, item.applied + len(answer))
             else:
                 if self._leases.get(item.room.id) == item.lease:  # (the script renewed it)
                     self._renewed[item.room.id] = max(self._renewed.get(item.room.id, 0.0), sent)

@@ -231,31 +231,36 @@ STEP_SHARE_PERCENT = 80
 
 def step_budget(max_entries: int, players: int) -> int:
     """How many steps (moves and undos) each of a race's ``players`` may take in it: their even
-    share of :data:`STEP_SHARE_PERCENT` of the log's ``max_entries``. 50,000 entries and 8 players
-    (the most): 5,000 steps each — an honest game is at most 52 moves (104 cards, 2 or 3 a move),
-    and taking all of them back and playing them again 45 times over is ~4,700 steps. Three
-    seats: 13,333 each, 40,000 in all, where a client sending 10 a second on each of three seats
-    for 30 minutes would log 54,000. (A race of one — a solo game, a daily attempt — shares its
-    log with nobody: :func:`check_step_budget` leaves it to the cap.)"""
-    return max_entries * STEP_SHARE_PERCENT // 100 // max(1, players)
+    share of :data:`STEP_SHARE_PERCENT` of the ``max_entries`` the room's log has left for the
+    race (:func:`check_step_budget`). A fresh room of 50,000 entries and 8 players (the most):
+    5,000 steps each — an honest game is at most 52 moves (104 cards, 2 or 3 a move), and taking
+    all of them back and playing them again 45 times over is ~4,700 steps. Three seats: 13,333
+    each, 40,000 in all, where a client sending 10 a second on each of three seats for 30 minutes
+    would log 54,000. (A race of one — a solo game, a daily attempt — shares its log with nobody:
+    :func:`check_step_budget` leaves it to the cap.)"""
+    return max(0, max_entries) * STEP_SHARE_PERCENT // 100 // max(1, players)
 
 
-def check_step_budget(race: Race, entry: Mapping[str, Any], max_entries: int) -> None:
+def check_step_budget(race: Race, entry: Mapping[str, Any], max_entries: int, logged: int) -> None:
     """Raise :class:`Refusal` ``too_many_steps`` for a move or an undo of a player whose game has
-    taken its :func:`step_budget` already, in a race of two players or more. Checked before the
-    entry is logged only (never on replay): a refused step is never logged, and what a log holds
-    replays as it did."""
+    taken its :func:`step_budget` already, in a race of two players or more. The budget is a share
+    of what the room's log (``logged`` entries of its ``max_entries``) has left besides this
+    race's steps: the entries of its earlier races count, so a rematch gives no fresh four fifths
+    of a log its earlier races filled — one client holding seats cannot fill it over two races
+    and freeze the others' games in the second. Checked before the entry is logged only (never on
+    replay): a refused step is never logged, and what a log holds replays as it did."""
     if entry["k"] not in ("move", "undo") or len(race.players) < 2:
         return
     racer = race.players.get(str(entry.get("p")))
     if racer is None:
         return  # (the race's own check says why)
-    budget = step_budget(max_entries, len(race.players))
+    steps = sum(r.step_count for r in race.players.values())  # this race's (a rematch's racers are new)
+    budget = step_budget(max_entries - max(0, logged - steps), len(race.players))
     if racer.step_count >= budget:
         raise Refusal(
             "too_many_steps",
-            f"your game has taken {budget:,} moves and undos, the most one player may in this race; "
-            "you can still give up",
+            f"your game has taken {budget:,} moves and undos, the most one player may in this race "
+            "(an even share of what the room's log has left); you can still give up",
         )
 
 

@@ -62,6 +62,12 @@ RETRY_LOOK_MS = 60_000
 #: while their room's log is unchanged: rebuilding a room whose race holds tens of thousands of
 #: steps takes ~13 ms of the loop, and a client could ask for it again and again.
 READ_COPIES = 32
+#: How many read copies are built at once (a REST read of a room not held here: the log's read,
+#: the snapshot's restore, the entries after it replayed in slices); the next reads wait their
+#: turn. Each build lets the loop run between slices, but a client asking for many long rooms at
+#: once would have as many builds take turns with the players' moves: a move then waited behind
+#: a slice of every one of them.
+READS_AT_ONCE = 4
 
 
 class OwnedElsewhere(Exception):
@@ -127,9 +133,10 @@ class Lobby:
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
-        #: read copies (``find(hold=False)``) by room, each with the length and header of the log
+        #: read copies (``find(hold=False)``) by room, each with the length, last entry and header of the log
         #: it was rebuilt from: reused while the log is the same (:data:`READ_COPIES`)
-        self._read_copies: OrderedDict[str, tuple[int, dict[str, Any], Room]] = OrderedDict()
+        self._read_copies: OrderedDict[str, tuple[tuple[int, object], dict[str, Any], Room]] = OrderedDict()
+        self._reads = asyncio.Semaphore(READS_AT_ONCE)  # read copies being built (READS_AT_ONCE)
         self.creators = CreatorLimits(settings.room_burst, settings.room_per_min / 60.0)
         self.config = RaceConfig(
             max_players=settings.max_players,
@@ -250,7 +257,8 @@ class Lobby:
         if room is not None:
             return room
         if not hold:
-            return await self._load(room_id, hold=False)
+            async with self._reads:  # (at most READS_AT_ONCE builds take turns with the moves)
+                return await self._load(room_id, hold=False)
         loading = self._loading.get(room_id)
         if loading is not None:
             loaded = await asyncio.shield(loading)
@@ -318,7 +326,7 @@ class Lobby:
             return None
         if not hold:
             kept = self._read_copies.get(room_id)
-            if kept is not None and kept[0] == _log_length(loaded) and kept[1] == loaded.header:
+            if kept is not None and kept[0] == _log_mark(loaded) and kept[1] == loaded.header:
                 self._read_copies.move_to_end(room_id)
                 return kept[2]  # its log is unchanged: the copy is what a rebuild would give
         held = self.rooms.get(room_id)
@@ -352,7 +360,7 @@ class Lobby:
     def _keep_copy(self, room_id: str, loaded: LoadedRoom, room: Room) -> None:
         """Keep a read copy for the next reads of the room while its log is unchanged (the
         :data:`READ_COPIES` latest read)."""
-        self._read_copies[room_id] = (_log_length(loaded), loaded.header, room)
+        self._read_copies[room_id] = (_log_mark(loaded), loaded.header, room)
         self._read_copies.move_to_end(room_id)
         while len(self._read_copies) > READ_COPIES:
             self._read_copies.popitem(last=False)
@@ -734,9 +742,18 @@ class Lobby:
                 log.exception("the room ticker failed")
 
 
-def _log_length(loaded: LoadedRoom) -> int:
-    """How many entries the room's log held when it was read (its snapshot's and those after)."""
-    return loaded.base + len(loaded.entries)
+def _log_mark(loaded: LoadedRoom) -> tuple[int, object]:
+    """How many entries the room's log held when it was read (its snapshot's and those after),
+    and its last entry's origin and time (the snapshot's time when none is after it): a log of
+    the same length that holds other entries — Redis lost its last ones in a failover and the
+    room's next owner appended others — is not the log a kept read copy was rebuilt from (that
+    copy could show a race over, and its deal code, while the race is played again)."""
+    if loaded.entries:
+        last = loaded.entries[-1]
+        tail: object = (last.get("o"), last.get("t"))
+    else:
+        tail = None if loaded.snapshot is None else loaded.snapshot.get("last_time")
+    return loaded.base + len(loaded.entries), tail
 
 
 def _instance(origin: str) -> str:

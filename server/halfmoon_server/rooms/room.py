@@ -216,7 +216,7 @@ class Room:
         # a full log takes only what ends the room (docs/server.md, "Snapshots and the cap")
         check_room_size(entry["k"], self.applied, self.services.max_entries)
         # and one player's moves and undos take at most their share of it in a race
-        check_step_budget(self.race, entry, self.services.max_entries)
+        check_step_budget(self.race, entry, self.services.max_entries, self.applied)
         if entry["k"] in ARRIVALS and not self._arrivals.allow(self.clock.now_ms() / 1000):
             raise Refusal("rate_limited", "too many joins and reconnections in this room just now; try again soon")
         check_entry(self.race, entry)  # (the kinds the registry checks; a refused one is never logged)

@@ -120,3 +120,39 @@ async def test_appends_ask_no_script_exists_and_go_on_after_the_node_lost_its_sc
     finally:
         await log.close()
         await admin.aclose()
+
+
+async def test_an_append_a_node_answers_noscript_again_after_the_reload_is_refused_as_certainly_not_logged(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NOSCRIPT runs nothing: when the node answers it again to the appends sent once more after
+    the script's reload (flushed again meanwhile), they are refused as not taken (``certain``:
+    the room's command may be sent again) — not as possibly logged, which would leave the room's
+    command waiting for an entry that can never show up."""
+    from redis.asyncio import Redis
+
+    admin = Redis.from_url(redis_server.url)
+    log = RedisLog(redis_server.url)
+    await log.ping()
+    try:
+        room = Follower("K7WQ2N")
+        assert await log.create({"room": room.id})
+        log.follow(room)
+        assert await log.append(room.id, {"k": "tick", "n": 1}) == 1
+
+        async def flushed_again(script: Any) -> str:  # the reload lost to a flush right after it
+            await admin.script_flush()
+            return str(log._append.sha)
+
+        await admin.script_flush()
+        monkeypatch.setattr(log.redis, "script_load", flushed_again)
+        with pytest.raises(LogUnavailable) as refused:
+            await log.append(room.id, {"k": "tick", "n": 2})
+        assert refused.value.certain, refused.value
+        assert "NOSCRIPT" in str(refused.value) or "NoScript" in str(refused.value)
+        assert await admin.llen(f"hm:{{{room.id}}}:log") == 1 and room.applied == 1, "nothing logged"
+        monkeypatch.undo()
+        assert await log.append(room.id, {"k": "tick", "n": 3}) == 2, "the next append reloads it"
+    finally:
+        await log.close()
+        await admin.aclose()

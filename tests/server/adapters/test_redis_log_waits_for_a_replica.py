@@ -8,6 +8,7 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -79,3 +80,73 @@ async def test_an_append_is_acknowledged_once_the_replica_has_it_and_refused_as_
     finally:
         await one.close()
         await two.close()
+
+
+async def test_an_append_applied_through_its_batchs_confirmed_reload_is_acknowledged_not_refused_as_uncertain(
+    master_and_replica: tuple[RedisServer, RedisServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's appends to one room where the first ran and the second met NOSCRIPT (a
+    ``SCRIPT FLUSH`` from another client landed between them), the batch's ``WAIT`` timing out:
+    the second, sent again once the script is reloaded, is confirmed by its own ``WAIT`` and its
+    answer delivers both entries — so the first, applied by then, is acknowledged with its number,
+    not refused as maybe lost while its room shows it."""
+    master, replica = master_and_replica
+    assert replica.process is not None
+    one = RedisLog(master.url, replicas=1, wait_ms=200)
+    await one.open()
+    admin = Redis(port=master.port)
+    try:
+        assert await one.create({"room": "S2"})
+        here = Copy("S2", one)
+        one.follow(here)
+        assert await one.append("S2", {"k": "x", "n": 0}) == 1  # (the script loaded)
+
+        real_pipeline, real_load = one.redis.pipeline, one.redis.script_load
+        armed = [True]
+
+        def flushed_midway(*args: Any, **kwargs: Any) -> Any:
+            pipe = real_pipeline(*args, **kwargs)
+            if not armed:
+                return pipe
+            armed.clear()
+            real_evalsha, real_execute = pipe.evalsha, pipe.execute
+
+            def evalsha(*call: Any) -> Any:
+                queued = real_evalsha(*call)
+                if len(pipe.command_stack) == 1:
+                    pipe.script_flush()  # another client's flush, between the batch's two appends
+                return queued
+
+            async def execute(**options: Any) -> list[Any]:
+                answers: list[Any] = await real_execute(**options)
+                del answers[1]  # (the flush's answer: not the log's)
+                return answers
+
+            pipe.evalsha, pipe.execute = evalsha, execute
+            return pipe
+
+        async def load_once_caught_up(script: Any) -> Any:
+            replica.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+            async with asyncio.timeout(20):
+                while True:
+                    info = await admin.info("replication")
+                    if info.get("slave0", {}).get("offset") == info["master_repl_offset"]:
+                        break
+                    await asyncio.sleep(0.05)
+            return await real_load(script)
+
+        monkeypatch.setattr(one.redis, "pipeline", flushed_midway)
+        monkeypatch.setattr(one.redis, "script_load", load_once_caught_up)
+        replica.process.send_signal(signal.SIGSTOP)
+        await admin.set("ballast", "x" * 32_000_000)  # a stopped process's sockets still take data
+        first, second = await asyncio.gather(
+            one.append("S2", {"k": "x", "n": 1}), one.append("S2", {"k": "x", "n": 2}), return_exceptions=True
+        )
+        assert not armed, "the flush landed between the two appends"
+        assert [e["n"] for e in here.entries] == [0, 1, 2], "both applied, confirmed by the reload's WAIT"
+        assert second == 3
+        assert first == 2, f"applied, yet answered {first!r}"
+    finally:
+        replica.process.send_signal(signal.SIGCONT)
+        await admin.aclose()
+        await one.close()

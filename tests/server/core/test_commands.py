@@ -85,22 +85,69 @@ def test_a_step_past_the_players_budget_is_refused_before_it_is_logged_and_the_o
     apply_entry(race, {"k": "join", "n": "Cy", "th": "x", "t": 0})
     apply_entry(race, {"k": "start", "p": "p1", "t": 0})
     apply_entry(race, {"k": "tick", "t": 0})
-    budget = step_budget(1_000, 3)
+    logged = 5  # the entries above: three joins, the start, the tick
+    budget = step_budget(1_000 - logged, 3)
     ada = race.players["p1"]
     assert ada.game is not None
     move = next(ada.game.legal_moves()).names()
     for step in range(budget):
         entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 1}
-        check_step_budget(race, entry, 1_000)
+        check_step_budget(race, entry, 1_000, logged)
         apply_entry(race, entry)
+        logged += 1
     assert ada.step_count == budget
     for kind in ("move", "undo"):
         with pytest.raises(Refusal) as refused:
-            check_step_budget(race, {"k": kind, "p": "p1", "m": move}, 1_000)
+            check_step_budget(race, {"k": kind, "p": "p1", "m": move}, 1_000, logged)
         assert refused.value.code == "too_many_steps" and "give up" in refused.value.message
-    check_step_budget(race, {"k": "give_up", "p": "p1"}, 1_000)  # what ends the game is taken
-    check_step_budget(race, {"k": "move", "p": "p2", "m": move}, 1_000)  # each player has their own
+    check_step_budget(race, {"k": "give_up", "p": "p1"}, 1_000, logged)  # what ends the game is taken
+    check_step_budget(race, {"k": "move", "p": "p2", "m": move}, 1_000, logged)  # each player has their own
     assert ada.step_count == budget, "nothing changed"
+
+
+def test_a_rematchs_step_budget_is_a_share_of_what_the_rooms_log_has_left() -> None:
+    """The entries of a room's earlier races count: a client that spent its seats' budgets in one
+    race gets, in the rematch, a share of what is left of the log — not a fresh four fifths of
+    it, which would fill the log and freeze the honest racer's game in the second race."""
+    race = race_with_two()
+    apply_entry(race, {"k": "start", "p": "p1", "t": 0})
+    apply_entry(race, {"k": "tick", "t": 0})
+    logged = 4  # two joins, the start, the tick
+    fresh = step_budget(1_000 - logged, 2)
+    ada = race.players["p1"]
+    assert ada.game is not None
+    move = next(ada.game.legal_moves()).names()
+    for step in range(fresh):  # the spammer's seat spends its whole share
+        entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 1}
+        check_step_budget(race, entry, 1_000, logged)
+        apply_entry(race, entry)
+        logged += 1
+    for player in ("p1", "p2"):
+        apply_entry(race, {"k": "give_up", "p": player, "t": 2})
+        apply_entry(race, {"k": "recorded", "p": player, "g": f"game-{player}", "t": 2})
+        logged += 2
+    apply_entry(race, {"k": "rematch", "p": "p1", "seed": "5e" * 32, "t": 3})
+    apply_entry(race, {"k": "accept", "p": "p2", "t": 3})
+    apply_entry(race, {"k": "start", "p": "p1", "t": 3})
+    apply_entry(race, {"k": "tick", "t": 4})
+    logged += 4
+    ada = race.players["p1"]
+    assert ada.step_count == 0 and ada.game is not None, "a new race"
+    budget = step_budget(1_000 - logged, 2)
+    assert logged + 2 * fresh > 1_000, "a fresh budget each would let the two seats fill the log"
+    assert logged + 2 * budget < 1_000, "the shares of what is left leave it room"
+    move = next(ada.game.legal_moves()).names()
+    for step in range(budget):
+        entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 5}
+        check_step_budget(race, entry, 1_000, logged)
+        apply_entry(race, entry)
+        logged += 1
+    with pytest.raises(Refusal) as refused:
+        check_step_budget(race, {"k": "move", "p": "p1", "m": move}, 1_000, logged)
+    assert refused.value.code == "too_many_steps"
+    # the honest racer keeps a share as large: both racers' whole budgets fit in the log
+    assert race.players["p2"].step_count == 0
+    check_step_budget(race, {"k": "move", "p": "p2", "m": move}, 1_000, logged)
 
 
 def test_a_race_of_one_has_no_step_budget_but_the_cap() -> None:
@@ -111,5 +158,5 @@ def test_a_race_of_one_has_no_step_budget_but_the_cap() -> None:
     move = next(ada.game.legal_moves()).names()
     for step in range(step_budget(1_000, 1) + 2):
         entry = {"k": "undo" if step % 2 else "move", "p": "p1", "m": move, "t": 1}
-        check_step_budget(race, entry, 1_000)
+        check_step_budget(race, entry, 1_000, step)
         apply_entry(race, entry)

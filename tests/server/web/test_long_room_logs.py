@@ -17,6 +17,7 @@ import pytest
 
 from halfmoon.codes import DealCode
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.ports import LoadedRoom
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.web import keys
@@ -189,3 +190,78 @@ async def _entries(lobby: Lobby, room_id: str) -> list[Any]:
     loaded = await lobby.log.load(room_id, snapshot=False)
     assert loaded is not None
     return loaded.entries
+
+
+async def test_gets_of_many_sleeping_rooms_at_once_build_at_most_a_few_read_copies_at_a_time(
+    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client asking for many long rooms at once does not have as many read copies built side
+    by side, each taking its turns with the players' moves: at most
+    :data:`~halfmoon_server.rooms.lobby.READS_AT_ONCE` are built at a time, the other reads wait
+    theirs, and every read is answered."""
+    from halfmoon_server.rooms import lobby as lobby_module
+
+    server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=0)
+    lobby: Lobby = server.app[keys.LOBBY]
+    rooms = [await long_sleeping_room(lobby, clock, pairs=30) for _ in range(lobby_module.READS_AT_ONCE + 4)]
+    building = most = 0
+    real_replay = Room.replay
+
+    async def replay(self: Room, entries: list[Any]) -> None:
+        nonlocal building, most
+        building += 1
+        most = max(most, building)
+        try:
+            await asyncio.sleep(0.05)  # (a long build: the others' reads arrive meanwhile)
+            await real_replay(self, entries)
+        finally:
+            building -= 1
+
+    monkeypatch.setattr(Room, "replay", replay)
+    base = server.make_url("")
+
+    async def get(session: aiohttp.ClientSession, room_id: str) -> int:
+        async with session.get(f"{base}/api/rooms/{room_id}") as answer:
+            return answer.status
+
+    async with aiohttp.ClientSession() as session:
+        statuses = await asyncio.gather(*(get(session, room_id) for room_id in rooms))
+    assert statuses == [200] * len(rooms)
+    assert most == lobby_module.READS_AT_ONCE, f"{most} read copies were built at once"
+
+
+async def test_a_read_copy_is_not_reused_for_a_log_of_the_same_length_holding_other_entries(
+    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis lost a room's last entries (a failover) and its next owner appended as many others:
+    the log has the length a kept read copy was rebuilt from, but not its entries. The copy showed
+    the game given up (a race over, its deal code out) while it was being played again; a read
+    rebuilds it from the log as it is."""
+    server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=0)
+    lobby: Lobby = server.app[keys.LOBBY]
+    room_id = await long_sleeping_room(lobby, clock, pairs=5)
+    url = f"{server.make_url('')}/api/rooms/{room_id}"
+
+    async def read() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session, session.get(url) as answer:
+            assert answer.status == 200
+            return orjson.loads(await answer.read())  # type: ignore[no-any-return]
+
+    assert (await read())["players"][0]["status"] == "gave_up"
+    loaded = await lobby.log.load(room_id)
+    assert loaded is not None and loaded.snapshot is None
+    end = next(n for n, entry in enumerate(loaded.entries) if entry["k"] == "give_up")
+    move = next(entry for entry in loaded.entries if entry["k"] == "move")
+    kept = loaded.entries[:end]
+    others = [
+        {**move, "k": "move" if n % 2 == 0 else "undo", "o": f"next-owner:{n}", "t": move["t"] + 1 + n}
+        for n in range(len(loaded.entries) - end)
+    ]
+    assert len(kept) + len(others) == len(loaded.entries)
+    again = LoadedRoom(loaded.header, kept + others)
+
+    async def load(room: str, *, snapshot: bool = True) -> LoadedRoom | None:
+        return again
+
+    monkeypatch.setattr(lobby.log, "load", load)
+    assert (await read())["players"][0]["status"] == "playing", "read from the log as it is now"
