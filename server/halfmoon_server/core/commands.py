@@ -259,8 +259,8 @@ def check_step_budget(race: Race, entry: Mapping[str, Any], max_entries: int, lo
     if racer.step_count >= budget:
         raise Refusal(
             "too_many_steps",
-            f"your game has taken {budget:,} moves and undos, the most one player may in this race "
-            "(an even share of what the room's log has left); you can still give up",
+            f"your game has taken {racer.step_count:,} moves and undos; the most one player may take in "
+            f"this race is {budget:,} (an even share of what the room's log has left); you can still give up",
         )
 
 
