@@ -100,7 +100,10 @@ def test_a_step_past_the_players_budget_is_refused_before_it_is_logged_and_the_o
         with pytest.raises(Refusal) as refused:
             check_step_budget(race, {"k": kind, "p": "p1", "m": move}, 1_000, logged)
         assert refused.value.code == "too_many_steps" and "give up" in refused.value.message
-        assert f"taken {budget:,} moves" in refused.value.message  # the player's own count, then the most
+        # the player's own count, then the most one may take
+        assert f"taken {ada.step_count:,} moves and undos; the most one player may take in this race is {budget:,}" in (
+            refused.value.message
+        )
     check_step_budget(race, {"k": "give_up", "p": "p1"}, 1_000, logged)  # what ends the game is taken
     check_step_budget(race, {"k": "move", "p": "p2", "m": move}, 1_000, logged)  # each player has their own
     assert ada.step_count == budget, "nothing changed"
