@@ -282,6 +282,10 @@ class SoakBot:
             )
             if code in STALE_AFTER_RESUME and stale:
                 tally.expected[code] += 1
+            elif code == "unavailable" and not self.brain.session.welcomed:
+                # an entry the server could not take during an outage (a ranked name is checked in
+                # the database): nothing changed, and the client asks again (enter_room)
+                tally.expected["entry_unavailable"] += 1
             else:
                 tally.error(f"wire:{code}", f"{self.name}: {message}")
                 self.diagnose(f"wire:{code}")

@@ -30,6 +30,9 @@ from halfmoon_client.errors import ProtocolError, RefusedError, UnreachableError
 from halfmoon_client.session import ENTRY_ERRORS, Message, Session
 
 EventHook = Callable[[str, dict[str, Any]], None]
+#: Seconds before each new try of an entry the server answered ``unavailable`` (it changed
+#: nothing and asked to try again): ~30 s in all, past a short database outage.
+ENTRY_RETRY_S: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0, 8.0, 8.0)
 #: The close code of a connection whose player resumed on another one: never reconnect then.
 RESUMED_ELSEWHERE = 4001
 #: The close code of a connection whose URL named no room id (``/ws?room=``): the same URL would
@@ -242,11 +245,23 @@ async def enter_room(link: Link, session: Session, feed: Callable[[Message], obj
     server cannot be reached.
     """
     await link.connect()
+    asked_again = 0
     async for message in link.messages():
         feed(message)
         code = message.get("code") if message.get("type") == "error" else None
         # refused entry; or, once in, a resume the server refuses (it forgot the room or the token)
         if code in ENTRY_ERRORS and (not session.welcomed or code in ("bad_token", "no_such_room")):
             raise RefusedError(str(code), str(message.get("message") or code))
+        if code == "unavailable" and not session.welcomed:
+            # the server could not take the entry now (a database it needs did not answer) and
+            # changed nothing: ask again a little later, a few times, then say so
+            if asked_again == len(ENTRY_RETRY_S):
+                raise RefusedError(str(code), str(message.get("message") or code))
+            reconnects = link.reconnects
+            await asyncio.sleep(ENTRY_RETRY_S[asked_again])
+            asked_again += 1
+            if link.reconnects == reconnects:  # (a reconnection meanwhile sent its own hello)
+                await link.send(link.hello())
+            continue
         if session.welcomed:
             yield message

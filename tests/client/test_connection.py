@@ -9,6 +9,7 @@ import doctest
 import importlib
 import random
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -98,3 +99,58 @@ async def test_a_websocket_upgrade_refused_with_a_status_says_what_it_means(
         await link.connect()
     assert says in str(refused.value)
     assert (status == 404) == ("not a Half Moon server" in str(refused.value))
+
+
+async def test_an_entry_the_server_could_not_take_now_is_asked_again_and_gets_in(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``unavailable`` before the welcome (a database the entry needs did not answer; nothing
+    changed): the client asks again a little later — it used to wait silently until the server
+    closed the connection for joining no room."""
+    import aiohttp
+
+    from halfmoon_client import connection
+    from halfmoon_client.session import Session
+    from halfmoon_server.errors import Refusal
+    from halfmoon_server.web import ws as server_ws
+
+    refusals = {"left": 2}
+    original = server_ws._find_room
+
+    async def flaky_find(lobby, room_id):  # type: ignore[no-untyped-def]
+        if refusals["left"]:
+            refusals["left"] -= 1
+            raise Refusal("unavailable", "the server cannot check names right now; nothing changed: try again")
+        return await original(lobby, room_id)
+
+    monkeypatch.setattr(server_ws, "_find_room", flaky_find)
+    monkeypatch.setattr(connection, "ENTRY_RETRY_S", (0.05, 0.05, 0.05))
+    async with aiohttp.ClientSession() as http, http.post(f"{server_url}/api/rooms", json={}) as made:
+        room = (await made.json())["room"]
+    session = Session()
+    hello = {"type": "join", "v": 1, "room": room, "name": "Ada"}
+    link = Link(server_url, hello=lambda: hello, backoff=Backoff(first=0.01, jitter=0, attempts=3), room=room)
+    seen: list[str] = []
+
+    def feed(message: dict[str, Any]) -> None:
+        seen.append(str(message.get("code") or message["type"]))
+        session.receive(message, 0)
+
+    async with asyncio.timeout(5):
+        entering = connection.enter_room(link, session, feed)
+        async for message in entering:
+            assert message["type"] == "welcome", seen
+            break
+    await link.close()
+    assert seen[:3] == ["unavailable", "unavailable", "welcome"] and session.welcomed and refusals["left"] == 0
+
+    # refused every time: the client says so after its tries, and the link is not left waiting
+    refusals["left"] = 10
+    link = Link(server_url, hello=lambda: hello, backoff=Backoff(first=0.01, jitter=0, attempts=3), room=room)
+    other = Session()
+    with pytest.raises(RefusedError) as refused:
+        async with asyncio.timeout(10):
+            async for _ in connection.enter_room(link, other, lambda m: other.receive(m, 0)):
+                pass
+    await link.close()
+    assert refused.value.code == "unavailable" and refusals["left"] == 10 - 4
