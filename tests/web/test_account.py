@@ -52,7 +52,8 @@ port, data = int(sys.argv[1]), Path(sys.argv[2])
 settings = Settings.from_env(port=port, db_url=f"sqlite+aiosqlite:///{{data / 'halfmoon.db'}}", data_dir=data,
                              secret=SECRET, solver_workers=0,
                              daily_requires_winnable=False, public_url=f"http://localhost:{{port}}",
-                             room_burst=1000.0, rate_burst=1000.0, rate_per_s=1000.0)
+                             room_burst=1000.0, rate_burst=1000.0, rate_per_s=1000.0,
+                             account_burst=1000.0, account_per_min=1000.0)  # (the limit: test_accounts.py)
 web.run_app(create_app(settings), host="127.0.0.1", port=port, print=None)
 """
 
