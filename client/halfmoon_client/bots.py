@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from halfmoon.codes import DealCode
 from halfmoon.errors import HalfMoonError
@@ -24,6 +25,7 @@ from halfmoon_client.session import Message, Session
 from halfmoon_client.strategy import STRATEGIES, Strategy, legal_moves
 
 MAX_PLAYERS = 8
+T = TypeVar("T")
 
 
 class BotBrain:
@@ -225,7 +227,12 @@ async def run_bots(
             task = asyncio.create_task(
                 run_bot(server, room_id, name, brain, think_ms=think_ms, backoff=backoff, welcomed=welcomed)
             )
-            await _first(task, welcomed)
+            try:
+                await _first(task, welcomed)
+            except BaseException:  # cancelled (another bot of the run failed): stop this one too
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise
         return await task
 
     async def room_bots(room_id: str, count: int, hosted: bool, first_index: int) -> list[BotReport]:
@@ -235,14 +242,19 @@ async def run_bots(
             BotBrain(choose, random.Random(master.random()), team=team, time_limit_s=time_limit_s) for _ in range(count)
         ]
         if not hosted:
-            joins = (one(room_id, names[i], brains[i], asyncio.Event()) for i in range(count))
-            return list(await asyncio.gather(*joins))
+            return await _all_or_first_error([one(room_id, names[i], brains[i], asyncio.Event()) for i in range(count)])
         host_in = asyncio.Event()  # the host joins first, so that it is the host
         host = asyncio.create_task(one(room_id, names[0], brains[0], host_in))
         await _first(host, host_in)
         if host.done():
             return [await host]
-        rest = await asyncio.gather(*(one(room_id, names[i], brains[i], asyncio.Event()) for i in range(1, count)))
+        try:
+            others = [one(room_id, names[i], brains[i], asyncio.Event()) for i in range(1, count)]
+            rest = await _all_or_first_error(others)
+        except BaseException:
+            host.cancel()
+            await asyncio.gather(host, return_exceptions=True)
+            raise
         return [await host, *rest]
 
     index = 1
@@ -251,9 +263,27 @@ async def run_bots(
         jobs.append(room_bots(room_id, count, hosted, index))
         index += count
     reports: list[BotReport] = []
-    for group in await asyncio.gather(*jobs):
+    for group in await _all_or_first_error(jobs):
         reports.extend(group)
     return reports
+
+
+async def _all_or_first_error(jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run ``jobs`` at once and return their results in order; at the first that raises, cancel
+    the others, wait for them, and raise its error — so no bot is left running, and no error
+    goes unretrieved (asyncio would print it with its traceback when the task is collected)."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            error = task.exception() if task in done and not task.cancelled() else None
+            if error is not None:
+                raise error
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _first(task: asyncio.Task[BotReport], event: asyncio.Event) -> None:

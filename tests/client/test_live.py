@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import io
 import os
 import random
@@ -21,7 +22,7 @@ from halfmoon.game import Game
 from halfmoon.view import BoardView
 from halfmoon_client.bots import BotReport, run_bots
 from halfmoon_client.connection import Backoff
-from halfmoon_client.errors import RefusedError, UnreachableError
+from halfmoon_client.errors import ClientError, RefusedError, UnreachableError
 from halfmoon_client.rest import create_room
 from halfmoon_client.screens import CLEAR, results_screen, results_table
 from halfmoon_client.strategy import choose_greedy, legal_moves
@@ -303,6 +304,49 @@ async def test_commands_say_one_line_and_exit_1_for_a_bad_room(server_url: str) 
     assert status == 1 and out == "" and err.startswith("halfmoon watch: not a room id: 'Z1'") and err.count("\n") == 1
     status, _out, err = await halfmoon("bot", "--server", server_url, "--room", "ZZZZZZ", "--players", "2")
     assert status == 1 and "no room" in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+async def test_when_one_bot_is_refused_the_run_stops_every_bot_and_retrieves_every_error(server_url: str) -> None:
+    def the_runs_tasks() -> list[asyncio.Task[object]]:
+        return [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.startswith("run_bot")]  # type: ignore[union-attr]
+
+    created = await create_room(server_url)
+    unretrieved: list[dict[str, object]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+    try:
+        with pytest.raises(ClientError, match="already has 8 players") as refused:  # eight bots in, the ninth refused
+            await run_bots(server_url, players=9, room=created.room, think_ms=20, seed=5)
+        left_running = the_runs_tasks()
+        for task in left_running:  # as asyncio.run does to what is left when the command ends
+            task.cancel()
+        if left_running:
+            await asyncio.wait(left_running)  # (not gather: that would retrieve their errors itself)
+        del refused  # its traceback holds the run's frames, and through them its tasks
+        gc.collect()  # an exception nobody retrieved is reported when its task is collected
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert left_running == [] and unretrieved == []
+
+
+async def test_bots_cancelled_while_still_connecting_leave_nothing_running() -> None:
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # accepts the connection, reads the handshake, never answers it
+
+    silent = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    try:
+        run = asyncio.create_task(run_bots(f"http://127.0.0.1:{port}", players=3, room="ABCDEF", think_ms=20))
+        await asyncio.sleep(0.3)
+        assert not run.done()
+        run.cancel()  # Ctrl-C, or asyncio.run ending
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        await asyncio.sleep(0)
+        assert [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.startswith("run_bot")] == []  # type: ignore[union-attr]
+    finally:
+        silent.close()
 
 
 async def test_race_creates_a_room_and_bots_race_in_it_to_the_results(server_url: str) -> None:
