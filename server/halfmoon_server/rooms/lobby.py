@@ -44,6 +44,14 @@ _SYSTEM_RANDOM = secrets.SystemRandom()
 #: The ticker looks after this many rooms, then lets the event loop run: at 10,000 players
 #: (2,500 rooms) a whole round took ~22 ms, a stall every tick for every room's moves.
 TICK_SLICE = 200
+#: The ticker's round looks at a held room with nothing pressing once every this many rounds
+#: (every 2 s at the default 0.5 s tick); one with a deadline passed, results to record or store,
+#: or a copy gone wrong is looked at in every round. Deadlines have the room's own timer; what
+#: the look finds besides (staleness, a finished room to put to sleep, seats held by an instance
+#: that died, its next look to write) is minutes apart or may wait a round or two. At 10,000
+#: connected players (2,500 rooms) looking at every room every round was half of what they cost
+#: when idle (0.155 of a core).
+QUIET_LOOK_ROUNDS = 4
 #: A live list that does not answer is said in the log at most this often (it is tried every round).
 LIVE_WARN_EVERY_MS = 60_000
 #: How long a read of the live list answers ``GET /api/live`` here: every visitor's home page
@@ -129,6 +137,7 @@ class Lobby:
         self._held_since: dict[str, int] = {}  # when each room held here was made or loaded
         #: the next look last written to the log's wake set for each room held here (:func:`_look_worth_writing`)
         self._looks_written: dict[str, int] = {}
+        self._looked_at: dict[str, int] = {}  # when the ticker last looked after each room held here
         self.draining = False
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
@@ -148,6 +157,8 @@ class Lobby:
             daily_time_limit_s=settings.daily_time_limit_s,
         )
         self.hold_ms = int(settings.finished_hold_s * 1000)
+        #: the ticker's rounds look at a room with nothing pressing this often (:data:`QUIET_LOOK_ROUNDS`)
+        self.quiet_look_ms = int(QUIET_LOOK_ROUNDS * settings.tick_s * 1000)
 
     # -- rooms held here ---------------------------------------------------------------------------
 
@@ -163,6 +174,7 @@ class Lobby:
             del self.rooms[room.id]
             self._held_since.pop(room.id, None)
             self._looks_written.pop(room.id, None)
+            self._looked_at.pop(room.id, None)
             self.log.unfollow(room.id)
 
     def seal_seed(self, room_id: str, round_: int) -> str:
@@ -486,14 +498,14 @@ class Lobby:
         welcome carries no token: the seat's token stays with the device that started it. None
         when the account has no attempt today, or it is over.
 
-        Raises :class:`Refusal` (``internal`` when the database fails, ``unavailable`` when the
-        room log does not answer), :class:`OwnedElsewhere` (a cluster: relayed to the owner)."""
+        Raises :class:`Refusal` (``unavailable`` when the database or the room log does not
+        answer), :class:`OwnedElsewhere` (a cluster: relayed to the owner)."""
         day = self.daily_service.today()
         try:
             room_id = await self.storage.daily_attempt_room(day, account)
-        except StorageError:
-            log.exception("the account's daily attempt cannot be read")
-            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        except StorageError as exc:
+            log.warning("an account's daily attempt could not be read: %s", exc)
+            raise Refusal("unavailable", "the daily challenge cannot be read right now; try again") from None
         if room_id is None:
             return None
         room = await self.find(room_id)
@@ -520,11 +532,12 @@ class Lobby:
         device belongs to), the account's first, whichever of its devices started it — and not a
         program's (``bot``). The room is made before the attempt is claimed, so a room that
         cannot be made spends nothing. Raises :class:`Refusal` (``server_full``,
-        ``rate_limited``, ``unavailable``, and ``internal`` when the database fails)."""
+        ``rate_limited``, ``unavailable`` when the database or the room log does not answer)."""
         self.ensure_capacity()  # before the ranked attempt is spent
         self.charge(client)
         day = self.daily_service.today()
         self._claiming += 1
+        room: Room | None = None
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
             room = await self._new_room(Mode.DAILY, code, daily_day=day, salt=self.daily_service.salt_for(day))
@@ -537,9 +550,11 @@ class Lobby:
                 account=account,
                 room=room.id,
             )
-        except StorageError:
-            log.exception("the daily challenge is unavailable")
-            raise Refusal("internal", "the daily challenge is unavailable right now") from None
+        except StorageError as exc:
+            log.warning("a daily attempt could not be set up: %s", exc)
+            if room is not None:
+                await self._discard(room)  # made for an attempt the database did not record
+            raise Refusal("unavailable", "the daily challenge cannot be set up right now; try again") from None
         finally:
             self._claiming -= 1
         if self.daily_service.revealed(day):
@@ -573,15 +588,23 @@ class Lobby:
 
     # -- housekeeping ----------------------------------------------------------------------------------
 
-    async def tick(self) -> None:
+    async def tick(self, *, every_room: bool = True) -> None:
         """Deadlines due, games left unrecorded, players and spectators whose instance died,
-        abandoned rooms (called by the ticker); then the rooms the log says need a look that no
-        live instance holds."""
+        abandoned rooms; then the rooms the log says need a look that no live instance holds.
+        The ticker's rounds (``every_room`` False) look at a room with nothing pressing only
+        every :data:`QUIET_LOOK_ROUNDS` rounds."""
         now = self.clock.now_ms()
-        for number, room in enumerate(list(self.rooms.values()), 1):
-            if number % TICK_SLICE == 0:
-                await asyncio.sleep(0)  # let the rooms' moves through between slices
-            if self.rooms.get(room.id) is room:  # (not dropped meanwhile)
+        quiet_ms = self.quiet_look_ms
+        looked = 0
+        for room in list(self.rooms.values()):
+            if self.rooms.get(room.id) is not room:  # (dropped meanwhile)
+                continue
+            if every_room or self._look_due(room, now, quiet_ms):
+                looked += 1
+                if looked % TICK_SLICE == 0:
+                    await asyncio.sleep(0)  # let the rooms' moves through between slices
+                    if self.rooms.get(room.id) is not room:
+                        continue
                 await self._look_after(room, now)
         await self.list_live(now)
         await self._adopt(now)
@@ -674,7 +697,17 @@ class Lobby:
         for outbox in [*room.outboxes.values(), *room.spectators]:
             outbox.close(CLOSE_MOVED, "the room is being reloaded: connect again")
 
+    def _look_due(self, room: Room, now: int, quiet_ms: int) -> bool:
+        """Whether the ticker's round looks after ``room`` now: not looked at for ``quiet_ms``, or
+        something pressing (a copy gone wrong, results to record or store, a deadline passed)."""
+        looked = self._looked_at.get(room.id)
+        if looked is None or now - looked >= quiet_ms or room.lost or room.state.results_pending:
+            return True
+        deadline = room.race.next_deadline()
+        return deadline is not None and deadline <= now
+
     async def _look_after(self, room: Room, now: int) -> None:
+        self._looked_at[room.id] = now
         if room.lost:  # fenced, or its log went back: what this copy holds is wrong
             self._let_go(room)
             return
@@ -737,7 +770,7 @@ class Lobby:
         while True:
             await asyncio.sleep(self.settings.tick_s)
             try:
-                await self.tick()
+                await self.tick(every_room=False)
             except Exception:
                 log.exception("the room ticker failed")
 

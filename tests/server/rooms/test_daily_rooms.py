@@ -3,10 +3,14 @@ sooner, even for an attempt the lobby gave a shorter limit (begun after midnight
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from typing import Any
 
+import pytest
+
 from halfmoon_server.clock import ManualClock, day_start_ms
+from halfmoon_server.errors import StorageError
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
@@ -60,3 +64,32 @@ async def test_a_daily_attempt_set_up_across_its_days_reveal_is_refused_and_leav
     await client.close()
     assert error["code"] == "unavailable" and "ask for it again" in error["message"]
     assert server.app[keys.LOBBY].rooms == {}
+
+
+async def test_a_daily_attempt_the_database_cannot_record_is_unavailable_in_one_log_line_and_leaves_no_room(
+    start_server: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = await start_server()
+    storage = server.app[keys.STORAGE]
+    real_claim = storage.claim_daily_attempt
+    down = True
+
+    async def claim(*args: Any, **kwargs: Any) -> bool:
+        if down:
+            raise StorageError("the database did not answer within 3 s")
+        return await real_claim(*args, **kwargs)
+
+    storage.claim_daily_attempt = claim  # type: ignore[method-assign]
+    client = await WsClient.connect(server, "ada")
+    await client.send("daily", name="Ada")
+    error = await client.next("error")
+    assert error["code"] == "unavailable" and "try again" in error["message"]
+    assert server.app[keys.LOBBY].rooms == {}, "the room made for the attempt goes"
+    said = [r for r in caplog.records if "daily attempt could not be set up" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.WARNING and said[0].exc_info is None
+    assert "did not answer" in said[0].getMessage()
+    down = False
+    await client.send("daily", name="Ada")  # the same connection asks again: ranked, nothing was spent
+    welcome = await client.next("welcome")
+    assert welcome["ranked"] is True
+    await client.close()

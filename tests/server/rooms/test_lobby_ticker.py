@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+from halfmoon_server.clock import ManualClock
 from halfmoon_server.rooms import lobby as lobby_module
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.web import keys
@@ -93,3 +94,36 @@ def test_a_next_look_is_worth_writing_when_new_sooner_due_or_much_later() -> Non
     assert worth(10_000, 10_000 + hour // 2, 0, hour)  # half the abandon time later
     assert not worth(10_000, 10_001, 0, hour)  # a little later: the written look is only early
     assert not worth(10_000, 10_000 + hour // 2 - 1, 9_999, hour)
+
+
+async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pressing_one_at_every_round(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)  # no round of its own
+    lobby = server.app[keys.LOBBY]
+    lobby.quiet_look_ms = 2000  # (a round every 500 ms: every fourth round)
+    await rooms_in(lobby, 3)
+    quiet, due, lost = list(lobby.rooms.values())
+    looked: list[str] = []
+
+    async def spy(room, now):  # type: ignore[no-untyped-def]
+        looked.append(room.id)
+        lobby._looked_at[room.id] = now
+
+    lobby._look_after = spy  # type: ignore[method-assign]
+    await lobby.tick(every_room=False)
+    assert sorted(looked) == sorted([quiet.id, due.id, lost.id]), "never looked at: looked at in the first round"
+    due.race._deadline = clock.now_ms() + 1200  # its countdown ends in 1.2 s
+    lost.lost = True
+    rounds = []
+    for _ in range(8):
+        clock.advance(500)
+        looked.clear()
+        await lobby.tick(every_room=False)
+        rounds.append(sorted(looked))
+    assert [quiet.id in r for r in rounds] == [False, False, False, True] * 2
+    assert [due.id in r for r in rounds] == [False, False, True, True, True, True, True, True]
+    assert all(lost.id in r for r in rounds)
+    looked.clear()
+    await lobby.tick()  # a direct call (tests, start-up) looks at every room
+    assert sorted(looked) == sorted([quiet.id, due.id, lost.id])

@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestServer
 
 from halfmoon.game import Game
 from halfmoon_server.core.accounts import SESSION_COOKIE
+from halfmoon_server.errors import StorageError
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.passkeys import SoftPasskey
@@ -242,3 +243,24 @@ async def test_an_unranked_look_under_a_name_played_today_spends_the_accounts_ra
     _, then = await daily(server, sockets, "Ada", phone.key, phone.cookie())
     assert then["room"]["room"] != scouting["room"]["room"]
     assert (then["ranked"], then["unranked_reason"]) == (False, "daily_retry"), then
+
+
+async def test_a_signed_in_devices_daily_is_unavailable_while_its_accounts_attempt_cannot_be_read(
+    server: TestServer, devices: Any, sockets: list[WsClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    phone = devices()
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    storage = server.app[keys.STORAGE]
+    real_read = storage.daily_attempt_room
+
+    async def down(*args: Any, **kwargs: Any) -> Any:
+        raise StorageError("the database did not answer within 3 s")
+
+    storage.daily_attempt_room = down  # type: ignore[method-assign]
+    _, refused = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+    said = [r for r in caplog.records if "daily attempt could not be read" in r.getMessage()]
+    assert len(said) == 1 and said[0].exc_info is None
+    storage.daily_attempt_room = real_read  # type: ignore[method-assign]
+    _, welcome = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert welcome["type"] == "welcome" and welcome["ranked"] is True, "nothing was spent"
