@@ -245,13 +245,13 @@ async def run_bots(
             return await _all_or_first_error([one(room_id, names[i], brains[i], asyncio.Event()) for i in range(count)])
         host_in = asyncio.Event()  # the host joins first, so that it is the host
         host = asyncio.create_task(one(room_id, names[0], brains[0], host_in))
-        await _first(host, host_in)
-        if host.done():
-            return [await host]
         try:
+            await _first(host, host_in)
+            if host.done():
+                return [await host]
             others = [one(room_id, names[i], brains[i], asyncio.Event()) for i in range(1, count)]
             rest = await _all_or_first_error(others)
-        except BaseException:
+        except BaseException:  # (cancelled too while the host joins: another room of the run failed)
             host.cancel()
             await asyncio.gather(host, return_exceptions=True)
             raise

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from halfmoon.game import Game, Move
 from halfmoon.view import BoardView
 from halfmoon_client.bots import BotBrain
@@ -79,3 +81,39 @@ def test_the_host_bot_waits_for_its_own_team_not_for_a_head_count() -> None:
     assert bot.next_message() is None  # three players, but bot-3 is not in yet
     bot.receive({"type": "player_joined", "v": 1, "seq": 4, "player": summary("p4", "bot-3")}, T0)
     assert bot.next_message() == {"type": "start", "v": 1, "time_limit_s": 120}
+
+
+async def test_a_run_of_several_new_rooms_refused_in_one_stops_the_host_still_joining_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from halfmoon_client import bots
+    from halfmoon_client.errors import RefusedError
+    from halfmoon_client.rest import CreatedRoom
+
+    running: set[str] = set()
+
+    async def a_room(server: str) -> CreatedRoom:
+        a_room.made += 1  # type: ignore[attr-defined]
+        return CreatedRoom(room=f"ROOM{a_room.made}", code=None, url="")  # type: ignore[attr-defined]
+
+    a_room.made = 0  # type: ignore[attr-defined]
+
+    async def bot(server: str, room: str, name: str, brain: BotBrain, **_: object) -> bots.BotReport:
+        if room == "ROOM2":
+            await asyncio.sleep(0.05)
+            raise RefusedError("server_full", f"bot {name}: the server is full")
+        running.add(name)
+        try:
+            await asyncio.sleep(3600)  # still connecting: never welcomed
+        finally:
+            running.discard(name)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(bots, "create_room", a_room)
+    monkeypatch.setattr(bots, "run_bot", bot)
+    with pytest.raises(RefusedError, match="full"):
+        await bots.run_bots("http://127.0.0.1:1", players=4, per_room=2, think_ms=0)  # two new rooms
+    await asyncio.sleep(0)
+    assert running == set()  # room 1's host, still joining, was stopped with the run
