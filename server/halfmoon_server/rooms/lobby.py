@@ -699,9 +699,10 @@ class Lobby:
 
     def _look_due(self, room: Room, now: int, quiet_ms: int) -> bool:
         """Whether the ticker's round looks after ``room`` now: not looked at for ``quiet_ms``, or
-        something pressing (a copy gone wrong, results to record or store, a deadline passed)."""
+        something pressing (a copy gone wrong, results to record or store, a deadline passed).
+        A look "in the future" (the wall clock was set back) is due too."""
         looked = self._looked_at.get(room.id)
-        if looked is None or now - looked >= quiet_ms or room.lost or room.state.results_pending:
+        if looked is None or not 0 <= now - looked < quiet_ms or room.lost or room.state.results_pending:
             return True
         deadline = room.race.next_deadline()
         return deadline is not None and deadline <= now

@@ -127,3 +127,28 @@ async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pr
     looked.clear()
     await lobby.tick()  # a direct call (tests, start-up) looks at every room
     assert sorted(looked) == sorted([quiet.id, due.id, lost.id])
+
+
+async def test_the_tickers_rounds_still_look_at_a_quiet_room_after_the_wall_clock_is_set_back(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)  # no round of its own
+    lobby = server.app[keys.LOBBY]
+    lobby.quiet_look_ms = 2000
+    await rooms_in(lobby, 1)
+    (quiet,) = lobby.rooms.values()
+    looked: list[str] = []
+
+    async def spy(room, now):  # type: ignore[no-untyped-def]
+        looked.append(room.id)
+        lobby._looked_at[room.id] = now
+
+    lobby._look_after = spy  # type: ignore[method-assign]
+    await lobby.tick(every_room=False)
+    assert looked == [quiet.id]
+    clock.ms -= 3_600_000  # the host's clock stepped back an hour (NTP, a VM resumed)
+    looked.clear()
+    for _ in range(4):
+        clock.advance(500)
+        await lobby.tick(every_room=False)
+    assert looked == [quiet.id], "a quiet room is looked at every fourth round, not an hour later"
