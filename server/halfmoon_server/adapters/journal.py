@@ -103,7 +103,7 @@ class _LocalLog:
 
     async def due(self, now: int) -> list[str]:
         """The rooms not held here whose look is due (a room held here is looked at by the
-        lobby's ticker on every round)."""
+        lobby's ticker: at least every few rounds)."""
         due: list[str] = []
         while self._wakes and self._wakes[0][0] <= now:
             at, room_id = heapq.heappop(self._wakes)
@@ -114,7 +114,7 @@ class _LocalLog:
 
     async def wake(self, room_id: str, at: int | None) -> None:
         if room_id in self.rooms:
-            return  # held here: the ticker looks at it every round anyway
+            return  # held here: the ticker looks at it every few rounds anyway
         if at is None:
             self.sleeping.pop(room_id, None)
         elif self.sleeping.get(room_id) != at:

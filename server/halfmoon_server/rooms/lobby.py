@@ -614,7 +614,7 @@ class Lobby:
             return
         for room_id in due:
             if room_id in self.rooms:
-                continue  # looked after above
+                continue  # held here: looked after by the rounds above
             try:
                 found = await self.find(room_id)
             except Refusal:  # the log did not answer: its look is tried again a little later
