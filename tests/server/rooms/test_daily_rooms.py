@@ -95,7 +95,10 @@ async def test_a_daily_attempt_the_database_cannot_record_is_unavailable_in_one_
     await client.close()
 
 
-@pytest.mark.xfail(strict=True, reason="review: a claim recorded before the database failed spends the ranked attempt")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit (docs/security.md): a claim the database recorded before failing spends the ranked attempt",
+)
 async def test_a_daily_attempt_recorded_before_the_database_failed_is_still_ranked_when_asked_again(
     start_server: StartServer,
 ) -> None:
