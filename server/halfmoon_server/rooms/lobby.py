@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import zlib
 from collections import OrderedDict
 from dataclasses import asdict
 from datetime import date
@@ -708,7 +709,11 @@ class Lobby:
         return deadline is not None and deadline <= now
 
     async def _look_after(self, room: Room, now: int) -> None:
-        self._looked_at[room.id] = now
+        if room.id in self._looked_at:
+            self._looked_at[room.id] = now
+        else:  # its first look: taken as made earlier by a part of the quiet time that its id says,
+            # so that rooms held at once (restored at start-up, adopted) are not all looked at in one round
+            self._looked_at[room.id] = now - zlib.crc32(room.id.encode()) % max(1, self.quiet_look_ms)
         if room.lost:  # fenced, or its log went back: what this copy holds is wrong
             self._let_go(room)
             return

@@ -152,3 +152,32 @@ async def test_the_tickers_rounds_still_look_at_a_quiet_room_after_the_wall_cloc
         clock.advance(500)
         await lobby.tick(every_room=False)
     assert looked == [quiet.id], "a quiet room is looked at every fourth round, not an hour later"
+
+
+async def test_rooms_held_at_once_have_their_quiet_looks_spread_over_the_rounds(
+    start_server: StartServer, clock: ManualClock
+) -> None:
+    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)
+    lobby = server.app[keys.LOBBY]
+    lobby.quiet_look_ms = 2000
+    await rooms_in(lobby, 200)
+    await lobby.tick()  # every room's first look, in one round (as at start-up)
+    looked: list[str] = []
+    original = lobby._look_after
+
+    async def spy(room, now):  # type: ignore[no-untyped-def]
+        looked.append(room.id)
+        await original(room, now)
+
+    lobby._look_after = spy  # type: ignore[method-assign]
+    per_round = []
+    for _ in range(8):
+        clock.advance(500)
+        looked.clear()
+        await lobby.tick(every_room=False)
+        per_round.append(set(looked))
+    assert all(len(looked) <= 80 for looked in per_round), [len(r) for r in per_round]  # about a quarter each
+    for first, second in zip(per_round[:4], per_round[4:], strict=True):
+        assert first == second  # each room in the same round of every four
+    assert set().union(*per_round[:4]) == set(lobby.rooms)  # every room once in four rounds
+    assert sum(len(looked) for looked in per_round[:4]) == len(lobby.rooms)
