@@ -85,8 +85,16 @@ class RedisClusterNodes:
         for port in self.ports:
             self.start_node(port)
         async with asyncio.timeout(15):
-            for port in self.ports:
+            for index in range(len(self.ports)):
                 while True:
+                    port = self.ports[index]
+                    if self.processes[port].poll() is not None:
+                        # it exited: its port (or its bus port) was taken between the probe and its
+                        # start, by a process of another test; a node on other free ports instead
+                        del self.processes[port]
+                        self.ports[index] = next(p for p in cluster_ports(len(self.ports) + 1) if p not in self.ports)
+                        self.start_node(self.ports[index])
+                        continue
                     try:
                         _, writer = await asyncio.open_connection("127.0.0.1", port)
                         writer.close()
