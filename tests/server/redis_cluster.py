@@ -95,12 +95,16 @@ class RedisClusterNodes:
                         self.ports[index] = next(p for p in cluster_ports(len(self.ports) + 1) if p not in self.ports)
                         self.start_node(self.ports[index])
                         continue
-                    try:
-                        _, writer = await asyncio.open_connection("127.0.0.1", port)
+                    try:  # (a PING answered: this node, not whatever else listens there)
+                        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                        writer.write(b"PING\r\n")
+                        answer = await asyncio.wait_for(reader.readline(), 1)
                         writer.close()
-                        break
-                    except OSError:
-                        await asyncio.sleep(0.05)
+                        if answer == b"+PONG\r\n":
+                            break
+                    except (OSError, TimeoutError):
+                        pass
+                    await asyncio.sleep(0.05)
         create = ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{port}" for port in self.ports)]
         create += ["--cluster-replicas", "1", "--cluster-yes"]
         made = await asyncio.to_thread(subprocess.run, create, capture_output=True, timeout=60)
@@ -193,12 +197,11 @@ class RedisClusterNodes:
         self.processes[port].send_signal(signal.SIGCONT)
 
     def stop(self) -> None:
+        """Kill every node: what they hold is the test's, and a node asked to shut down (SIGTERM)
+        can wait out its shutdown timeout (10 s) for a replica or a master that is gone — a test's
+        teardown took 10–30 s that way."""
         for process in self.processes.values():
             if process.poll() is None:
-                process.send_signal(signal.SIGCONT)
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes.values():
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
                 process.kill()
+        for process in self.processes.values():
+            process.wait(10)

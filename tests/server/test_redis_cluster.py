@@ -19,9 +19,7 @@ async def test_a_node_whose_port_was_taken_meanwhile_starts_on_another(tmp_path:
     nodes = RedisClusterNodes(tmp_path / "cluster")
     taken = nodes.ports[2]
     with socket.socket() as squatter:
-        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        squatter.bind(("127.0.0.1", taken))
-        squatter.listen()
+        squatter.bind(("127.0.0.1", taken))  # (as a client's socket would hold it: not listening)
         try:
             await nodes.start()
             assert taken not in nodes.ports and len(set(nodes.ports)) == 6
