@@ -19,6 +19,23 @@ async def rooms_in(lobby: Lobby, count: int) -> None:
         await lobby.create_race(None, "127.0.0.1")
 
 
+async def rounds_of_two_seconds(start_server: StartServer, rooms: int) -> tuple[Lobby, list[str]]:
+    """A lobby of ``rooms`` rooms whose quiet rooms are looked at every 2 s (no ticker of its own:
+    the test calls ``tick``), and the rooms each look finds, in order (the look itself only noted)."""
+    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)
+    lobby = server.app[keys.LOBBY]
+    lobby.quiet_look_ms = 2000  # (a round every 500 ms: every fourth round)
+    await rooms_in(lobby, rooms)
+    looked: list[str] = []
+
+    async def noted(room, now):  # type: ignore[no-untyped-def]
+        looked.append(room.id)
+        lobby._looked_at[room.id] = now
+
+    lobby._look_after = noted  # type: ignore[method-assign]
+    return lobby, looked
+
+
 async def test_a_round_over_many_rooms_lets_the_loop_run_between_slices(start_server: StartServer) -> None:
     server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)  # no round of its own
     lobby = server.app[keys.LOBBY]
@@ -99,18 +116,8 @@ def test_a_next_look_is_worth_writing_when_new_sooner_due_or_much_later() -> Non
 async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pressing_one_at_every_round(
     start_server: StartServer, clock: ManualClock
 ) -> None:
-    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)  # no round of its own
-    lobby = server.app[keys.LOBBY]
-    lobby.quiet_look_ms = 2000  # (a round every 500 ms: every fourth round)
-    await rooms_in(lobby, 3)
+    lobby, looked = await rounds_of_two_seconds(start_server, 3)
     quiet, due, lost = list(lobby.rooms.values())
-    looked: list[str] = []
-
-    async def spy(room, now):  # type: ignore[no-untyped-def]
-        looked.append(room.id)
-        lobby._looked_at[room.id] = now
-
-    lobby._look_after = spy  # type: ignore[method-assign]
     await lobby.tick(every_room=False)
     assert sorted(looked) == sorted([quiet.id, due.id, lost.id]), "never looked at: looked at in the first round"
     due.race._deadline = clock.now_ms() + 1200  # its countdown ends in 1.2 s
@@ -132,18 +139,8 @@ async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pr
 async def test_the_tickers_rounds_still_look_at_a_quiet_room_after_the_wall_clock_is_set_back(
     start_server: StartServer, clock: ManualClock
 ) -> None:
-    server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)  # no round of its own
-    lobby = server.app[keys.LOBBY]
-    lobby.quiet_look_ms = 2000
-    await rooms_in(lobby, 1)
+    lobby, looked = await rounds_of_two_seconds(start_server, 1)
     (quiet,) = lobby.rooms.values()
-    looked: list[str] = []
-
-    async def spy(room, now):  # type: ignore[no-untyped-def]
-        looked.append(room.id)
-        lobby._looked_at[room.id] = now
-
-    lobby._look_after = spy  # type: ignore[method-assign]
     await lobby.tick(every_room=False)
     assert looked == [quiet.id]
     clock.ms -= 3_600_000  # the host's clock stepped back an hour (NTP, a VM resumed)
