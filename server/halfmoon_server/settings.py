@@ -162,6 +162,10 @@ OPTIONS: tuple[Option, ...] = (
         "seconds between moves of the surviving heap out of the garbage collector's sight (0: at start only)",
     ),
     Option(
+        "gc_freeze_light_s", "HALFMOON_GC_FREEZE_LIGHT_S", float, "--gc-freeze-light",
+        "seconds between freezes while the process uses under 0.9 of a core (0: always --gc-freeze)",
+    ),
+    Option(
         "gc_collect_s", "HALFMOON_GC_COLLECT_S", float, "--gc-collect",
         "seconds between full collections of the whole heap, frozen part included (0: never)",
     ),
@@ -360,6 +364,16 @@ class Settings:
     #: whole heap is unfrozen and collected once, freeing reference cycles that became garbage
     #: after they were frozen (one pause; 0: never). ``gc_freeze_s`` 0: frozen once, at start.
     gc_freeze_s: float = 2.0
+    #: ...and every ``gc_freeze_light_s`` while the process (all its threads) uses under
+    #: :data:`~halfmoon_server.web.app.LIGHT_LOAD_SHARE` of a core (0, or not below
+    #: ``gc_freeze_s``: always ``gc_freeze_s``). Each young collection before a freeze walks what
+    #: became young since the last one — at 10,000 players at a human's pace ~65,000 objects,
+    #: ~50 ms, every 2 s: the tail. At 0.25 s each walks ~8× less (ack p99 0.42× there); near
+    #: saturation shorter freezes would double the collector's time, so a busy process freezes every
+    #: ``gc_freeze_s``. Off by default: a reference cycle that lives 0.25–2 s and is then dropped is
+    #: frozen with the live heap until the next full collection (``gc_collect_s``), where at 2 s most
+    #: such cycles die before a freeze — not yet measured over more than 10 minutes (docs/benchmarks.md).
+    gc_freeze_light_s: float = 0.0
     gc_collect_s: float = 900.0
     #: The young generation's threshold (``gc.set_threshold``): a collection starts once this many
     #: objects were allocated and not freed. Python's 700 is crossed by the objects of moves in
@@ -547,13 +561,14 @@ class Settings:
         for name in ("rate_burst", "rate_per_s", *timings):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, not {getattr(self, name)}")
-        for name in (*timings, "countdown_s", "gc_freeze_s", "gc_collect_s"):
+        for name in (*timings, "countdown_s", "gc_freeze_s", "gc_freeze_light_s", "gc_collect_s"):
             if getattr(self, name) > MAX_SECONDS:  # (in milliseconds past 64 bits, or infinite)
                 raise SettingsError(f"{name} must be at most {MAX_SECONDS} s (ten years), not {getattr(self, name)}")
         if self.gc_young > MAX_GC_YOUNG:  # gc.set_threshold takes a C int
             raise SettingsError(f"gc_young must be at most {MAX_GC_YOUNG:,}, not {self.gc_young}")
         never_negative = ("max_connections_per_address", "solver_workers", "solver_node_budget", "redis_replicas")
-        for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", "gc_freeze_s", "gc_collect_s"):
+        gc_times = ("gc_freeze_s", "gc_freeze_light_s", "gc_collect_s")
+        for name in (*never_negative, "daily_ranked_per_address", "tap_floor_ms", *gc_times):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} cannot be negative, not {getattr(self, name)}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from halfmoon_server.clock import ManualClock
 from halfmoon_server.errors import SettingsError
 from halfmoon_server.settings import Settings
 from halfmoon_server.web import keys
-from halfmoon_server.web.app import _freeze_gc, create_app
+from halfmoon_server.web.app import LIGHT_LOAD_SHARE, _freeze_gc, create_app, freeze_interval
 from tests.server.support import make_settings
 
 
@@ -92,3 +93,68 @@ async def test_cyclic_garbage_made_between_two_freezes_is_collected_not_frozen(t
         gc.collect()
         gc.set_threshold(*before)
     assert alive == 0, f"{alive} of 3,000 garbage cycles were frozen with the live heap"
+
+
+def test_a_process_under_light_load_freezes_more_often_and_a_busy_one_every_gc_freeze() -> None:
+    assert freeze_interval(0.6, 2.0, 0.25) == 0.25  # a human's pace at 10,000 players
+    assert freeze_interval(LIGHT_LOAD_SHARE, 2.0, 0.25) == 2.0  # saturated: the queue is young
+    assert freeze_interval(0.99, 2.0, 0.25) == 2.0
+    assert freeze_interval(0.1, 2.0, 0.0) == 2.0  # --gc-freeze-light 0: off
+    assert freeze_interval(0.1, 0.2, 0.25) == 0.2  # never less often than --gc-freeze
+
+
+async def test_the_heap_is_frozen_every_light_interval_while_the_process_is_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.4, gc_freeze_light_s=0.05, gc_collect_s=0.0)
+    app: Any = {keys.SETTINGS: settings}
+    freezes: list[float] = []
+    real_freeze = gc.freeze
+    loop = asyncio.get_running_loop()
+
+    def counted() -> None:
+        freezes.append(loop.time())
+        real_freeze()
+
+    monkeypatch.setattr(gc, "freeze", counted)
+    before = gc.get_threshold()
+    context = _freeze_gc(app)
+    await context.__anext__()
+    try:
+        await asyncio.sleep(1.0)  # the test's process idles: the first freeze at 0.4 s, then every 0.05 s
+    finally:
+        with contextlib.suppress(StopAsyncIteration):
+            await context.__anext__()
+        gc.set_threshold(*before)
+    in_the_loop = freezes[1:]  # (the first is the start's own)
+    assert 8 <= len(in_the_loop) <= 14, in_the_loop
+    assert in_the_loop[1] - in_the_loop[0] < 0.2
+
+
+async def test_a_busy_process_freezes_every_gc_freeze_however_short_the_light_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.2, gc_freeze_light_s=0.02, gc_collect_s=0.0)
+    app: Any = {keys.SETTINGS: settings}
+    freezes: list[float] = []
+    real_freeze = gc.freeze
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    def counted() -> None:
+        freezes.append(loop.time())
+        real_freeze()
+
+    monkeypatch.setattr(gc, "freeze", counted)
+    monkeypatch.setattr(time, "process_time", lambda: loop.time() - started)  # a whole core, always
+    before = gc.get_threshold()
+    context = _freeze_gc(app)
+    await context.__anext__()
+    try:
+        await asyncio.sleep(1.0)
+    finally:
+        with contextlib.suppress(StopAsyncIteration):
+            await context.__anext__()
+        gc.set_threshold(*before)
+    in_the_loop = freezes[1:]
+    assert 3 <= len(in_the_loop) <= 6, in_the_loop  # every 0.2 s, not every 0.02 s
