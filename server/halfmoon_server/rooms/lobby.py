@@ -50,8 +50,8 @@ TICK_SLICE = 200
 #: or a copy gone wrong is looked at in every round. Deadlines have the room's own timer; what
 #: the look finds besides (staleness, a finished room to put to sleep, seats held by an instance
 #: that died, its next look to write) is minutes apart or may wait a round or two. At 10,000
-#: connected players (2,500 rooms) looking at every room every round was half of what they cost
-#: when idle (0.155 of a core).
+#: idle connected players (2,500 rooms) this took their cost from 0.077 to 0.057 of a core
+#: (docs/benchmarks.md); at a human's pace it is inside the noise.
 QUIET_LOOK_ROUNDS = 4
 #: A live list that does not answer is said in the log at most this often (it is tried every round).
 LIVE_WARN_EVERY_MS = 60_000
