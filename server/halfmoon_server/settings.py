@@ -355,6 +355,10 @@ class Settings:
     #: The embedded journal's SQLite ``synchronous``: ``normal`` (survives a killed process) or
     #: ``full`` (survives a power cut too, at a higher cost per commit).
     journal_sync: str = "normal"
+    #: Where the embedded journal's commits run: ``auto`` (on the event loop's thread while the
+    #: disk answers within 50 ms and ``journal_sync`` is ``normal``, else on the journal's thread)
+    #: or ``thread`` (always on the journal's thread: a disk that stalls never stalls the loop).
+    journal_commit: str = "auto"
     #: Open WebSockets one client address may hold (0: no limit); one more is closed at once with 1013.
     max_connections_per_address: int = 256
     #: The garbage collector: every ``gc_freeze_s`` the objects that survived are frozen
@@ -452,6 +456,7 @@ class Settings:
         take("HALFMOON_RATE_BURST", "rate_burst", float)
         take("HALFMOON_RATE_PER_S", "rate_per_s", float)
         take("HALFMOON_JOURNAL_SYNC", "journal_sync", str)
+        take("HALFMOON_JOURNAL_COMMIT", "journal_commit", str)
         take("HALFMOON_METRICS_HOST", "metrics_host", str)
         take("HALFMOON_METRICS_ON_APP_PORT", "metrics_on_app_port", bool)
         take("HALFMOON_LOG_LEVEL", "log_level", str)
@@ -516,6 +521,8 @@ class Settings:
             raise SettingsError(f"daily_time_limit_s must be 60-86400 seconds, not {self.daily_time_limit_s}")
         if self.journal_sync.lower() not in ("normal", "full"):
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
+        if self.journal_commit.lower() not in ("auto", "thread"):
+            raise SettingsError(f"journal_commit must be 'auto' or 'thread', not {self.journal_commit!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")
         if not 1 <= self.redis_wait_ms <= 60_000:  # (WAIT 0 would wait for ever)

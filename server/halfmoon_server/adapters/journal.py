@@ -10,9 +10,23 @@ The journal writes with *group commit*: every entry appended while a write is un
 the next transaction, so under load one commit carries many moves. SQLite runs in WAL mode with
 ``synchronous=NORMAL`` by default: a committed entry survives the process being killed (even
 with SIGKILL); a power cut may lose the last commits. ``synchronous=FULL`` (``--journal-sync
-full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). SQLite's own
-checkpoint, run by the commit that takes the write-ahead log past 1,000 pages, copies it back
-into the file, so the log restarts from its beginning however busy the journal is.
+full``) survives that too, at a higher cost per commit (docs/server.md, "Durability"). A checkpoint
+between two commits copies the write-ahead log back into the file, so the log restarts from its
+beginning however busy the journal is: with ``thread``, SQLite's own, run by the commit that takes
+the log past 1,000 pages; with ``auto``, the journal's (below).
+
+Where a round's commit runs (``commit``, ``--journal-commit``): ``auto`` (the default) commits a
+round on the event loop's own thread when that is safe and cheap — ``synchronous=NORMAL`` (a
+commit is a write into the operating system's cache, no ``fsync``), the journal's thread idle
+(so the two never share the connection), no checkpoint due, and every such commit of the last
+:data:`INLINE_BACKOFF_S` waited under :data:`INLINE_SLOW_S` for the disk; otherwise on the journal's thread, as
+``thread`` always does. A lone move then pays no hop to the thread and back (a context switch
+each way, a wake-up of the loop: docs/benchmarks.md, "A lone move"). The checkpoints are then the
+journal's own (SQLite's automatic one is off: it would copy ~4 MB and ``fsync`` twice on the
+loop), run on its thread every :data:`CHECKPOINT_PAGES` pages written (counted from above), and the
+first commit after each is the thread's too (restarting the log syncs its header). The price: a disk that
+stalls *during* a commit on the loop stalls the loop for as long (the next rounds go back to the
+thread, with its time-out); ``thread`` keeps every write off the loop (docs/server.md, "Durability").
 """
 
 from __future__ import annotations
@@ -50,6 +64,31 @@ PROBE_BYTES = 64 * 1024
 #: Readiness polls share one probe at a time, and its answer for this long: a flood of /readyz
 #: never queues more than one write a second ahead of the players' moves on the journal's thread.
 PROBE_EVERY_S = 1.0
+#: ``auto``: a commit on the loop's thread that waited longer than this off the CPU (a disk under
+#: pressure) sends the rounds of the next :data:`INLINE_BACKOFF_S` to the journal's thread, and
+#: says so once.
+INLINE_SLOW_S = 0.05
+INLINE_BACKOFF_S = 60.0
+#: ``auto``: the journal checkpoints its write-ahead log on its thread once this many pages were
+#: written since the last checkpoint, as SQLite's automatic checkpoint does at 1,000 — counted
+#: from above (:func:`pages_of`): the log stays under ~1,000 pages.
+CHECKPOINT_PAGES = 1000
+#: A checkpoint that failed is tried again after this long (the rounds go to the thread meanwhile).
+CHECKPOINT_RETRY_S = 5.0
+#: What one row writes, from above: its leaf page, a share of the leaves' splits (three pages
+#: each: two leaves and their parent), and past ~1,000 bytes (the most of a row a leaf of this
+#: table keeps) an overflow page per 4,092 bytes — measured 1.5 pages a row of 150 bytes, 4.4 a
+#: row of 1,500 (four such rows fill a leaf), counted here as 2 pages a row plus one per 300 bytes.
+ROW_BYTES_PER_PAGE = 300
+
+
+def pages_of(row_bytes: int) -> int:
+    """The write-ahead log's pages that writing a row of ``row_bytes`` (UTF-8) may take, from above."""
+    return 2 + row_bytes // ROW_BYTES_PER_PAGE
+#: The places a round's commit may run (``--journal-commit``).
+COMMIT_MODES = ("auto", "thread")
+#: What the readiness probe writes: the old row's pages freed, the new one's written, twice over.
+PROBE_PAGES = 2 * (PROBE_BYTES // 4096 + 1)
 
 
 def new_instance_name() -> str:
@@ -223,9 +262,12 @@ class _Worker:
     executor would not run a cancelled future's job either.
 
     :meth:`submit` answers with a future; :meth:`post` (the group commit's rounds) calls
-    ``answer(result, error)`` on the event loop instead: no future, and no task to resume."""
+    ``answer(result, error)`` on the event loop instead: no future, and no task to resume.
+    :attr:`outstanding` counts, on the loop, the jobs posted whose end the loop has not yet
+    heard of (one given up on included): at 0 the thread is not using the connection."""
 
     def __init__(self, name: str) -> None:
+        self.outstanding = 0
         self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -251,21 +293,28 @@ class _Worker:
         if not self._thread.is_alive():  # (a task that outlived the shutdown)
             raise LogUnavailable("the journal is closed")
         self._jobs.put((asyncio.get_running_loop(), work, args, answer, given_up))
+        self.outstanding += 1
+
+    def _ended(self, answer: Callable[[Any, BaseException | None], None] | None, result: Any, error: Any) -> None:
+        self.outstanding -= 1
+        if answer is not None:
+            answer(result, error)
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
             loop, work, args, answer, given_up = job
-            if given_up():
-                continue
             result: Any = None
             error: BaseException | None = None
-            try:
-                result = work(*args)
-            except BaseException as exc:  # handed back to the loop, as an executor would
-                error = exc
+            if given_up():
+                answer = None  # not run; the loop still hears that the job is over
+            else:
+                try:
+                    result = work(*args)
+                except BaseException as exc:  # handed back to the loop, as an executor would
+                    error = exc
             del job, work, args
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-                loop.call_soon_threadsafe(answer, result, error)
+                loop.call_soon_threadsafe(self._ended, answer, result, error)
             del loop, answer, given_up, result, error
 
     def shutdown(self) -> None:
@@ -306,12 +355,28 @@ CREATE TABLE IF NOT EXISTS snapshots (room TEXT PRIMARY KEY, n INTEGER NOT NULL,
 
 
 class JournalLog(_LocalLog):
-    """A room log in a SQLite file, written by one thread with group commit."""
+    """A room log in a SQLite file, written with group commit: on the event loop's thread or on the
+    journal's own (``commit``; the module's docstring says when)."""
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", commit: str = "auto") -> None:
         super().__init__()
+        commit = commit.lower()
+        if commit not in COMMIT_MODES:
+            raise ValueError(f"commit must be one of {', '.join(COMMIT_MODES)}, not {commit!r}")
         self.path = path
         self.synchronous = synchronous
+        #: rounds may commit on the loop's thread (``auto`` with ``synchronous=NORMAL``); the
+        #: checkpoints are then the journal's own
+        self.commits_on_loop = commit == "auto" and synchronous.upper() != "FULL"
+        #: no commit on the loop's thread before this (loop time): a slow or failed one was seen
+        self._inline_after = float("-inf")
+        #: pages written since the last checkpoint (counted from above), whether one is queued,
+        #: whether the log may restart at the next write (its first after a checkpoint: the
+        #: thread's, since restarting syncs the log's header), and no checkpoint before (a failed one)
+        self._pages = 0
+        self._checkpointing = False
+        self._restart_due = False
+        self._checkpoint_after = float("-inf")
         self._worker = _Worker("halfmoon-journal")
         self._db: sqlite3.Connection | None = None
         self._queue: list[_Pending] = []
@@ -338,6 +403,8 @@ class JournalLog(_LocalLog):
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")
+        if self.commits_on_loop:  # (SQLite's own would copy and fsync in a commit on the loop)
+            db.execute("PRAGMA wal_autocheckpoint=0")
         db.executescript(_SCHEMA)
         self._db = db
         counts = db.execute(
@@ -346,14 +413,24 @@ class JournalLog(_LocalLog):
         ).fetchall()
         self.counts = {room: n for room, n in counts}
 
-    async def _run(self, work: Any, *args: Any) -> Any:
+    async def _run(self, work: Any, *args: Any, pages: int = 0) -> Any:
+        """Run ``work(*args)`` on the journal's thread, in order; ``pages``: about how many pages
+        of write-ahead log it writes (towards the next checkpoint)."""
+        self._pages += pages
         try:
             async with asyncio.timeout(COMMIT_TIMEOUT_S):
-                return await self._worker.submit(work, *args)
+                result = await self._worker.submit(work, *args)
         except TimeoutError:  # a stalled disk: the write may still land (first: TimeoutError is an OSError)
             raise LogUnavailable(f"the journal {self.path} did not answer in time", certain=False) from None
         except (sqlite3.Error, OSError) as exc:
             raise LogUnavailable(f"the journal {self.path} failed: {exc}") from exc
+        else:
+            if pages:
+                self._restart_due = False  # (this write, on the thread, restarted the log if it could)
+            return result
+        finally:
+            if pages:
+                self._checkpoint_if_due()
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -361,16 +438,16 @@ class JournalLog(_LocalLog):
         return self._db
 
     async def create(self, header: Entry, *, own: bool = True) -> bool:
+        text = orjson.dumps(header).decode()
+
         def insert() -> bool:
             try:
-                self._connection().execute(
-                    "INSERT INTO rooms (id, header) VALUES (?, ?)", (header["room"], orjson.dumps(header).decode())
-                )
+                self._connection().execute("INSERT INTO rooms (id, header) VALUES (?, ?)", (header["room"], text))
             except sqlite3.IntegrityError:
                 return False
             return True
 
-        created: bool = await self._run(insert)
+        created: bool = await self._run(insert, pages=pages_of(len(text.encode())))
         if created:
             self.counts[header["room"]] = 0
         return created
@@ -380,7 +457,12 @@ class JournalLog(_LocalLog):
         pending = _Pending(room_id, entry)
         self._queue.append(pending)
         if self._round is None and not self._gathering:
-            self._next_round()
+            if self._inline_ready():
+                # on the loop's thread: at the end of this turn, with whatever else it appends
+                self._gathering = True
+                asyncio.get_running_loop().call_soon(self._gathered)
+            else:
+                self._next_round()
         return await pending.done
 
     # -- the group commit: rounds on the thread, driven by their answers -----------------------------
@@ -391,7 +473,10 @@ class JournalLog(_LocalLog):
     # for each were a third of what a lone move cost the journal. One watchdog timer
     # (:meth:`_watch`) gives up a round older than :data:`COMMIT_TIMEOUT_S`; it is armed when a
     # round starts and none is armed, and moves itself on to the round under way when it fires
-    # early, so it fires about once per time-out, not once per move.
+    # early, so it fires about once per time-out, not once per move. A round committed on the
+    # loop's thread (``auto``: :meth:`_inline_ready`) needs none of it: it is over, delivered and
+    # answered before :meth:`_next_round` returns; a move appended while no round is under way
+    # starts its round at the end of the loop's turn, so the moves of one turn share a commit.
 
     def _next_round(self) -> None:
         """Start the next round with everything queued (nothing when a round is under way)."""
@@ -401,9 +486,13 @@ class JournalLog(_LocalLog):
             if self._drained is not None and not self._drained.done():
                 self._drained.set_result(None)
             return
+        self._checkpoint_if_due()
         batch, self._queue = self._queue, []
         loop = asyncio.get_running_loop()
         current = self._round = _Round(batch, loop.time())
+        if self._inline_ready():
+            self._commit_inline(current)
+            return
         due = current.started + COMMIT_TIMEOUT_S
         if self._watchdog is None or self._watchdog.when() > due:  # (none armed, or for a longer time-out)
             if self._watchdog is not None:
@@ -444,17 +533,91 @@ class JournalLog(_LocalLog):
                 self.counts[room_id] = count
         self._commit_round(current)
 
-    def _commit_round(self, current: _Round) -> None:
+    def _number(self, current: _Round) -> None:
+        """Number the round's entries, each after its room's last (and count the pages they write)."""
         numbered = current.numbered
         counts: dict[str, int] = {}  # the batch's rooms' counts: self.counts moves on once committed
+        pages = 0
         for item in current.batch:
             room_id = item.room
             number = counts.get(room_id) or self.counts.get(room_id, 0)
             number += 1
             counts[room_id] = number
-            numbered.append((room_id, number, orjson.dumps(item.entry).decode()))
+            raw = orjson.dumps(item.entry)
+            pages += pages_of(len(raw))
+            numbered.append((room_id, number, raw.decode()))
         current.counts = counts
-        self._post(current, self._commit, numbered, self._committed)
+        self._pages += pages
+
+    def _commit_round(self, current: _Round) -> None:
+        self._number(current)
+        self._post(current, self._commit, current.numbered, self._committed)
+
+    def _inline_ready(self) -> bool:
+        """Whether the next round may commit on the loop's thread (``auto``; module docstring)."""
+        return (
+            self.commits_on_loop
+            and self._worker.outstanding == 0  # (nor a checkpoint, a read, a snapshot, a probe)
+            and not self._unsure
+            and not self._restart_due
+            and self._pages < CHECKPOINT_PAGES
+            and self._db is not None
+            and asyncio.get_running_loop().time() >= self._inline_after
+        )
+
+    def _commit_inline(self, current: _Round) -> None:
+        """Commit the round here, on the loop's thread, and answer it at once. A commit that
+        waited longer than :data:`INLINE_SLOW_S` for the disk, or one that failed, sends the next
+        rounds to the thread."""
+        started, cpu = time.perf_counter(), time.thread_time()
+        error: BaseException | None = None
+        try:
+            self._number(current)  # (an entry that cannot be written: its round fails, nothing waits)
+            self._commit(current.numbered)
+        except Exception as exc:  # answered as the thread's would be
+            error = exc
+        # the time the loop's thread spent off the CPU in it: waiting for the disk (a collection
+        # of the heap that started inside the commit is CPU time, and no sign of a slow disk)
+        waited = (time.perf_counter() - started) - (time.thread_time() - cpu)
+        if error is not None or waited > INLINE_SLOW_S:
+            self._inline_after = asyncio.get_running_loop().time() + INLINE_BACKOFF_S
+            if error is None:
+                log.warning(
+                    "a commit of the journal %s waited %.1f ms off the CPU (for the disk, or a busy machine) on"
+                    " the event loop: the next %.0f s of commits go through its thread",
+                    self.path,
+                    waited * 1000,
+                    INLINE_BACKOFF_S,
+                )
+        self._committed(current, None, error)
+
+    def _checkpoint_if_due(self) -> None:
+        """``auto``: queue a checkpoint on the thread once :data:`CHECKPOINT_PAGES` were written
+        (the rounds behind it wait for it there, as they would for SQLite's own)."""
+        if not self.commits_on_loop or self._checkpointing or self._pages < CHECKPOINT_PAGES or self._db is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._checkpoint_after:
+            return
+        self._checkpointing = True
+        self._restart_due = True
+        written, self._pages = self._pages, 0
+
+        def answer(_result: Any, error: BaseException | None) -> None:
+            self._checkpointing = False
+            if error is not None:  # the log keeps growing meanwhile (the rounds on the thread)
+                message = "checkpointing the journal %s failed: %s; trying again in %.0f s"
+                log.warning(message, self.path, error, CHECKPOINT_RETRY_S)
+                self._pages += written
+                self._checkpoint_after = loop.time() + CHECKPOINT_RETRY_S
+
+        try:
+            self._worker.post(self._checkpoint, (), answer, lambda: False)
+        except LogUnavailable:  # the thread has stopped (closing)
+            self._checkpointing = False
+
+    def _checkpoint(self) -> None:
+        self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _committed(self, current: _Round, _result: None, error: BaseException | None) -> None:
         """The round's commit is over: deliver its entries in order and answer the appenders
@@ -464,6 +627,7 @@ class JournalLog(_LocalLog):
             self._round_failed(current, self._unavailable(error))
             return
         self._round = None
+        self._restart_due = False  # (a commit on the thread: it restarted the log if it could)
         self.counts.update(current.counts)
         rooms = self.rooms
         for item, (room_id, number, _) in zip(current.batch, current.numbered, strict=True):
@@ -571,16 +735,18 @@ class JournalLog(_LocalLog):
         """Keep the room's snapshot (one row a room, replaced by a newer one), through the
         journal's thread: behind the entries it covers, which were committed before it was taken."""
 
+        text = orjson.dumps(snapshot).decode()
+
         def write() -> None:
             self._connection().execute(
                 "INSERT INTO snapshots (room, n, snapshot)"
                 " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM rooms WHERE id = ?)"
                 " ON CONFLICT (room) DO UPDATE SET n = excluded.n, snapshot = excluded.snapshot"
                 " WHERE excluded.n > snapshots.n",
-                (room_id, number, orjson.dumps(snapshot).decode(), room_id),
+                (room_id, number, text, room_id),
             )
 
-        await self._run(write)
+        await self._run(write, pages=pages_of(len(text.encode())))
 
     async def room_ids(self) -> list[str]:
         rows = await self._run(lambda: self._connection().execute("SELECT id FROM rooms ORDER BY id").fetchall())
@@ -595,7 +761,7 @@ class JournalLog(_LocalLog):
         def write() -> None:
             db = self._connection()
             db.execute("BEGIN IMMEDIATE")
-            try:  # the old row's pages are freed, the new one's written: PROBE_BYTES of new frames
+            try:  # the old row's pages are freed, the new one's written: twice PROBE_BYTES of frames
                 db.execute("INSERT OR REPLACE INTO probe (id, pad) VALUES (1, zeroblob(?))", (PROBE_BYTES,))
                 db.execute("COMMIT")
             except BaseException:
@@ -606,7 +772,7 @@ class JournalLog(_LocalLog):
         now = time.monotonic()
         if self._probe is None or (self._probe.done() and now - self._probed_at >= PROBE_EVERY_S):
             self._probed_at = now
-            self._probe = asyncio.ensure_future(self._run(write))
+            self._probe = asyncio.ensure_future(self._run(write, pages=PROBE_PAGES))
             # (a failure is read by every caller that awaits it; none left unread)
             self._probe.add_done_callback(lambda done: done.cancelled() or done.exception())
         await asyncio.shield(self._probe)
@@ -620,7 +786,8 @@ class JournalLog(_LocalLog):
             db.execute("DELETE FROM rooms WHERE id = ?", (room_id,))
             db.execute("COMMIT")
 
-        await self._run(delete)
+        # (a deleted row's leaf and overflow pages are rewritten or freed: up to two a row)
+        await self._run(delete, pages=2 + 2 * self.counts.get(room_id, 0))
         self.counts.pop(room_id, None)
         self.sleeping.pop(room_id, None)
 

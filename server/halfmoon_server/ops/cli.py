@@ -57,6 +57,12 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="the embedded journal's durability: normal survives a killed process, full a power cut too "
         "(HALFMOON_JOURNAL_SYNC, default normal)",
     )
+    p.add_argument(
+        "--journal-commit", choices=("auto", "thread"),
+        help="where the embedded journal commits: auto on the event loop while the disk answers within 50 ms "
+        "(journal-sync normal), else on its thread; thread always on its thread "
+        "(HALFMOON_JOURNAL_COMMIT, default auto)",
+    )
     p.add_argument("--data-dir", type=Path, help="data directory (HALFMOON_DATA_DIR, default ./data)")
     p.add_argument("--secret", help="daily-challenge secret (HALFMOON_SECRET; default: generated once in the data dir)")
     p.add_argument("--static-dir", type=Path, help="browser client files (default: the installed halfmoon_web)")
@@ -147,6 +153,7 @@ def run_serve(args: argparse.Namespace) -> int:
             metrics_host=args.metrics_host,
             metrics_on_app_port=args.metrics_on_app_port,
             journal_sync=args.journal_sync,
+            journal_commit=args.journal_commit,
             log_level=args.log_level,
             log_format=args.log_format,
             **{option.field: getattr(args, option.field) for option in OPTIONS},

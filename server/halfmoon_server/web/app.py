@@ -151,7 +151,9 @@ async def open_room_log(settings: Settings) -> RoomLog:
         return redis_log
     if settings.database_url() == MEMORY_URL:
         return MemoryLog()
-    journal = JournalLog(settings.data_dir / "journal.db", synchronous=settings.journal_sync)
+    journal = JournalLog(
+        settings.data_dir / "journal.db", synchronous=settings.journal_sync, commit=settings.journal_commit
+    )
     await journal.open()
     return journal
 

@@ -116,9 +116,9 @@ async def test_a_flood_of_readiness_probes_writes_once_a_second_at_most(
     jobs: list[str] = []
     run = journal._run
 
-    async def counted(work: Any, *args: Any) -> Any:
+    async def counted(work: Any, *args: Any, **options: Any) -> Any:
         jobs.append(getattr(work, "__name__", "?"))
-        return await run(work, *args)
+        return await run(work, *args, **options)
 
     monkeypatch.setattr(journal, "_run", counted)
     try:

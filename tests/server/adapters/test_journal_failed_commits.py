@@ -28,10 +28,13 @@ from tests.server.conftest import StartServer
 from tests.server.support import WsClient, won_record
 
 
-async def _solo_on_the_journal(start_server: StartServer) -> tuple[JournalLog, WsClient, GameRecord]:
-    """A server on the embedded journal, and Ada in a solo game on a won record's deal."""
+async def _solo_on_the_journal(
+    start_server: StartServer, commit: str = "auto"
+) -> tuple[JournalLog, WsClient, GameRecord]:
+    """A server on the embedded journal (commits where ``commit`` says), and Ada in a solo game
+    on a won record's deal."""
     record = won_record()
-    server = await start_server()
+    server = await start_server(journal_commit=commit)
     room_log = server.app[keys.LOBBY].log
     assert isinstance(room_log, JournalLog)
     ada = await WsClient.connect(server, "ada")
@@ -43,7 +46,8 @@ async def _solo_on_the_journal(start_server: StartServer) -> tuple[JournalLog, W
 async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    room_log, ada, record = await _solo_on_the_journal(start_server)
+    # (the journal's thread: a commit stalled on the loop's thread would stall the loop, time-out and all)
+    room_log, ada, record = await _solo_on_the_journal(start_server, commit="thread")
     moves = [step.names() for step in record.moves[:4]]  # type: ignore[union-attr]
     await ada.send("move", positions=moves[0], id=1)
     assert (await ada.next("moved"))["moves"] == 1
@@ -94,10 +98,11 @@ class _CommitRefusedOnce:
         return getattr(self.db, name)
 
 
-async def test_a_refused_commit_leaves_no_transaction_open(start_server: StartServer) -> None:
+@pytest.mark.parametrize("commit", ["auto", "thread"])
+async def test_a_refused_commit_leaves_no_transaction_open(start_server: StartServer, commit: str) -> None:
     """A COMMIT that fails (SQLite busy past its wait) left its transaction open: every later
     ``BEGIN`` failed ("cannot start a transaction within a transaction") until a restart."""
-    room_log, ada, record = await _solo_on_the_journal(start_server)
+    room_log, ada, record = await _solo_on_the_journal(start_server, commit)
     moves = [step.names() for step in record.moves[:2]]  # type: ignore[union-attr]
     real = room_log._db
     room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]

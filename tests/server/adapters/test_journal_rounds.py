@@ -1,6 +1,8 @@
-"""The embedded journal's group-commit rounds: a move that arrives alone costs no timer, no task
+"""The embedded journal's group-commit rounds on its thread (``--journal-commit thread``, and
+``auto`` whenever the loop may not commit): a move that arrives alone costs no timer, no task
 and no future of the journal's own beyond its answer, and the one watchdog that gives up a
-stalled round measures each round's time-out from that round's own start."""
+stalled round measures each round's time-out from that round's own start. (Commits on the
+loop's thread: test_journal_commits_on_the_loop.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from tests.server.adapters.test_journal import _Room
 
 
 async def _journal_with_a_room(path: Path) -> tuple[JournalLog, Any]:
-    room_log = JournalLog(path)
+    room_log = JournalLog(path, commit="thread")
     await room_log.open()
     room: Any = _Room("R1")
     assert await room_log.create({"room": room.id, "v": 1})

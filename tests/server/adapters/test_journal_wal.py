@@ -63,8 +63,9 @@ async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("commit", ["auto", "thread"])
 async def test_the_write_ahead_log_stays_bounded_while_moves_keep_coming(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commit: str
 ) -> None:
     """Found with a checkpointer thread beside the writer (since removed): a PASSIVE checkpoint
     copies the frames committed when it began, and SQLite restarts the log only when a write
@@ -73,7 +74,7 @@ async def test_the_write_ahead_log_stays_bounded_while_moves_keep_coming(
     4 s). The writer's own checkpoint runs between two commits: the log restarts every 1,000
     pages."""
     path = tmp_path / "journal.db"
-    journal = JournalLog(path)
+    journal = JournalLog(path, commit=commit)
     await journal.open()
     try:
         written = await _steady_load(journal, seconds=4.0)
@@ -89,11 +90,12 @@ async def test_the_write_ahead_log_stays_bounded_while_moves_keep_coming(
         await journal.close()
 
 
-async def test_the_write_ahead_log_stays_bounded_under_a_bursty_load(tmp_path: Path) -> None:
+@pytest.mark.parametrize("commit", ["auto", "thread"])
+async def test_the_write_ahead_log_stays_bounded_under_a_bursty_load(tmp_path: Path, commit: str) -> None:
     """Commits with pauses between them: the log is checkpointed and restarted all the same (with
     the checkpointer thread, one that could not connect left the log growing by every commit)."""
     path = tmp_path / "journal.db"
-    journal = JournalLog(path)
+    journal = JournalLog(path, commit=commit)
     await journal.open()
     try:
         written = 0

@@ -104,6 +104,7 @@ def test_serve_refuses_bad_settings_with_a_clear_message(tmp_path: Path) -> None
         (("--max-rooms", "0"), {}, "max_rooms must be at least 1"),
         ((), {"HALFMOON_MAX_PLAYERS": "many"}, "HALFMOON_MAX_PLAYERS='many' is not a valid int"),
         ((), {"HALFMOON_LOG_LEVEL": "LOUD"}, "the log level must be one of"),
+        ((), {"HALFMOON_JOURNAL_COMMIT": "sometimes"}, "journal_commit must be 'auto' or 'thread'"),
         (("--redis-replicas", "-1"), {}, "redis_replicas cannot be negative"),
         (("--redis-wait-ms", "0"), {}, "redis_wait_ms must be 1-60000 ms"),
         (("--snapshot-every", "-1"), {}, "snapshot_every must be 0 (no snapshots) to 100000 entries"),

@@ -74,3 +74,38 @@ async def test_halfmoon_serve_starts_and_logs_where_it_listens(tmp_path: Path) -
     assert f"sqlite+aiosqlite:///{data.resolve() / 'halfmoon.db'}" in log
     assert (data / "halfmoon.db").exists() and (data / "daily-secret").exists()
     assert "Traceback" not in log
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "sync", "commit"),
+    [
+        ([], {}, "normal", "auto"),
+        (["--journal-commit", "thread", "--journal-sync", "full"], {}, "full", "thread"),
+        ([], {"HALFMOON_JOURNAL_COMMIT": "thread"}, "normal", "thread"),
+        (["--journal-commit", "auto"], {"HALFMOON_JOURNAL_COMMIT": "thread"}, "normal", "auto"),  # the flag wins
+    ],
+)
+def test_the_journal_flags_and_variables_reach_the_servers_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], env: dict[str, str], sync: str, commit: str
+) -> None:
+    import argparse
+
+    from halfmoon_server.errors import ServerError
+    from halfmoon_server.ops import cli
+
+    for name in [k for k in os.environ if k.startswith("HALFMOON_")]:
+        monkeypatch.delenv(name)
+    for name, value in {"HALFMOON_DATA_DIR": str(tmp_path), **env}.items():
+        monkeypatch.setenv(name, value)
+    seen: list[Settings] = []
+
+    async def preflight(settings: Settings) -> None:  # where serve would open its stores: stop there
+        seen.append(settings)
+        raise ServerError("stopped by the test")
+
+    monkeypatch.setattr(cli, "preflight", preflight)
+    monkeypatch.setattr(cli.logs, "configure", lambda *args: None)  # (the test process's logging stays)
+    parser = argparse.ArgumentParser()
+    cli.register_serve(parser.add_subparsers())
+    assert cli.run_serve(parser.parse_args(["serve", *argv])) == 1
+    assert [(s.journal_sync, s.journal_commit) for s in seen] == [(sync, commit)]

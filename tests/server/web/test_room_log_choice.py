@@ -1,5 +1,6 @@
 """The room log ``halfmoon serve`` opens (web/app.py ``open_room_log``): the embedded journal in
-the data directory, synced as ``--journal-sync`` says; nothing kept for the memory database (``--db memory://``)."""
+the data directory, synced as ``--journal-sync`` says and committing where ``--journal-commit``
+says; nothing kept for the memory database (``--db memory://``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.settings import Settings
 from halfmoon_server.web.app import open_room_log
 from tests.server.support import T0, make_settings
 
@@ -23,6 +25,34 @@ async def test_the_journal_syncs_as_the_journal_sync_setting_says(tmp_path: Path
         assert isinstance(room_log, JournalLog)
         assert room_log.path == tmp_path / "journal.db" and room_log.path.exists()
         assert room_log._connection().execute("PRAGMA synchronous").fetchone() == (pragma,)
+    finally:
+        await room_log.close()
+
+
+@pytest.mark.parametrize(
+    ("commit", "sync", "on_loop"), [("auto", "normal", True), ("thread", "normal", False), ("auto", "full", False)]
+)
+async def test_the_journal_commits_where_the_journal_commit_setting_says(
+    tmp_path: Path, commit: str, sync: str, on_loop: bool
+) -> None:
+    """``auto`` commits on the loop's thread (and turns SQLite's own checkpoint off) unless every
+    commit ``fsync``s (``--journal-sync full``); ``thread`` never does."""
+    settings = make_settings(tmp_path, ManualClock(T0), journal_commit=commit, journal_sync=sync)
+    room_log = await open_room_log(settings)
+    try:
+        assert isinstance(room_log, JournalLog)
+        assert room_log.commits_on_loop is on_loop
+        autocheckpoint = room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone()
+        assert autocheckpoint == ((0,) if on_loop else (1000,))
+    finally:
+        await room_log.close()
+
+
+async def test_the_journal_commit_variable_is_read_in_any_case(tmp_path: Path) -> None:
+    settings = Settings.from_env({"HALFMOON_DATA_DIR": str(tmp_path), "HALFMOON_JOURNAL_COMMIT": "THREAD"})
+    room_log = await open_room_log(settings)
+    try:
+        assert isinstance(room_log, JournalLog) and room_log.commits_on_loop is False
     finally:
         await room_log.close()
 

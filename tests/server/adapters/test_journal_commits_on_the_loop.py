@@ -1,0 +1,411 @@
+"""The embedded journal's commits on the event loop's own thread (``--journal-commit auto``, the
+default): a lone move's round commits there, with no hop to the journal's thread and back, but
+only while that is safe — never while the journal's thread uses the connection, never with
+``synchronous=FULL`` (an ``fsync`` per commit), and not for a while after a slow or failed commit;
+SQLite's own checkpoint is off and the journal's checkpoints run on its thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from halfmoon_server.adapters import journal
+from halfmoon_server.adapters.journal import JournalLog, _Worker
+from halfmoon_server.errors import LogUnavailable
+from tests.server.adapters.test_journal import _Room
+
+PAGE = 4096
+
+
+async def _journal(path: Path, **options: Any) -> tuple[JournalLog, Any, list[str]]:
+    """An open journal with a room, and the names of the threads its commits ran on (in order)."""
+    room_log = JournalLog(path, **options)
+    await room_log.open()
+    room: Any = _Room("R1")
+    assert await room_log.create({"room": room.id, "v": 1})
+    room_log.follow(room)
+    threads: list[str] = []
+    commit = room_log._commit
+
+    def noted(rows: Any) -> None:
+        threads.append(threading.current_thread().name)
+        commit(rows)
+
+    room_log._commit = noted  # type: ignore[method-assign]
+    return room_log, room, threads
+
+
+LOOP = threading.main_thread().name
+
+
+async def test_lone_moves_commit_on_the_loops_thread_and_are_there_after_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    room_log, room, threads = await _journal(path)
+    posted: list[Any] = []
+    post = room_log._worker.post
+
+    def counted(work: Any, *args: Any) -> None:
+        posted.append(work)
+        post(work, *args)
+
+    room_log._worker.post = counted  # type: ignore[method-assign]
+    try:
+        for n in range(1, 21):
+            assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+    finally:
+        await room_log.close()
+    assert threads == [LOOP] * 20
+    assert [work.__name__ for work in posted] == ["close"], "a lone move went through the journal's thread"
+    assert [number for number, _ in room.delivered] == list(range(1, 21))
+
+    reopened = JournalLog(path)
+    await reopened.open()
+    try:
+        loaded = await reopened.load("R1")
+        assert loaded is not None and [entry["n"] for entry in loaded.entries] == list(range(1, 21))
+    finally:
+        await reopened.close()
+
+
+async def test_the_moves_of_one_loop_turn_share_one_commit_on_the_loop(tmp_path: Path) -> None:
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    try:
+        numbers = await asyncio.gather(*(room_log.append(room.id, {"k": "move", "n": n}) for n in range(1, 6)))
+    finally:
+        await room_log.close()
+    assert sorted(numbers) == [1, 2, 3, 4, 5]
+    assert threads == [LOOP], "five moves appended in one turn: one round"
+
+
+async def test_a_commit_waits_for_the_journals_thread_when_it_holds_the_connection(tmp_path: Path) -> None:
+    """A read (a room restored, a snapshot) under way on the journal's thread: the round is
+    queued behind it there, never committed on the loop beside it on the same connection."""
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    gate = threading.Event()
+    try:
+        busy = asyncio.ensure_future(room_log._run(lambda: gate.wait(5)))
+        await asyncio.sleep(0.05)
+        assert room_log._worker.outstanding == 1
+        move = asyncio.ensure_future(room_log.append(room.id, {"k": "move", "n": 1}))
+        await asyncio.sleep(0.05)
+        assert not move.done() and threads == [], "committed on the loop while the thread held the connection"
+        gate.set()
+        assert await move == 1
+        await busy
+        assert threads == ["halfmoon-journal"]
+        assert room_log._worker.outstanding == 0
+        assert await room_log.append(room.id, {"k": "move", "n": 2}) == 2  # the thread idle again: the loop
+        assert threads == ["halfmoon-journal", LOOP]
+    finally:
+        gate.set()
+        await room_log.close()
+
+
+async def test_a_slow_commit_on_the_loop_sends_the_next_ones_to_the_thread_for_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(journal, "INLINE_BACKOFF_S", 0.3)
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    noted = room_log._commit
+    slow = [0.1]
+
+    def slow_once(rows: Any) -> None:
+        if slow:
+            threading.Event().wait(slow.pop())  # the disk under pressure, once
+        noted(rows)
+
+    room_log._commit = slow_once  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.WARNING, logger="halfmoon_server.journal"):
+            assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+            assert await room_log.append(room.id, {"k": "move", "n": 2}) == 2
+            assert await room_log.append(room.id, {"k": "move", "n": 3}) == 3
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and "waited" in warnings[0] and "through its thread" in warnings[0], warnings
+        assert threads == [LOOP, "halfmoon-journal", "halfmoon-journal"]
+        await asyncio.sleep(0.35)  # the backoff over: on the loop again
+        assert await room_log.append(room.id, {"k": "move", "n": 4}) == 4
+        assert threads[-1] == LOOP
+    finally:
+        await room_log.close()
+    assert [number for number, _ in room.delivered] == [1, 2, 3, 4]
+
+
+async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(tmp_path: Path) -> None:
+    """A commit that took long on the CPU — a collection of the heap started inside it, at
+    10,000 players ~50-120 ms — stays on the loop: only time spent waiting counts."""
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    noted = room_log._commit
+    busy = [0.05]
+
+    def busy_once(rows: Any) -> None:
+        if busy:
+            until = time.thread_time() + busy.pop()
+            while time.thread_time() < until:
+                pass
+        noted(rows)
+
+    room_log._commit = busy_once  # type: ignore[method-assign]
+    try:
+        for n in range(1, 4):
+            assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+    finally:
+        await room_log.close()
+    assert threads == [LOOP] * 3
+
+
+class _CommitRefusedOnce:
+    """The journal's SQLite connection, refusing its next COMMIT (a full disk, a busy file)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.refuse = 1
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "COMMIT" and self.refuse:
+            self.refuse -= 1
+            raise sqlite3.OperationalError("disk I/O error")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+
+async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_from_what_landed(
+    tmp_path: Path,
+) -> None:
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    real = room_log._db
+    try:
+        assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+        room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
+        with pytest.raises(LogUnavailable, match="disk I/O error"):
+            await room_log.append(room.id, {"k": "move", "n": 2})
+        assert not real.in_transaction  # type: ignore[union-attr]
+        # its room counted again on the thread first, then numbered after what landed: 2 again
+        assert await room_log.append(room.id, {"k": "move", "n": 2}) == 2
+    finally:
+        room_log._db = real
+        await room_log.close()
+    assert threads == [LOOP, LOOP, "halfmoon-journal"]
+    assert [entry["n"] for _, entry in room.delivered] == [1, 2]
+
+
+async def test_with_full_sync_every_commit_is_on_the_journals_thread(tmp_path: Path) -> None:
+    """``synchronous=FULL`` ``fsync``s in every commit: never on the loop."""
+    room_log, room, threads = await _journal(tmp_path / "journal.db", synchronous="FULL")
+    try:
+        for n in range(1, 4):
+            assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+        assert room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    finally:
+        await room_log.close()
+    assert threads == ["halfmoon-journal"] * 3
+
+
+async def test_commit_thread_keeps_every_commit_and_sqlites_checkpoint_on_the_thread(tmp_path: Path) -> None:
+    room_log, room, threads = await _journal(tmp_path / "journal.db", commit="thread")
+    try:
+        for n in range(1, 4):
+            assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+        assert room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    finally:
+        await room_log.close()
+    assert threads == ["halfmoon-journal"] * 3
+
+
+def test_an_unknown_commit_place_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="auto, thread"):
+        JournalLog(tmp_path / "journal.db", commit="sometimes")
+
+
+async def test_the_checkpoints_run_on_the_journals_thread_never_in_a_commit_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 25)
+    path = tmp_path / "journal.db"
+    room_log, room, threads = await _journal(path)
+    checkpoints: list[str] = []
+    checkpoint = room_log._checkpoint
+
+    def noted() -> None:
+        checkpoints.append(threading.current_thread().name)
+        checkpoint()
+
+    room_log._checkpoint = noted  # type: ignore[method-assign]
+    try:
+        assert room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+        for n in range(1, 101):
+            assert await room_log.append(room.id, {"k": "move", "n": n, "pad": "z" * 500}) == n
+    finally:
+        await room_log.close()
+    assert len(checkpoints) >= 3, checkpoints
+    assert set(checkpoints) == {"halfmoon-journal"}
+    assert threads.count(LOOP) >= 75  # (the round after each checkpoint is the thread's)
+
+
+async def test_readiness_probes_alone_keep_the_write_ahead_log_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No moves, only /readyz's write probe (17 pages each): still checkpointed and restarted."""
+    monkeypatch.setattr(journal, "PROBE_EVERY_S", 0.0)
+    path = tmp_path / "journal.db"
+    room_log = JournalLog(path)
+    await room_log.open()
+    try:
+        for _ in range(300):  # 300 × 17 pages: five times what SQLite's own checkpoint allowed
+            await room_log.ping()
+        wal = os.path.getsize(f"{path}-wal")
+        assert wal <= 2 * 1000 * PAGE, f"the write-ahead log is {wal / 2**20:.1f} MiB: nothing checkpoints it"
+    finally:
+        await room_log.close()
+
+
+async def test_the_worker_hears_the_end_of_every_job_even_one_given_up_on() -> None:
+    """The loop's count of the jobs on the thread (what says whether it may use the connection)
+    comes back to 0, a job given up on before the thread reached it included."""
+    worker = _Worker("test-journal")
+    try:
+        gate = threading.Event()
+        first = worker.submit(gate.wait, 5)
+        given_up = worker.submit(print, "never")
+        assert worker.outstanding == 2
+        given_up.cancel()
+        gate.set()
+        await first
+        for _ in range(50):
+            if worker.outstanding == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert worker.outstanding == 0
+    finally:
+        worker.shutdown()
+
+
+@pytest.mark.parametrize("commit", ["auto", "thread"])
+async def test_an_entry_that_cannot_be_written_does_not_wedge_the_journal(
+    tmp_path: Path, commit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug hands the journal an entry it cannot encode: its round is refused (on the loop at
+    once, on the thread when the watchdog gives it up); the next moves and close() go on."""
+    monkeypatch.setattr(journal, "COMMIT_TIMEOUT_S", 0.5)
+    room_log, room, _threads = await _journal(tmp_path / "journal.db", commit=commit)
+    try:
+        bad = asyncio.ensure_future(room_log.append(room.id, {"k": "move", "bad": {1, 2}}))
+        await asyncio.sleep(0)
+        good = asyncio.ensure_future(room_log.append(room.id, {"k": "move", "n": 2}))
+        done, _ = await asyncio.wait([bad, good], timeout=3)
+        assert good in done, "a valid move never answered: the journal is wedged"
+        assert bad.exception() is not None
+        assert await room_log.append(room.id, {"k": "move", "n": 3}) == (await good) + 1
+    finally:
+        await asyncio.wait_for(room_log.close(), 3)
+
+
+async def test_a_failed_commit_on_the_loop_sends_the_next_rounds_to_the_thread_for_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "INLINE_BACKOFF_S", 0.3)
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    real = room_log._db
+    try:
+        assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+        room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
+        with pytest.raises(LogUnavailable):
+            await room_log.append(room.id, {"k": "move", "n": 2})
+        room_log._db = real
+        assert await room_log.append(room.id, {"k": "move", "n": 2}) == 2  # its room recounted: the thread
+        assert await room_log.append(room.id, {"k": "move", "n": 3}) == 3  # and, for a while, the next too
+        await asyncio.sleep(0.35)
+        assert await room_log.append(room.id, {"k": "move", "n": 4}) == 4
+    finally:
+        room_log._db = real
+        await room_log.close()
+    assert threads == [LOOP, LOOP, "halfmoon-journal", "halfmoon-journal", LOOP], threads
+
+
+async def test_a_round_given_up_on_the_thread_that_landed_is_recounted_before_a_commit_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread's round timed out (``certain=False``) and landed later: the next round, on the
+    loop or not, numbers the room after what landed, never again from the old count."""
+    monkeypatch.setattr(journal, "COMMIT_TIMEOUT_S", 0.3)
+    room_log, room, _threads = await _journal(tmp_path / "journal.db")
+    noted = room_log._commit
+    gate = threading.Event()
+
+    def stalls_then_lands(rows: Any) -> None:
+        if threading.current_thread().name != LOOP:
+            gate.wait(5)
+        noted(rows)
+
+    room_log._commit = stalls_then_lands  # type: ignore[method-assign]
+    try:
+        assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+        room_log._inline_after = asyncio.get_running_loop().time() + 0.5  # (as after a slow commit)
+        with pytest.raises(LogUnavailable, match="in time"):
+            await room_log.append(room.id, {"k": "move", "n": 2})  # on the thread: stalls, then lands
+        gate.set()
+        while room_log._worker.outstanding:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the backoff over
+        assert await room_log.append(room.id, {"k": "move", "n": 3}) == 3
+    finally:
+        gate.set()
+        await room_log.close()
+
+
+async def test_the_first_write_after_a_checkpoint_is_the_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first write after a checkpoint may restart the write-ahead log, which syncs its
+    header: never in a commit on the loop — here a checkpoint that readiness probes set off."""
+    monkeypatch.setattr(journal, "PROBE_EVERY_S", 0.0)
+    room_log, room, threads = await _journal(tmp_path / "journal.db")
+    checkpoints: list[str] = []
+    checkpoint = room_log._checkpoint
+
+    def noted() -> None:
+        checkpoints.append(threading.current_thread().name)
+        checkpoint()
+
+    room_log._checkpoint = noted  # type: ignore[method-assign]
+    try:
+        while room_log._pages + journal.PROBE_PAGES < journal.CHECKPOINT_PAGES:
+            await room_log.ping()
+        await room_log.ping()  # its write takes the count past the mark: a checkpoint is queued behind it
+        while room_log._worker.outstanding:
+            await asyncio.sleep(0.01)
+        assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+        assert await room_log.append(room.id, {"k": "move", "n": 2}) == 2
+    finally:
+        await room_log.close()
+    assert checkpoints == ["halfmoon-journal"]
+    assert threads == ["halfmoon-journal", LOOP]
+
+
+@pytest.mark.parametrize(
+    "text", ["m" * 150, "m" * 1500, "é" * 900], ids=["150-bytes", "1500-bytes", "1800-bytes-of-900-letters"]
+)
+async def test_lone_moves_keep_the_write_ahead_log_under_its_thousand_pages(tmp_path: Path, text: str) -> None:
+    """The pages are counted from above: a log of lone commits (a page split now and then, a row
+    past a leaf's share in overflow pages, letters of two bytes) stays within ~1,000 pages."""
+    path = tmp_path / "journal.db"
+    room_log, room, threads = await _journal(path)
+    try:
+        for n in range(1, 3001):
+            assert await room_log.append(room.id, {"k": "move", "n": n, "pad": text}) == n
+        most = 1000 * (PAGE + 24) + 32  # a thousand frames and the log's header
+        wal = os.path.getsize(f"{path}-wal")  # (the file never shrinks: its size is its high-water mark)
+        assert wal <= most, f"the write-ahead log reached {wal / (PAGE + 24):.0f} pages"
+    finally:
+        await room_log.close()
+    assert threads.count(LOOP) > 2500
