@@ -6,9 +6,10 @@ Each append waits for the last to be committed, so every round carries one entry
 load's case, where the group commit has nothing to group. Reports CPU time per append (both
 threads: the process's) and the context switches per append of each thread, for:
 
-- ``journal``: ``JournalLog.append`` as it is (a round on the journal's thread);
-- ``inline``: the same SQLite commit run on the loop's thread (what the thread hop costs; not
-  what the server does: a stalled disk would then stall every room, and no time-out could fire);
+- ``journal``: ``JournalLog.append`` with ``commit="thread"`` (a round on the journal's thread);
+- ``auto``: ``JournalLog.append`` as the server runs it by default (``--journal-commit auto``: the
+  round committed on the loop's thread, at the end of the loop turn);
+- ``inline``: the bare SQLite commit run on the loop's thread (what the thread hop costs);
 - ``hop``: a no-op job through the journal's thread and back (the hop alone);
 - ``sqlite``: the one-row commit alone, and a commit of 50 rows per row (what batching saves).
 
@@ -61,14 +62,14 @@ def _switches() -> dict[str, tuple[int, int]]:
 async def _measure(kind: str, appends: int, folder: str) -> dict[str, Any]:
     from halfmoon_server.adapters.journal import JournalLog
 
-    journal = JournalLog(Path(folder) / f"{kind}.db")
+    journal = JournalLog(Path(folder) / f"{kind}.db", commit="auto" if kind == "auto" else "thread")
     await journal.open()
     await journal.create({"room": "R1"})
     journal.follow(_Follower())
     text = json.dumps(ENTRY)
 
     async def one(n: int) -> None:
-        if kind == "journal":
+        if kind in ("journal", "auto"):
             await journal.append("R1", dict(ENTRY))
         elif kind == "inline":
             journal._commit([("R1", n, text)])
@@ -108,7 +109,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as folder:
             print(json.dumps(asyncio.run(_measure(args.child, args.appends, folder))))
         return 0
-    kinds = ("journal", "inline", "hop")
+    kinds = ("journal", "auto", "inline", "hop")
     runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
     for round_ in range(args.rounds):
         for kind in kinds if round_ % 2 == 0 else reversed(kinds):

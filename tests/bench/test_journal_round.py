@@ -12,7 +12,7 @@ import sys
 from tests.conftest import ROOT
 
 
-def test_the_lone_round_measure_reports_the_journal_the_inline_commit_and_the_hop() -> None:
+def test_the_lone_round_measure_reports_the_threads_round_the_loops_round_the_bare_commit_and_the_hop() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "journal_round.py"), "--rounds", "1", "--appends", "50"],
         capture_output=True,
@@ -22,9 +22,11 @@ def test_the_lone_round_measure_reports_the_journal_the_inline_commit_and_the_ho
         env={**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / part) for part in ("shared", "server", "client"))},
     )
     summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert set(summary) == {"journal", "inline", "hop"}
+    assert set(summary) == {"journal", "auto", "inline", "hop"}
     assert all(case["us_per_append_median"] > 0 for case in summary.values())
     assert summary["inline"]["us_per_row_in_commits_of_50_median"] > 0
-    # the journal and the hop go through the journal's thread: it switched; the inline commit has none
+    # the thread's round and the hop go through the journal's thread: it switched; the rounds
+    # committed on the loop (auto) and the bare commit have none
     assert summary["journal"]["other_threads_switches_vol_invol"]
+    assert summary["auto"]["other_threads_switches_vol_invol"] == []
     assert summary["inline"]["other_threads_switches_vol_invol"] == []
