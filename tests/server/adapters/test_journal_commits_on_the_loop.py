@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from halfmoon_server.adapters import journal
 from halfmoon_server.adapters.journal import JournalLog, _Worker
 from halfmoon_server.errors import LogUnavailable
 from tests.server.adapters.test_journal import _Room
+from tests.server.adapters.test_journal_failed_commits import _CommitRefusedOnce
 
 PAGE = 4096
 
@@ -162,23 +162,6 @@ async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(tmp_
     assert threads == [LOOP] * 3
 
 
-class _CommitRefusedOnce:
-    """The journal's SQLite connection, refusing its next COMMIT (a full disk, a busy file)."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-        self.refuse = 1
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if sql == "COMMIT" and self.refuse:
-            self.refuse -= 1
-            raise sqlite3.OperationalError("disk I/O error")
-        return self.db.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.db, name)
-
-
 async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_from_what_landed(
     tmp_path: Path,
 ) -> None:
@@ -186,7 +169,7 @@ async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_
     real = room_log._db
     try:
         assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
-        room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
+        room_log._db = _CommitRefusedOnce(real, "disk I/O error")  # type: ignore[assignment]
         with pytest.raises(LogUnavailable, match="disk I/O error"):
             await room_log.append(room.id, {"k": "move", "n": 2})
         assert not real.in_transaction  # type: ignore[union-attr]
@@ -199,20 +182,15 @@ async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_
     assert [entry["n"] for _, entry in room.delivered] == [1, 2]
 
 
-async def test_with_full_sync_every_commit_is_on_the_journals_thread(tmp_path: Path) -> None:
-    """``synchronous=FULL`` ``fsync``s in every commit: never on the loop."""
-    room_log, room, threads = await _journal(tmp_path / "journal.db", synchronous="FULL")
-    try:
-        for n in range(1, 4):
-            assert await room_log.append(room.id, {"k": "move", "n": n}) == n
-        assert room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
-    finally:
-        await room_log.close()
-    assert threads == ["halfmoon-journal"] * 3
-
-
-async def test_commit_thread_keeps_every_commit_and_sqlites_checkpoint_on_the_thread(tmp_path: Path) -> None:
-    room_log, room, threads = await _journal(tmp_path / "journal.db", commit="thread")
+@pytest.mark.parametrize(
+    "options", [{"synchronous": "FULL"}, {"commit": "thread"}], ids=["full-sync", "commit-thread"]
+)
+async def test_with_full_sync_or_commit_thread_every_commit_and_checkpoint_is_on_the_journals_thread(
+    tmp_path: Path, options: dict[str, str]
+) -> None:
+    """``synchronous=FULL`` ``fsync``s in every commit, and ``thread`` asks for it: never on the
+    loop, and SQLite's own checkpoint (in a commit on the thread) stays on."""
+    room_log, room, threads = await _journal(tmp_path / "journal.db", **options)
     try:
         for n in range(1, 4):
             assert await room_log.append(room.id, {"k": "move", "n": n}) == n
@@ -318,7 +296,7 @@ async def test_a_failed_commit_on_the_loop_sends_the_next_rounds_to_the_thread_f
     real = room_log._db
     try:
         assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
-        room_log._db = _CommitRefusedOnce(real)  # type: ignore[assignment]
+        room_log._db = _CommitRefusedOnce(real, "disk I/O error")  # type: ignore[assignment]
         with pytest.raises(LogUnavailable):
             await room_log.append(room.id, {"k": "move", "n": 2})
         room_log._db = real

@@ -82,16 +82,18 @@ async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
 
 
 class _CommitRefusedOnce:
-    """The journal's SQLite connection, refusing its next COMMIT (busy: another process writes)."""
+    """The journal's SQLite connection, refusing its next COMMIT with ``error`` (by default busy:
+    another process writes)."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, error: str = "database is locked") -> None:
         self.db = db
+        self.error = error
         self.refuse = 1
 
     def execute(self, sql: str, *args: Any) -> Any:
         if sql == "COMMIT" and self.refuse:
             self.refuse -= 1
-            raise sqlite3.OperationalError("database is locked")
+            raise sqlite3.OperationalError(self.error)
         return self.db.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
