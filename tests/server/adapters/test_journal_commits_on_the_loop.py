@@ -46,6 +46,19 @@ async def _journal(path: Path, **options: Any) -> tuple[JournalLog, Any, list[st
 LOOP = threading.main_thread().name
 
 
+def _note_checkpoints(room_log: JournalLog) -> list[str]:
+    """The names of the threads the journal's checkpoints run on, in order, from now on."""
+    checkpoints: list[str] = []
+    checkpoint = room_log._checkpoint
+
+    def noted() -> None:
+        checkpoints.append(threading.current_thread().name)
+        checkpoint()
+
+    room_log._checkpoint = noted  # type: ignore[method-assign]
+    return checkpoints
+
+
 async def test_lone_moves_commit_on_the_loops_thread_and_are_there_after_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     room_log, room, threads = await _journal(path)
@@ -211,14 +224,7 @@ async def test_the_checkpoints_run_on_the_journals_thread_never_in_a_commit_on_t
     monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 25)
     path = tmp_path / "journal.db"
     room_log, room, threads = await _journal(path)
-    checkpoints: list[str] = []
-    checkpoint = room_log._checkpoint
-
-    def noted() -> None:
-        checkpoints.append(threading.current_thread().name)
-        checkpoint()
-
-    room_log._checkpoint = noted  # type: ignore[method-assign]
+    checkpoints = _note_checkpoints(room_log)
     try:
         assert room_log._connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
         for n in range(1, 101):
@@ -348,14 +354,7 @@ async def test_the_first_write_after_a_checkpoint_is_the_threads(
     header: never in a commit on the loop — here a checkpoint that readiness probes set off."""
     monkeypatch.setattr(journal, "PROBE_EVERY_S", 0.0)
     room_log, room, threads = await _journal(tmp_path / "journal.db")
-    checkpoints: list[str] = []
-    checkpoint = room_log._checkpoint
-
-    def noted() -> None:
-        checkpoints.append(threading.current_thread().name)
-        checkpoint()
-
-    room_log._checkpoint = noted  # type: ignore[method-assign]
+    checkpoints = _note_checkpoints(room_log)
     try:
         while room_log._pages + journal.PROBE_PAGES < journal.CHECKPOINT_PAGES:
             await room_log.ping()
