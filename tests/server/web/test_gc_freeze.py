@@ -103,10 +103,9 @@ def test_a_process_under_light_load_freezes_more_often_and_a_busy_one_every_gc_f
     assert freeze_interval(0.1, 0.2, 0.25) == 0.2  # never less often than --gc-freeze
 
 
-async def test_the_heap_is_frozen_every_light_interval_while_the_process_is_idle(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.4, gc_freeze_light_s=0.05, gc_collect_s=0.0)
+async def _freezes_over_a_second(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """When (loop time) the application froze its heap while it ran for a second, the start's own
+    freeze left out."""
     app: Any = {keys.SETTINGS: settings}
     freezes: list[float] = []
     real_freeze = gc.freeze
@@ -117,36 +116,6 @@ async def test_the_heap_is_frozen_every_light_interval_while_the_process_is_idle
         real_freeze()
 
     monkeypatch.setattr(gc, "freeze", counted)
-    before = gc.get_threshold()
-    context = _freeze_gc(app)
-    await context.__anext__()
-    try:
-        await asyncio.sleep(1.0)  # the test's process idles: the first freeze at 0.4 s, then every 0.05 s
-    finally:
-        with contextlib.suppress(StopAsyncIteration):
-            await context.__anext__()
-        gc.set_threshold(*before)
-    in_the_loop = freezes[1:]  # (the first is the start's own)
-    assert 8 <= len(in_the_loop) <= 14, in_the_loop
-    assert in_the_loop[1] - in_the_loop[0] < 0.2
-
-
-async def test_a_busy_process_freezes_every_gc_freeze_however_short_the_light_interval(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.2, gc_freeze_light_s=0.02, gc_collect_s=0.0)
-    app: Any = {keys.SETTINGS: settings}
-    freezes: list[float] = []
-    real_freeze = gc.freeze
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-
-    def counted() -> None:
-        freezes.append(loop.time())
-        real_freeze()
-
-    monkeypatch.setattr(gc, "freeze", counted)
-    monkeypatch.setattr(time, "process_time", lambda: loop.time() - started)  # a whole core, always
     before = gc.get_threshold()
     context = _freeze_gc(app)
     await context.__anext__()
@@ -156,5 +125,25 @@ async def test_a_busy_process_freezes_every_gc_freeze_however_short_the_light_in
         with contextlib.suppress(StopAsyncIteration):
             await context.__anext__()
         gc.set_threshold(*before)
-    in_the_loop = freezes[1:]
+    return freezes[1:]
+
+
+async def test_the_heap_is_frozen_every_light_interval_while_the_process_is_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.4, gc_freeze_light_s=0.05, gc_collect_s=0.0)
+    # the test's process idles: the first freeze at 0.4 s, then every 0.05 s
+    in_the_loop = await _freezes_over_a_second(settings, monkeypatch)
+    assert 8 <= len(in_the_loop) <= 14, in_the_loop
+    assert in_the_loop[1] - in_the_loop[0] < 0.2
+
+
+async def test_a_busy_process_freezes_every_gc_freeze_however_short_the_light_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, ManualClock(0), gc_freeze_s=0.2, gc_freeze_light_s=0.02, gc_collect_s=0.0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    monkeypatch.setattr(time, "process_time", lambda: loop.time() - started)  # a whole core, always
+    in_the_loop = await _freezes_over_a_second(settings, monkeypatch)
     assert 3 <= len(in_the_loop) <= 6, in_the_loop  # every 0.2 s, not every 0.02 s
