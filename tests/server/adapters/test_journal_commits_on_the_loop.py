@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,20 @@ async def _journal(path: Path, **options: Any) -> tuple[JournalLog, Any, list[st
 
 
 LOOP = threading.main_thread().name
+
+
+def _before_the_next_commit(room_log: JournalLog, once: Callable[[], object]) -> None:
+    """Run ``once()`` inside the journal's next commit, before it writes (a stalled disk, work
+    on the CPU), on whichever thread commits."""
+    commit = room_log._commit
+    pending = [once]
+
+    def delayed(rows: Any) -> None:
+        if pending:
+            pending.pop()()
+        commit(rows)
+
+    room_log._commit = delayed  # type: ignore[method-assign]
 
 
 def _note_checkpoints(room_log: JournalLog) -> list[str]:
@@ -127,15 +142,7 @@ async def test_a_slow_commit_on_the_loop_sends_the_next_ones_to_the_thread_for_a
 ) -> None:
     monkeypatch.setattr(journal, "INLINE_BACKOFF_S", 0.3)
     room_log, room, threads = await _journal(tmp_path / "journal.db")
-    noted = room_log._commit
-    slow = [0.1]
-
-    def slow_once(rows: Any) -> None:
-        if slow:
-            threading.Event().wait(slow.pop())  # the disk under pressure, once
-        noted(rows)
-
-    room_log._commit = slow_once  # type: ignore[method-assign]
+    _before_the_next_commit(room_log, lambda: threading.Event().wait(0.1))  # the disk under pressure, once
     try:
         with caplog.at_level(logging.WARNING, logger="halfmoon_server.journal"):
             assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
@@ -161,17 +168,12 @@ async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(
     keep the thread waiting for the core nearly half the time to trip it.)"""
     monkeypatch.setattr(journal, "INLINE_SLOW_S", 0.25)
     room_log, room, threads = await _journal(tmp_path / "journal.db")
-    noted = room_log._commit
-    busy = [0.3]
+    def busy() -> None:
+        until = time.thread_time() + 0.3
+        while time.thread_time() < until:
+            pass
 
-    def busy_once(rows: Any) -> None:
-        if busy:
-            until = time.thread_time() + busy.pop()
-            while time.thread_time() < until:
-                pass
-        noted(rows)
-
-    room_log._commit = busy_once  # type: ignore[method-assign]
+    _before_the_next_commit(room_log, busy)
     try:
         for n in range(1, 4):
             assert await room_log.append(room.id, {"k": "move", "n": n}) == n
