@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -393,3 +394,33 @@ async def test_lone_moves_keep_the_write_ahead_log_under_its_thousand_pages(tmp_
     finally:
         await room_log.close()
     assert threads.count(LOOP) > 2500
+
+
+async def test_a_failed_checkpoint_is_said_once_and_tried_again_after_a_while_not_every_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 10)
+    monkeypatch.setattr(journal, "CHECKPOINT_RETRY_S", 0.3)
+    room_log, room, _threads = await _journal(tmp_path / "journal.db")
+    tries: list[str] = []
+    checkpoint = room_log._checkpoint
+
+    def failing_at_first() -> None:
+        tries.append("tried")
+        if len(tries) == 1:
+            raise sqlite3.OperationalError("disk I/O error")
+        checkpoint()
+
+    room_log._checkpoint = failing_at_first  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.WARNING, logger="halfmoon_server.journal"):
+            for n in range(1, 31):  # 2 pages a move: past the mark at every round from the 5th
+                assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+            assert tries == ["tried"], "a failed checkpoint was tried again at once"
+            await asyncio.sleep(0.35)
+            assert await room_log.append(room.id, {"k": "move", "n": 31}) == 31
+        warnings = [r.getMessage() for r in caplog.records if "checkpointing" in r.getMessage()]
+        assert len(warnings) == 1 and "trying again in" in warnings[0], warnings
+        assert len(tries) == 2
+    finally:
+        await room_log.close()
