@@ -43,6 +43,11 @@ MAX_GC_YOUNG = 100_000_000
 _HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
 
 
+#: The embedded journal's SQLite ``synchronous`` (``--journal-sync``) and where it commits
+#: (``--journal-commit``; halfmoon_server.adapters.journal.COMMIT_MODES).
+JOURNAL_SYNCS = ("normal", "full")
+JOURNAL_COMMITS = ("auto", "thread")
+
 class Option(NamedTuple):
     """A setting an operator may give: its field, its ``HALFMOON_*`` variable and its flag."""
 
@@ -519,9 +524,9 @@ class Settings:
             raise SettingsError("countdown_s cannot be negative")
         if not 60 <= self.daily_time_limit_s <= 86_400:
             raise SettingsError(f"daily_time_limit_s must be 60-86400 seconds, not {self.daily_time_limit_s}")
-        if self.journal_sync.lower() not in ("normal", "full"):
+        if self.journal_sync.lower() not in JOURNAL_SYNCS:
             raise SettingsError(f"journal_sync must be 'normal' or 'full', not {self.journal_sync!r}")
-        if self.journal_commit.lower() not in ("auto", "thread"):
+        if self.journal_commit.lower() not in JOURNAL_COMMITS:
             raise SettingsError(f"journal_commit must be 'auto' or 'thread', not {self.journal_commit!r}")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"the Redis URL must start with redis://, rediss:// or unix://, not {self.redis_url!r}")

@@ -18,14 +18,15 @@ the log past 1,000 pages; with ``auto``, the journal's (below).
 Where a round's commit runs (``commit``, ``--journal-commit``): ``auto`` (the default) commits a
 round on the event loop's own thread when that is safe and cheap — ``synchronous=NORMAL`` (a
 commit is a write into the operating system's cache, no ``fsync``), the journal's thread idle
-(so the two never share the connection), no checkpoint due, and every such commit of the last
-:data:`INLINE_BACKOFF_S` waited under :data:`INLINE_SLOW_S` for the disk; otherwise on the journal's thread, as
-``thread`` always does. A lone move then pays no hop to the thread and back (a context switch
-each way, a wake-up of the loop: docs/benchmarks.md, "A lone move"). The checkpoints are then the
-journal's own (SQLite's automatic one is off: it would copy ~4 MB and ``fsync`` twice on the
-loop), run on its thread every :data:`CHECKPOINT_PAGES` pages written (counted from above), and the
-first commit after each is the thread's too (restarting the log syncs its header). The price: a disk that
-stalls *during* a commit on the loop stalls the loop for as long (the next rounds go back to the
+(so the two never share the connection), no checkpoint due, no room being recounted after a
+failed round, and every such commit of the last :data:`INLINE_BACKOFF_S` waited under
+:data:`INLINE_SLOW_S` off the CPU; otherwise on the journal's thread, as ``thread`` always does.
+A lone move then pays no hop to the thread and back (a context switch each way, a wake-up of the
+loop: docs/benchmarks.md, "A lone move"). The checkpoints are then the journal's own (SQLite's
+automatic one is off: it would copy ~4 MB and ``fsync`` twice on the loop), run on its thread
+every :data:`CHECKPOINT_PAGES` pages written (counted from above), and the first commit after
+each is the thread's too (restarting the log syncs its header). The price: a disk that stalls
+*during* a commit on the loop stalls the loop for as long (the next rounds go back to the
 thread, with its time-out); ``thread`` keeps every write off the loop (docs/server.md, "Durability").
 """
 
@@ -64,6 +65,11 @@ PROBE_BYTES = 64 * 1024
 #: Readiness polls share one probe at a time, and its answer for this long: a flood of /readyz
 #: never queues more than one write a second ahead of the players' moves on the journal's thread.
 PROBE_EVERY_S = 1.0
+#: What the probe writes, counted towards a checkpoint: the old row's pages freed, the new one's
+#: written, twice over.
+PROBE_PAGES = 2 * (PROBE_BYTES // 4096 + 1)
+#: The places a round's commit may run (``--journal-commit``).
+COMMIT_MODES = ("auto", "thread")
 #: ``auto``: a commit on the loop's thread that waited longer than this off the CPU (a disk under
 #: pressure) sends the rounds of the next :data:`INLINE_BACKOFF_S` to the journal's thread, and
 #: says so once.
@@ -85,10 +91,6 @@ ROW_BYTES_PER_PAGE = 300
 def pages_of(row_bytes: int) -> int:
     """The write-ahead log's pages that writing a row of ``row_bytes`` (UTF-8) may take, from above."""
     return 2 + row_bytes // ROW_BYTES_PER_PAGE
-#: The places a round's commit may run (``--journal-commit``).
-COMMIT_MODES = ("auto", "thread")
-#: What the readiness probe writes: the old row's pages freed, the new one's written, twice over.
-PROBE_PAGES = 2 * (PROBE_BYTES // 4096 + 1)
 
 
 def new_instance_name() -> str:

@@ -20,7 +20,15 @@ from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
 from halfmoon_server.clock import utc_datetime
 from halfmoon_server.errors import ServerError, SettingsError
 from halfmoon_server.ops import diagnostics
-from halfmoon_server.settings import LOG_LEVELS, OPTIONS, SECRET_VARIABLES, Settings, read_secret_file
+from halfmoon_server.settings import (
+    JOURNAL_COMMITS,
+    JOURNAL_SYNCS,
+    LOG_LEVELS,
+    OPTIONS,
+    SECRET_VARIABLES,
+    Settings,
+    read_secret_file,
+)
 from halfmoon_server.web import keys, logs
 from halfmoon_server.web.app import begin_draining, create_app, describe_db, preflight
 from halfmoon_server.web.monitoring import metrics_handler
@@ -53,12 +61,12 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "it owns (HALFMOON_ADVERTISE, default http://127.0.0.1:PORT)",
     )
     p.add_argument(
-        "--journal-sync", choices=("normal", "full"),
+        "--journal-sync", choices=JOURNAL_SYNCS,
         help="the embedded journal's durability: normal survives a killed process, full a power cut too "
         "(HALFMOON_JOURNAL_SYNC, default normal)",
     )
     p.add_argument(
-        "--journal-commit", choices=("auto", "thread"),
+        "--journal-commit", choices=JOURNAL_COMMITS,
         help="where the embedded journal commits: auto on the event loop while the disk answers within 50 ms "
         "(journal-sync normal), else on its thread; thread always on its thread "
         "(HALFMOON_JOURNAL_COMMIT, default auto)",
