@@ -34,7 +34,9 @@ def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Pa
     line = [step for step in json.loads((ROOT / "tests/vectors/won_records.json").read_text())["records"][0]["moves"]]
     assert {run["moves"] for run in runs.values()} == {3 * 4 * len(line)}, "the same moves, all acknowledged"
     assert len(runs["one"]["instance_cpu_s"]) == 1 and len(runs["two-by-room"]["instance_cpu_s"]) == 2
-    assert all(cpu > 0 for run in runs.values() for cpu in run["instance_cpu_s"])
+    # (/proc counts CPU in 10 ms ticks: an instance of a quick run may have used less than one)
+    assert all(cpu >= 0 for run in runs.values() for cpu in run["instance_cpu_s"])
+    assert all(sum(run["instance_cpu_s"]) > 0 for run in runs.values())
     # what Redis did per move is counted, the room log's appends among it
     assert all(any(name.startswith(("evalsha", "fcall", "eval")) for name in run["redis_calls_per_move"])
                for run in runs.values()), [run["redis_calls_per_move"] for run in runs.values()]
