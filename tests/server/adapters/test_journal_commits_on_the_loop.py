@@ -169,6 +169,7 @@ async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(
     keep the thread waiting for the core nearly half the time to trip it.)"""
     monkeypatch.setattr(journal, "INLINE_SLOW_S", 0.25)
     room_log, room, threads = await _journal(tmp_path / "journal.db")
+
     def busy() -> None:
         until = time.thread_time() + 0.3
         while time.thread_time() < until:
@@ -203,9 +204,7 @@ async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_
     assert [entry["n"] for _, entry in room.delivered] == [1, 2]
 
 
-@pytest.mark.parametrize(
-    "options", [{"synchronous": "FULL"}, {"commit": "thread"}], ids=["full-sync", "commit-thread"]
-)
+@pytest.mark.parametrize("options", [{"synchronous": "FULL"}, {"commit": "thread"}], ids=["full-sync", "commit-thread"])
 async def test_with_full_sync_or_commit_thread_every_commit_and_checkpoint_is_on_the_journals_thread(
     tmp_path: Path, options: dict[str, str]
 ) -> None:
@@ -249,6 +248,7 @@ async def test_readiness_probes_alone_keep_the_write_ahead_log_bounded(
 ) -> None:
     """No moves, only /readyz's write probe (17 pages each): still checkpointed and restarted."""
     monkeypatch.setattr(journal, "PROBE_EVERY_S", 0.0)
+    monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 1000)  # (the loads below are sized for it)
     path = tmp_path / "journal.db"
     room_log = JournalLog(path)
     await room_log.open()
@@ -380,9 +380,14 @@ async def test_the_first_write_after_a_checkpoint_is_the_threads(
 @pytest.mark.parametrize(
     "text", ["m" * 150, "m" * 1500, "é" * 900], ids=["150-bytes", "1500-bytes", "1800-bytes-of-900-letters"]
 )
-async def test_lone_moves_keep_the_write_ahead_log_under_its_thousand_pages(tmp_path: Path, text: str) -> None:
+async def test_lone_moves_keep_the_write_ahead_log_within_the_pages_of_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
     """The pages are counted from above: a log of lone commits (a page split now and then, a row
-    past a leaf's share in overflow pages, letters of two bytes) stays within ~1,000 pages."""
+    past a leaf's share in overflow pages, letters of two bytes) stays within the
+    :data:`~halfmoon_server.adapters.journal.CHECKPOINT_PAGES` it is checkpointed at (here 1,000:
+    three times as many moves would take it past them)."""
+    monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 1000)
     path = tmp_path / "journal.db"
     room_log, room, threads = await _journal(path)
     try:
