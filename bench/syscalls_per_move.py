@@ -41,19 +41,37 @@ EVENTS = (
 )
 
 
-def busiest_server() -> int | None:
-    """The benchmark's server process that has used the most CPU (its start-up helpers used little)."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command's name (None: the process is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def busiest_server(load_pid: int) -> int | None:
+    """The server of the run: of the load run's descendants whose command line names one of
+    :data:`SERVER_PATTERNS`, the one that has used the most CPU (its start-up helpers used
+    little; a server of another run on the machine is not a descendant)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))  # (field 1: the parent)
     best: tuple[int, int] | None = None
-    for pattern in SERVER_PATTERNS:
-        found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
-        for pid in map(int, found):
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            ticks = int(fields[11]) + int(fields[12])
-            if best is None or ticks > best[1]:
-                best = (pid, ticks)
+    waiting = list(children.get(load_pid, []))
+    while waiting:
+        pid = waiting.pop()
+        waiting.extend(children.get(pid, []))
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = _stat(pid)
+        if fields is None or not any(pattern in command for pattern in SERVER_PATTERNS):
+            continue
+        ticks = int(fields[11]) + int(fields[12])
+        if best is None or ticks > best[1]:
+            best = (pid, ticks)
     return None if best is None else best[0]
 
 
@@ -84,7 +102,7 @@ def measure(name: str, wait_s: float, window_s: float) -> dict[str, object]:
             stderr=subprocess.DEVNULL,
         )
         time.sleep(wait_s)
-        pid = busiest_server()
+        pid = busiest_server(load.pid)
         counts = count_calls(pid, window_s) if pid is not None and load.poll() is None else {}
         whole_window = load.poll() is None  # (the run was still measuring when the window closed)
         if load.wait() != 0 or not counts or not whole_window:

@@ -55,3 +55,20 @@ def test_the_sends_of_a_process_are_counted_exactly() -> None:
         child.wait()
     assert counts["sendto"] == 40
     assert counts["recvfrom"] == 0
+
+
+def test_the_server_counted_is_the_runs_own_descendant() -> None:
+    # a child of this process whose command line names a server of the benchmark; seen from
+    # that child (a run with no server under it), there is none
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)", "serve_tree.py"])
+    try:
+        deadline = time.monotonic() + 5
+        found = None
+        while found is None and time.monotonic() < deadline:
+            found = _script().busiest_server(os.getpid())
+            time.sleep(0.05)
+        assert found == child.pid
+        assert _script().busiest_server(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()

@@ -76,19 +76,28 @@ COMMIT_MODES = ("auto", "thread")
 INLINE_SLOW_S = 0.05
 INLINE_BACKOFF_S = 60.0
 #: ``auto``: the journal checkpoints its write-ahead log on its thread once this many pages were
-#: written since the last checkpoint, counted from above (:func:`pages_of`): the log stays under
-#: 4,000 pages (16 MiB). Four times SQLite's own 1,000, because a checkpoint copies each page
-#: once however often it was written since the last: measured under a saturated load (~9,000
-#: moves/s), every 1,000 pages counted (~450 in the log) cost ~43 ms of CPU a second in 14
-#: checkpoints, every 4,000 (~1,460) ~25 ms in 4.5 (docs/benchmarks.md, "Fewer checkpoints").
+#: written since the last checkpoint, counted from above (:func:`pages_of`): between checkpoints
+#: that complete, the log stays under 4,000 pages (16 MiB, :data:`WAL_SIZE_LIMIT`). Four times
+#: SQLite's own 1,000, because a checkpoint copies each page once however often it was written
+#: since the last: measured under a saturated load (~9,000 moves/s), every 1,000 pages counted
+#: (~450 in the log) cost ~43 ms of CPU a second in 14 checkpoints, every 4,000 (~1,460) ~25 ms
+#: in 4.5 (docs/benchmarks.md, "Fewer checkpoints").
 CHECKPOINT_PAGES = 4000
-#: A checkpoint that failed is tried again after this long (the rounds go to the thread meanwhile).
+#: A checkpoint that failed, or could not copy every page (a reader, such as a backup, holds an
+#: older snapshot), is tried again after this long (the rounds go to the thread meanwhile).
 CHECKPOINT_RETRY_S = 5.0
+#: The bound of the write-ahead log file (bytes): :data:`CHECKPOINT_PAGES` pages of 4 KiB; a log
+#: that grew past it meanwhile is cut back to it when it restarts (``journal_size_limit``).
+WAL_SIZE_LIMIT = 16 * 2**20
 #: What one row writes, from above: its leaf page, a share of the leaves' splits (three pages
 #: each: two leaves and their parent), and past ~1,000 bytes (the most of a row a leaf of this
 #: table keeps) an overflow page per 4,092 bytes — measured 1.5 pages a row of 150 bytes, 4.4 a
 #: row of 1,500 (four such rows fill a leaf), counted here as 2 pages a row plus one per 300 bytes.
 ROW_BYTES_PER_PAGE = 300
+
+
+class CheckpointIncomplete(Exception):
+    """A checkpoint could not copy every page of the write-ahead log (a reader holds some)."""
 
 
 def pages_of(row_bytes: int) -> int:
@@ -410,6 +419,12 @@ class JournalLog(_LocalLog):
         db.execute(f"PRAGMA synchronous={'FULL' if self.synchronous.upper() == 'FULL' else 'NORMAL'}")
         if self.commits_on_loop:  # (SQLite's own would copy and fsync in a commit on the loop)
             db.execute("PRAGMA wal_autocheckpoint=0")
+            # the count of pages starts at 0: a log left by a process that was killed is copied
+            # back and emptied first, or it would hold its pages and the next mark's
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        # a log that grew past the bound meanwhile (a checkpoint held back by a reader: a backup)
+        # is cut back to it when it restarts; the file never shrinks otherwise
+        db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         db.executescript(_SCHEMA)
         self._db = db
         counts = db.execute(
@@ -622,7 +637,11 @@ class JournalLog(_LocalLog):
             self._checkpointing = False
 
     def _checkpoint(self) -> None:
-        self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        """Copy the log back into the file. Raises :class:`CheckpointIncomplete` when a reader kept
+        some pages from being copied (the log cannot restart yet: tried again later)."""
+        busy, frames, copied = self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or copied < frames:
+            raise CheckpointIncomplete(f"{copied} of the log's {frames} pages copied (a reader holds the rest)")
 
     def _committed(self, current: _Round, _result: None, error: BaseException | None) -> None:
         """The round's commit is over: deliver its entries in order and answer the appenders

@@ -23,6 +23,7 @@ from halfmoon_server.adapters.journal import JournalLog, _Worker
 from halfmoon_server.errors import LogUnavailable
 from tests.server.adapters.test_journal import _Room
 from tests.server.adapters.test_journal_failed_commits import _CommitRefusedOnce
+from tests.server.adapters.test_journal_wal import _wal_restarts
 
 PAGE = 4096
 
@@ -364,8 +365,12 @@ async def test_the_first_write_after_a_checkpoint_is_the_threads(
     room_log, room, threads = await _journal(tmp_path / "journal.db")
     checkpoints = _note_checkpoints(room_log)
     try:
-        while room_log._pages + journal.PROBE_PAGES < journal.CHECKPOINT_PAGES:
+        for _ in range(1000):  # (17,000 pages: a mark set too high fails here, never hangs nor fills the disk)
+            if room_log._pages + journal.PROBE_PAGES >= journal.CHECKPOINT_PAGES:
+                break
             await room_log.ping()
+        else:
+            pytest.fail(f"1,000 probes did not reach the checkpoint's mark of {journal.CHECKPOINT_PAGES} pages")
         await room_log.ping()  # its write takes the count past the mark: a checkpoint is queued behind it
         while room_log._worker.outstanding:
             await asyncio.sleep(0.01)
@@ -428,4 +433,90 @@ async def test_a_failed_checkpoint_is_said_once_and_tried_again_after_a_while_no
         assert len(warnings) == 1 and "trying again in" in warnings[0], warnings
         assert len(tries) == 2
     finally:
+        await room_log.close()
+
+
+async def test_at_its_own_mark_the_journal_keeps_its_write_ahead_log_under_16_mib(tmp_path: Path) -> None:
+    """The mark the server runs with (docs/server.md: the log file stays under 16 MiB): 4,000
+    lone moves of 1,500 bytes would make a log of ~70 MiB if nothing checkpointed it."""
+    path = tmp_path / "journal.db"
+    room_log, room, _threads = await _journal(path)
+    try:
+        for n in range(1, 4001):
+            assert await room_log.append(room.id, {"k": "move", "n": n, "pad": "q" * 1500}) == n
+        wal = os.path.getsize(f"{path}-wal")
+        assert wal <= 16 * 2**20, f"the write-ahead log reached {wal / 2**20:.1f} MiB"
+        assert _wal_restarts(path) >= 2
+    finally:
+        await room_log.close()
+
+
+async def test_a_log_left_by_a_killed_process_is_emptied_when_the_journal_opens(tmp_path: Path) -> None:
+    """The pages are counted from 0 at each start: a log a killed process left behind (its
+    pages not counted) is copied back and emptied first, so it never adds to the next mark's."""
+    path = tmp_path / "journal.db"
+    killed = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA journal_mode=WAL'); db.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "db.execute('CREATE TABLE t (x TEXT)')\n"
+        "for _ in range(500): db.execute('INSERT INTO t VALUES (?)', ('k' * 4000,))\n"
+        "os._exit(0)  # as a SIGKILL would: no close, no checkpoint\n"
+    )
+    await asyncio.to_thread(
+        lambda: __import__("subprocess").run([__import__("sys").executable, "-c", killed, str(path)], check=True)
+    )
+    assert os.path.getsize(f"{path}-wal") > 500 * PAGE  # (what it left)
+    room_log = JournalLog(path)
+    await room_log.open()
+    try:
+        assert os.path.getsize(f"{path}-wal") < 20 * PAGE  # (the journal's own tables, made since)
+        assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM t").fetchone() == (500,)  # (copied back)
+    finally:
+        await room_log.close()
+
+
+async def test_a_checkpoint_a_reader_holds_back_is_tried_again_and_its_pages_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reader (an operator's backup) keeps a checkpoint from copying the pages written after
+    it began: the log cannot restart, so the checkpoint counts as not done — its pages stay
+    counted and it is tried again after CHECKPOINT_RETRY_S, and once the reader is gone it
+    completes; the file, grown past its bound meanwhile, is cut back to it."""
+    monkeypatch.setattr(journal, "CHECKPOINT_PAGES", 20)
+    monkeypatch.setattr(journal, "CHECKPOINT_RETRY_S", 0.3)
+    monkeypatch.setattr(journal, "WAL_SIZE_LIMIT", 4 * PAGE)
+    path = tmp_path / "journal.db"
+    room_log, room, _threads = await _journal(path)
+    reader = sqlite3.connect(path, isolation_level=None)
+    try:
+        with caplog.at_level(logging.WARNING, logger="halfmoon_server.journal"):
+            assert await room_log.append(room.id, {"k": "move", "n": 1}) == 1
+            reader.execute("BEGIN")
+            reader.execute("SELECT COUNT(*) FROM entries").fetchone()  # its snapshot: up to move 1
+            n = 1
+            while not any("checkpointing" in r.getMessage() for r in caplog.records) and n < 200:
+                n += 1
+                assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+                await asyncio.sleep(0.001)
+            warnings = [r.getMessage() for r in caplog.records if "checkpointing" in r.getMessage()]
+            assert warnings and "a reader holds the rest" in warnings[0], warnings
+            assert room_log._pages >= journal.CHECKPOINT_PAGES  # (kept: the log did not restart)
+            restarts = _wal_restarts(path)
+            assert os.path.getsize(f"{path}-wal") > 4 * PAGE
+            reader.execute("COMMIT")  # the backup is over
+            await asyncio.sleep(0.35)
+            for _ in range(5):
+                n += 1
+                assert await room_log.append(room.id, {"k": "move", "n": n}) == n
+            while room_log._worker.outstanding:
+                await asyncio.sleep(0.01)
+            n += 1
+            assert await room_log.append(room.id, {"k": "move", "n": n}) == n  # (restarts the log)
+            assert room_log._pages < journal.CHECKPOINT_PAGES
+            assert _wal_restarts(path) > restarts
+            # cut back to the bound, then the pages of the commit that restarted it (a few)
+            assert os.path.getsize(f"{path}-wal") <= 8 * (PAGE + 24) + 32
+    finally:
+        reader.close()
         await room_log.close()
