@@ -74,6 +74,22 @@ def _upgrade(connection: SyncConnection) -> None:
     command.upgrade(alembic_config(connection), "head")
 
 
+def _database_errors() -> tuple[type[Exception], ...]:
+    """What a database call may raise when the database fails: SQLAlchemy's errors, the
+    operating system's, and the asyncpg driver's own (installed with the ``postgres`` extra) —
+    the lowest SQLAlchemy this package allows lets asyncpg's connection errors through unwrapped
+    when a connection drops while being set up (its JSON codecs are registered on connect)."""
+    errors: list[type[Exception]] = [SQLAlchemyError, OSError]
+    try:
+        from asyncpg.exceptions import InterfaceError, PostgresError  # type: ignore[import-untyped]
+    except ImportError:  # (SQLite only)
+        return tuple(errors)
+    return (*errors, PostgresError, InterfaceError)
+
+
+DATABASE_ERRORS = _database_errors()
+
+
 #: The PostgreSQL advisory lock that makes instances starting together migrate one at a time.
 MIGRATION_LOCK = 0x68616C66  # "half"
 
@@ -88,7 +104,7 @@ async def migrate(engine: AsyncEngine) -> None:
             if conn.dialect.name == "postgresql":
                 await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             await conn.run_sync(_upgrade)
-    except (SQLAlchemyError, OSError) as exc:
+    except DATABASE_ERRORS as exc:
         raise StorageError(f"cannot migrate the database: {exc}") from exc
 
 
@@ -291,7 +307,7 @@ class SqlStorage:
             return task.result()
         except TimeoutError:  # a connect or statement timeout of the driver's own
             raise StorageError(f"{what}: the database did not answer within {self.timeout_s:g} s") from None
-        except (SQLAlchemyError, OSError) as exc:
+        except DATABASE_ERRORS as exc:
             # its first line: a driver's message may go on with the statement, or with a traceback
             # of its own (asyncpg's, on a connection reset), which reach the logs through this
             raise StorageError(f"{what}: {_first_line(exc)}") from exc

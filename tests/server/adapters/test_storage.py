@@ -372,6 +372,29 @@ async def test_a_database_failure_is_said_in_one_line_whatever_the_driver_adds(t
         await storage.close()
 
 
+async def test_a_drivers_own_connection_error_is_a_storage_failure_not_a_bug(tmp_path: Path) -> None:
+    """The lowest SQLAlchemy allowed lets asyncpg's error through unwrapped when a connection
+    drops while it is being set up (seen in a PostgreSQL outage: the ratings job logged it as a
+    bug, with its traceback): it is a StorageError like any other failure of the database."""
+    exceptions = pytest.importorskip("asyncpg.exceptions")
+    storage = await open_storage(f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}")
+    assert isinstance(storage, SqlStorage)
+
+    async def dropped() -> None:
+        raise exceptions.ConnectionDoesNotExistError("connection was closed in the middle of operation")
+
+    async def refused() -> None:
+        raise exceptions.InterfaceError("cannot perform operation: another operation is in progress")
+
+    try:
+        for work in (dropped, refused):
+            with pytest.raises(StorageError) as failed:
+                await storage.run("cannot rate the finished races", work)
+            assert str(failed.value).startswith("cannot rate the finished races: ")
+    finally:
+        await storage.close()
+
+
 async def test_migrations_downgrade_and_upgrade_again(db_url: str) -> None:
     engine = make_engine(db_url)
     await migrate(engine)
