@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import cpu_seconds
+
 BENCH = Path(__file__).resolve().parent
 #: the server process of each kind of configuration, by a word of its command line
 SERVER_PATTERNS = ("serve_tree.py", "gamelike.py", "gamelike.mjs", "colyseus-server.mjs")
@@ -41,10 +44,10 @@ EVENTS = (
 )
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after the command's name (None: the process is gone)."""
+def _parent(pid: int) -> int | None:
+    """The parent of process ``pid`` (None: it is gone)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     except OSError:
         return None
 
@@ -55,23 +58,22 @@ def busiest_server(load_pid: int) -> int | None:
     little; a server of another run on the machine is not a descendant)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))  # (field 1: the parent)
-    best: tuple[int, int] | None = None
+        if entry.name.isdigit() and (parent := _parent(int(entry.name))) is not None:
+            children.setdefault(parent, []).append(int(entry.name))
+    best: tuple[int, float] | None = None
     waiting = list(children.get(load_pid, []))
     while waiting:
         pid = waiting.pop()
         waiting.extend(children.get(pid, []))
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            if not any(pattern in command for pattern in SERVER_PATTERNS):
+                continue
+            used = cpu_seconds(pid)
+        except OSError:  # (gone meanwhile)
             continue
-        fields = _stat(pid)
-        if fields is None or not any(pattern in command for pattern in SERVER_PATTERNS):
-            continue
-        ticks = int(fields[11]) + int(fields[12])
-        if best is None or ticks > best[1]:
-            best = (pid, ticks)
+        if best is None or used > best[1]:
+            best = (pid, used)
     return None if best is None else best[0]
 
 

@@ -44,9 +44,10 @@ _HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z
 
 
 #: The embedded journal's SQLite ``synchronous`` (``--journal-sync``) and where it commits
-#: (``--journal-commit``; halfmoon_server.adapters.journal.COMMIT_MODES).
+#: (``--journal-commit``; halfmoon_server.adapters.journal checks it too).
 JOURNAL_SYNCS = ("normal", "full")
 JOURNAL_COMMITS = ("auto", "thread")
+
 
 class Option(NamedTuple):
     """A setting an operator may give: its field, its ``HALFMOON_*`` variable and its flag."""

@@ -52,6 +52,7 @@ import orjson
 from halfmoon_server.adapters.private_files import private_sqlite_file
 from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.ports import Claim, Follower, LoadedRoom
+from halfmoon_server.settings import JOURNAL_COMMITS
 
 log = logging.getLogger("halfmoon_server.journal")
 
@@ -65,11 +66,11 @@ PROBE_BYTES = 64 * 1024
 #: Readiness polls share one probe at a time, and its answer for this long: a flood of /readyz
 #: never queues more than one write a second ahead of the players' moves on the journal's thread.
 PROBE_EVERY_S = 1.0
+#: SQLite's page (its default size: the journal never sets another).
+PAGE_BYTES = 4096
 #: What the probe writes, counted towards a checkpoint: the old row's pages freed, the new one's
 #: written, twice over.
-PROBE_PAGES = 2 * (PROBE_BYTES // 4096 + 1)
-#: The places a round's commit may run (``--journal-commit``).
-COMMIT_MODES = ("auto", "thread")
+PROBE_PAGES = 2 * (PROBE_BYTES // PAGE_BYTES + 1)
 #: ``auto``: a commit on the loop's thread that waited longer than this off the CPU (a disk under
 #: pressure) sends the rounds of the next :data:`INLINE_BACKOFF_S` to the journal's thread, and
 #: says so once.
@@ -77,7 +78,7 @@ INLINE_SLOW_S = 0.05
 INLINE_BACKOFF_S = 60.0
 #: ``auto``: the journal checkpoints its write-ahead log on its thread once this many pages were
 #: written since the last checkpoint, counted from above (:func:`pages_of`): between checkpoints
-#: that complete, the log stays under 4,000 pages (16 MiB, :data:`WAL_SIZE_LIMIT`). Four times
+#: that complete, the log stays under 4,000 pages (15.6 MiB, :data:`WAL_SIZE_LIMIT`). Four times
 #: SQLite's own 1,000, because a checkpoint copies each page once however often it was written
 #: since the last: measured under a saturated load (~9,000 moves/s), every 1,000 pages counted
 #: (~450 in the log) cost ~43 ms of CPU a second in 14 checkpoints, every 4,000 (~1,460) ~25 ms
@@ -86,9 +87,9 @@ CHECKPOINT_PAGES = 4000
 #: A checkpoint that failed, or could not copy every page (a reader, such as a backup, holds an
 #: older snapshot), is tried again after this long (the rounds go to the thread meanwhile).
 CHECKPOINT_RETRY_S = 5.0
-#: The bound of the write-ahead log file (bytes): :data:`CHECKPOINT_PAGES` pages of 4 KiB; a log
-#: that grew past it meanwhile is cut back to it when it restarts (``journal_size_limit``).
-WAL_SIZE_LIMIT = 16 * 2**20
+#: The bound of the write-ahead log file (bytes): :data:`CHECKPOINT_PAGES` pages; a log that grew
+#: past it meanwhile is cut back to it when it restarts (``journal_size_limit``).
+WAL_SIZE_LIMIT = CHECKPOINT_PAGES * PAGE_BYTES
 #: What one row writes, from above: its leaf page, a share of the leaves' splits (three pages
 #: each: two leaves and their parent), and past ~1,000 bytes (the most of a row a leaf of this
 #: table keeps) an overflow page per 4,092 bytes — measured 1.5 pages a row of 150 bytes, 4.4 a
@@ -375,8 +376,8 @@ class JournalLog(_LocalLog):
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", commit: str = "auto") -> None:
         super().__init__()
         commit = commit.lower()
-        if commit not in COMMIT_MODES:
-            raise ValueError(f"commit must be one of {', '.join(COMMIT_MODES)}, not {commit!r}")
+        if commit not in JOURNAL_COMMITS:
+            raise ValueError(f"commit must be one of {', '.join(JOURNAL_COMMITS)}, not {commit!r}")
         self.path = path
         self.synchronous = synchronous
         #: rounds may commit on the loop's thread (``auto`` with ``synchronous=NORMAL``); the
