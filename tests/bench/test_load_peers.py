@@ -100,3 +100,41 @@ def test_the_node_game_like_server_sends_what_bench_gamelike_py_sends_byte_for_b
     assert all(sum('"type":"moved"' in f for f in frames) == 4 * 48 for frames in players)
     assert all(frames[-1] == '{"type":"race_over","v":1}' for frames in players)
     assert len(spectator) == 1 + 4 * 48  # its welcome, then every player's every move
+
+
+def test_the_node_game_like_server_keeps_an_idle_keep_alive_connection_past_nodes_default() -> None:
+    # load.py's tables reuse a pooled connection for each race's POST /api/rooms; Node's default
+    # keep-alive (5 s) closed it between two slow races and the next POST met a reset
+    import asyncio
+
+    from yarl import URL
+
+    missing = load.peers_missing()
+    require_service("node with bench/peers' packages", missing is None, str(missing))
+    body = b'{"code":"HM1-N-AAAAAAB"}'
+    request = b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    request += b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    async def two_posts_on_one_connection_6_s_apart(port: int) -> list[bytes]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answers = []
+        for pause in (0, 6):
+            await asyncio.sleep(pause)
+            writer.write(request)
+            await writer.drain()
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            assert head.startswith(b"HTTP/1.1 200"), head
+            while True:
+                size = (await reader.readline()).strip()
+                if size == b"0":
+                    await reader.readline()
+                    break
+                answers.append((await reader.readexactly(int(size, 16) + 2))[:-2])
+        writer.close()
+        return answers
+
+    with load.ceiling_server(load.node_command("gamelike.mjs")) as (base, _process):
+        port = URL(base).port
+        assert port is not None
+        first, second = asyncio.run(two_posts_on_one_connection_6_s_apart(port))
+    assert json.loads(first)["room"] != json.loads(second)["room"]  # both answered on the same socket
