@@ -160,22 +160,17 @@ class Game:
         piles = tuple(() if top is None else (top,) for top in tops[:PILE_COUNT])
         reserve = tuple(tops[PILE_COUNT:])
         parsed = code if isinstance(code, DealCode) else DealCode.parse(code or _UNNAMED_DEAL)
-        game = cls.__new__(cls)
-        game.deal = Deal(parsed, piles, tuple(card for card in reserve if card is not None))
-        game._piles = [list(pile) for pile in piles]
+        # (built through __init__ and corrected, not with __new__: a class compiled by mypyc has no
+        # __new__ to call, bench/compiled_tree.py)
+        game = cls(Deal(parsed, piles, tuple(card for card in reserve if card is not None)))
         game._reserve = list(reserve)
-        game._start_piles = piles
         game._start_reserve = reserve
-        game._history = []
-        game.score = 0
-        game.move_count = 0
         game.cards_left = cards_left
         return game
 
     def copy(self) -> Game:
         """An independent game in the same state, with the same undo history."""
-        other = Game.__new__(Game)
-        other.deal = self.deal
+        other = Game(self.deal)
         other._piles = [list(pile) for pile in self._piles]
         other._reserve = list(self._reserve)
         other._start_piles = self._start_piles

@@ -21,7 +21,7 @@ import enum
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 import orjson
 
@@ -760,7 +760,12 @@ class RoomEvent:
     """Base of the versioned room events; ``kind`` is the wire ``type``."""
 
     __slots__ = ()
-    kind: ClassVar[str]
+
+    @property
+    def kind(self) -> str:
+        """The wire ``type`` (a property, not a class variable: mypyc counts a dataclass's
+        ``ClassVar`` as a field, bench/compiled_tree.py)."""
+        raise NotImplementedError
 
     def to_json(self) -> Json:
         raise NotImplementedError
@@ -768,9 +773,12 @@ class RoomEvent:
 
 @dataclass(slots=True)
 class PlayerJoined(RoomEvent):
-    kind: ClassVar[str] = "player_joined"
     player: PlayerSummary
     host: str | None
+
+    @property
+    def kind(self) -> str:
+        return "player_joined"
 
     def to_json(self) -> Json:
         return {"player": self.player.to_json(), "host": self.host}
@@ -778,9 +786,12 @@ class PlayerJoined(RoomEvent):
 
 @dataclass(slots=True)
 class PlayerLeft(RoomEvent):
-    kind: ClassVar[str] = "player_left"
     player: PlayerSummary
     host: str | None
+
+    @property
+    def kind(self) -> str:
+        return "player_left"
 
     def to_json(self) -> Json:
         return {"player": self.player.to_json(), "host": self.host}
@@ -791,10 +802,13 @@ class Progress(RoomEvent):
     """A player's summary changed (connected, dropped, gave up, timed out…); ``host`` is sent in
     the lobby only (``with_host``), where a dropped host hands over."""
 
-    kind: ClassVar[str] = "progress"
     player: PlayerSummary
     host: str | None = None
     with_host: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "progress"
 
     def to_json(self) -> Json:
         if self.with_host:
@@ -804,10 +818,13 @@ class Progress(RoomEvent):
 
 @dataclass(slots=True)
 class Countdown(RoomEvent):
-    kind: ClassVar[str] = "countdown"
     starts_at: int
     now: int
     time_limit_s: int
+
+    @property
+    def kind(self) -> str:
+        return "countdown"
 
     def to_json(self) -> Json:
         return {"starts_at": self.starts_at, "now": self.now, "time_limit_s": self.time_limit_s}
@@ -817,7 +834,6 @@ class Countdown(RoomEvent):
 class Started(RoomEvent):
     """Players get their ``board``; spectators every board in ``boards`` (and no ``board``)."""
 
-    kind: ClassVar[str] = "started"
     code: str | None
     started_at: int
     board: Json | None = None
@@ -825,6 +841,10 @@ class Started(RoomEvent):
     commitment: str | None = None
     #: a sealed race's: the racers' contributions its code is derived from (sorted)
     contributions: tuple[str, ...] | None = None
+
+    @property
+    def kind(self) -> str:
+        return "started"
 
     def to_json(self) -> Json:
         out: Json = {"code": self.code, "started_at": self.started_at}
@@ -845,7 +865,6 @@ class Moved(RoomEvent):
     ``can_undo`` and the message's ``id``; spectators ``positions`` and ``changes`` as they may
     see them, once every card the move removed is public (docs/protocol.md, "Who sees what")."""
 
-    kind: ClassVar[str] = "moved"
     player: str
     action: str
     positions: tuple[str, ...] | None
@@ -857,6 +876,10 @@ class Moved(RoomEvent):
     changes: tuple[Change, ...] | None = None
     can_undo: bool | None = None
     id: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "moved"
 
     def to_json(self) -> Json:
         out = moved_summary(
@@ -917,7 +940,6 @@ def moved_summary(
 class GameOver(RoomEvent):
     """The end of your own game (you alone get it)."""
 
-    kind: ClassVar[str] = "game_over"
     outcome: PlayerStatus
     score: int
     moves: int
@@ -929,6 +951,10 @@ class GameOver(RoomEvent):
     #: a sealed race's seed, with its code (docs/protocol.md, "Sealed races")
     seed: str | None = None
     unranked_reason: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "game_over"
 
     def to_json(self) -> Json:
         out: Json = {
@@ -951,7 +977,6 @@ class RaceOver(RoomEvent):
     """The results; from a room's second race on, or in a series, also ``round`` and ``series``
     (with its points table)."""
 
-    kind: ClassVar[str] = "race_over"
     results: tuple[Result, ...]
     code: str | None = None
     salt: str | None = None
@@ -960,6 +985,10 @@ class RaceOver(RoomEvent):
     series: Json | None = None
     seed: str | None = None
     contributions: tuple[str, ...] | None = None
+
+    @property
+    def kind(self) -> str:
+        return "race_over"
 
     def to_json(self) -> Json:
         out: Json = {"results": [r.to_json() for r in self.results]}
@@ -983,7 +1012,6 @@ class RematchProposed(RoomEvent):
     a race's code: null while sealed), hosted by the proposer, the only player in it so far;
     ``seated``: the room's other players, who may ``accept``."""
 
-    kind: ClassVar[str] = "rematch"
     round: int
     host: str | None
     players: tuple[PlayerSummary, ...]
@@ -992,6 +1020,10 @@ class RematchProposed(RoomEvent):
     sealed: bool
     commitment: str | None
     series: Json | None
+
+    @property
+    def kind(self) -> str:
+        return "rematch"
 
     def to_json(self) -> Json:
         return {
@@ -1008,8 +1040,11 @@ class RematchProposed(RoomEvent):
 
 @dataclass(slots=True)
 class Spectators(RoomEvent):
-    kind: ClassVar[str] = "spectators"
     count: int
+
+    @property
+    def kind(self) -> str:
+        return "spectators"
 
     def to_json(self) -> Json:
         return {"count": self.count}

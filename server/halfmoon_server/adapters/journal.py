@@ -284,8 +284,8 @@ class _Worker:
     def __init__(self, name: str) -> None:
         self.outstanding = 0
         self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
+        self._serving = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._serving.start()
 
     def submit(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         """Run ``work(*args)`` on the thread; its result (or exception) in the future returned.
@@ -305,7 +305,7 @@ class _Worker:
         """Run ``work(*args)`` on the thread, then ``answer(result, error)`` on the running loop;
         neither when ``given_up()`` is true once the thread reaches the job. Raises
         :class:`LogUnavailable` when the thread has stopped."""
-        if not self._thread.is_alive():  # (a task that outlived the shutdown)
+        if not self._serving.is_alive():  # (a task that outlived the shutdown)
             raise LogUnavailable("the journal is closed")
         self._jobs.put((asyncio.get_running_loop(), work, args, answer, given_up))
         self.outstanding += 1
@@ -334,9 +334,9 @@ class _Worker:
 
     def shutdown(self) -> None:
         """Let the thread finish the jobs queued, then stop it."""
-        if self._thread.is_alive():
+        if self._serving.is_alive():
             self._jobs.put(None)
-            self._thread.join()
+            self._serving.join()
 
 
 @dataclass(slots=True)

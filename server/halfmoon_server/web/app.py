@@ -36,13 +36,14 @@ from halfmoon_server.settings import Settings, load_secret
 from halfmoon_server.solver.pool import SolverPool, warm_up
 from halfmoon_server.web import accounts, keys, rest, static
 from halfmoon_server.web.admission import ConnectionGuard, started_middleware, tcp_limit
-from halfmoon_server.web.connection import WEBSOCKET_PATH, Connection, Flusher, open_files_ctx
+from halfmoon_server.web.connection import WEBSOCKET_PATH, Connection, Flusher
 from halfmoon_server.web.cycles import release_transport_cycles
+from halfmoon_server.web.lifecycle import connections_ctx, open_files_ctx
 from halfmoon_server.web.logs import Throttle
 from halfmoon_server.web.metrics import CountedExecutor, Metrics, TimedStorage
 from halfmoon_server.web.monitoring import gc_probe_ctx, lag_probe_ctx, metrics_handler
 from halfmoon_server.web.relay import relays_ctx
-from halfmoon_server.web.ws import connections_ctx, websocket_handler
+from halfmoon_server.web.ws import websocket_handler
 
 log = logging.getLogger("halfmoon_server")
 

@@ -14,12 +14,10 @@ together at its end, in one ``write`` — one system call instead of one a frame
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import ipaddress
 import logging
 import os
-from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -82,8 +80,8 @@ class OpenFiles:
     half a minute, and with every descriptor held by a WebSocket, REST and ``/healthz`` are not
     answered at all.
 
-    Installed on the event loop (:func:`open_files_ctx`), it holds ``reserve`` descriptors
-    (``/dev/null``) while all is well. The first failed ``accept()`` gives them back, so the
+    Installed on the event loop (:func:`~halfmoon_server.web.lifecycle.open_files_ctx`), it holds
+    ``reserve`` descriptors (``/dev/null``) while all is well. The first failed ``accept()`` gives them back, so the
     connections waiting are taken (asyncio pauses accepting for a second after a failure);
     while the reserve is out, every new WebSocket is closed at once with 1013 "try again later"
     (its descriptor given back), so the descriptors freed serve REST and ``/healthz``. Once
@@ -178,24 +176,6 @@ def _file_limit() -> str:
 
 #: The process's open-file guard: descriptors are the process's, whatever the application.
 OPEN_FILES = OpenFiles()
-
-
-async def open_files_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Install :data:`OPEN_FILES` on the loop for the application's life (``cleanup_ctx``)."""
-    loop = asyncio.get_running_loop()
-    guard = OPEN_FILES
-    guard.refill()
-    installed = loop.get_exception_handler() != guard.handle  # not by another application already
-    if installed:
-        guard.previous = loop.get_exception_handler()
-        loop.set_exception_handler(guard.handle)
-    watcher = loop.create_task(guard.watch())
-    yield
-    watcher.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await watcher
-    if installed and loop.get_exception_handler() == guard.handle:
-        loop.set_exception_handler(guard.previous)
 
 
 class Flusher:

@@ -10,11 +10,9 @@ logged and answered with ``internal`` — never a traceback on the wire.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator
 
 from aiohttp import WSMsgType, web
 from yarl import URL
@@ -280,15 +278,6 @@ def _look_at(app: web.Application, conn: Connection, now: float, timeout_s: floa
         log.debug("closing a connection from %s that was in no room for %g s", conn.peer, timeout_s)
         app[keys.METRICS].refused("no_room_joined")
         conn.close(CLOSE_NO_ROOM, f"no room joined within {timeout_s:g} s")
-
-
-async def connections_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Run :func:`look_after_connections` for the application's life (``cleanup_ctx``)."""
-    task = asyncio.get_running_loop().create_task(look_after_connections(app, app[keys.SETTINGS]))
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
 
 
 def room_in_url(request: web.Request) -> tuple[str | None, str | None]:

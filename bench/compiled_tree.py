@@ -1,0 +1,138 @@
+"""A copy of a source tree with Half Moon's hot layers compiled to C by mypyc, beside their Python,
+for ``load.py`` to run: what compiling its own interpreted Python per move would buy (issue 31).
+
+    python bench/compiled_tree.py OUT [--from REV] [-j 2]
+    python bench/load.py --only closed-1k open-10k-5k --compare OUT   # compiled ÷ interpreted, one run
+    cd OUT && python bench/load.py --peers                             # the compiled server beside the peers
+
+The copy holds ``shared``, ``server``, ``client`` and ``bench`` of the working tree (or of git
+revision REV), and one extension module beside each compiled ``.py``: Python's import system takes
+the extension first, so ``PYTHONPATH=OUT/shared:OUT/server`` (what ``--compare DIR`` sets) runs the
+compiled server. It is a measurement, not a build of the package: nothing installs it, the test
+suite runs on the interpreted code, and a compiled module is not kept in step with its source.
+
+:data:`MODULES` are the engine, the race and room core, the rooms, a frame's path and the journal;
+:data:`LEFT_INTERPRETED` says why the rest of those layers is not compiled. mypy (which carries
+mypyc), a C compiler and Python's headers are needed; the compile takes minutes (``-j``: C files
+compiled at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PARTS = ("shared", "server", "client", "bench")
+
+#: compiled, as paths in the tree: the modules a move runs through
+ENGINE = ("cards", "codes", "deal", "game", "positions", "protocol", "record", "taps", "text", "view")
+CORE = (
+    "accounts", "audience", "commands", "events", "limits", "live", "modes", "names", "queue", "race", "ranking",
+    "rating", "records", "room_state", "snapshots", "step_text", "visibility",
+)  # fmt: skip
+MODULES = (
+    *(f"shared/halfmoon/{name}.py" for name in ENGINE),
+    *(f"server/halfmoon_server/core/{name}.py" for name in CORE),
+    *(f"server/halfmoon_server/rooms/{name}.py" for name in ("daily", "lobby", "quick", "ratings", "room")),
+    *(f"server/halfmoon_server/web/{name}.py" for name in ("admission", "connection", "masking", "ws")),
+    "server/halfmoon_server/adapters/journal.py",
+)
+
+#: in the compiled layers but left interpreted, and why (mypyc 2.4's limits, measured on this tree)
+LEFT_INTERPRETED = {
+    "shared/halfmoon/errors.py": "its errors inherit from two classes (mypyc: a native class has one base)",
+    "server/halfmoon_server/core/entries.py": (
+        "its entries' `kind` is a ClassVar read from the class (the registry): mypyc makes a dataclass's "
+        "ClassVar a read-only field (mypyc/mypyc#1122), and the log's entries would not read back"
+    ),
+    "server/halfmoon_server/rooms/results.py": "isinstance() on a runtime_checkable Protocol, not compiled by mypyc",
+    "server/halfmoon_server/web/lifecycle.py": "async generators (aiohttp's cleanup_ctx), which mypyc does not compile",
+}
+
+
+def copy_tree(into: Path, revision: str | None) -> None:
+    """``shared``, ``server``, ``client`` and ``bench`` of the working tree (or of ``revision``), into
+    ``into``; the load benchmark's Node.js packages are linked, not copied (``--peers``)."""
+    if revision is not None:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, *PARTS], check=True, capture_output=True)
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(into, filter="data")
+    else:
+        skip = shutil.ignore_patterns("__pycache__", "*.so", "node_modules", ".mypy_cache", "build")
+        for part in PARTS:
+            shutil.copytree(ROOT / part, into / part, ignore=skip)
+    node_modules = ROOT / "bench" / "peers" / "node_modules"
+    if node_modules.is_dir() and (into / "bench" / "peers").is_dir():
+        (into / "bench" / "peers" / "node_modules").symlink_to(node_modules)
+
+
+#: run in the copy: mypyc's setuptools build of the modules given, into ``build/lib``
+BUILD = """
+import sys
+from setuptools import setup
+from mypyc.build import mypycify
+jobs, paths = sys.argv[1], sys.argv[2:]
+setup(
+    name="halfmoon-compiled-bench",
+    # a C file a module, compiled --parallel (3.6 min for MODULES on 2 cores, not 5.7); mypyc 2.4
+    # names one module's header wrongly that way, so one module alone is one file
+    ext_modules=mypycify(paths, opt_level="3", multi_file=len(paths) > 1),
+    script_args=["-q", "build_ext", "--build-lib", "build/lib", "--build-temp", "build/temp", "--parallel", jobs],
+)
+"""
+
+
+def compile_modules(tree: Path, modules: tuple[str, ...], jobs: int) -> list[Path]:
+    """Compile ``modules`` (paths in ``tree``) as one mypyc group and put each extension beside its
+    source (the group's shared library in ``tree/shared``, first on the path). Returns the
+    extensions placed. Raises CalledProcessError with mypyc's or the compiler's output."""
+    env = {**os.environ, "MYPYPATH": os.pathsep.join(str(tree / part) for part in ("shared", "server", "client"))}
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD, str(jobs), *modules],
+        cwd=tree, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise subprocess.CalledProcessError(done.returncode, "mypyc", done.stdout, done.stderr)
+    placed = []
+    for built in sorted((tree / "build" / "lib").rglob("*.so")):
+        relative = built.relative_to(tree / "build" / "lib")
+        if len(relative.parts) == 1:  # the group's library, imported by its top-level name
+            target = tree / "shared" / relative
+        else:
+            package = relative.parts[0]
+            target = tree / ("shared" if package == "halfmoon" else "server") / relative
+        shutil.copy2(built, target)
+        placed.append(target)
+    shutil.rmtree(tree / "build")
+    return placed
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="compiled_tree.py")
+    parser.add_argument("out", type=Path, help="a folder to create (it must not exist)")
+    parser.add_argument("--from", dest="revision", metavar="REV", help="a git revision, not the working tree")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="C files compiled at once")
+    args = parser.parse_args(argv)
+    if args.out.exists():
+        parser.error(f"{args.out} exists: give a new folder")
+    args.out.mkdir(parents=True)
+    started = time.monotonic()
+    copy_tree(args.out, args.revision)
+    placed = compile_modules(args.out, MODULES, args.jobs)
+    print(f"compiled {len(MODULES)} modules into {len(placed)} extensions in {time.monotonic() - started:.0f} s")
+    for path, why in LEFT_INTERPRETED.items():
+        print(f"left interpreted: {path}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
