@@ -2,19 +2,23 @@
 for ``load.py`` to run: what compiling its own interpreted Python per move would buy (issue 31).
 
     python bench/compiled_tree.py OUT [--from REV] [-j 2]
-    python bench/load.py --only closed-1k open-10k-5k --compare OUT   # compiled ÷ interpreted, one run
+    python bench/load.py --only closed-1k open-10k-5k --compare OUT   # OUT is "before": after/before
+                                                                      # is interpreted ÷ compiled
     cd OUT && python bench/load.py --peers                             # the compiled server beside the peers
 
 The copy holds ``shared``, ``server``, ``client`` and ``bench`` of the working tree (or of git
-revision REV), and one extension module beside each compiled ``.py``: Python's import system takes
-the extension first, so ``PYTHONPATH=OUT/shared:OUT/server`` (what ``--compare DIR`` sets) runs the
-compiled server. It is a measurement, not a build of the package: nothing installs it, the test
-suite runs on the interpreted code, and a compiled module is not kept in step with its source.
+revision REV: 3511135 or later, the first whose modules mypyc compiles), and one extension module
+beside each compiled ``.py``: Python's import system takes the extension first, so a server run
+with the copy's ``shared`` and ``server`` on ``PYTHONPATH`` (as ``--compare DIR`` does) runs the
+compiled code. It is a measurement, not a build of the package: nothing installs it, the test suite
+runs on the interpreted code, and a compiled module is not kept in step with its source.
 
 :data:`MODULES` are the engine, the race and room core, the rooms, a frame's path and the journal;
-:data:`LEFT_INTERPRETED` says why the rest of those layers is not compiled. mypy (which carries
-mypyc), a C compiler and Python's headers are needed; the compile takes minutes (``-j``: C files
-compiled at once).
+:data:`LEFT_INTERPRETED` says why a module a move also runs through is not compiled (the rest of
+those packages — the command lines, ``diagram``, the other adapters and web handlers — is not on a
+move's path). mypy (which carries mypyc), setuptools, a C compiler and Python's headers are
+needed; the compile takes minutes (``-j``: C files compiled at once). A copy whose compile fails is
+removed.
 """
 
 from __future__ import annotations
@@ -65,7 +69,10 @@ def copy_tree(into: Path, revision: str | None) -> None:
     if revision is not None:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, *PARTS], check=True, capture_output=True)
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(into, filter="data")
+            if hasattr(tarfile, "data_filter"):  # (Python 3.11.4 on; the archive is git's own)
+                tar.extractall(into, filter="data")
+            else:
+                tar.extractall(into)
     else:
         skip = shutil.ignore_patterns("__pycache__", "*.so", "node_modules", ".mypy_cache", "build")
         for part in PARTS:
@@ -102,14 +109,21 @@ def compile_modules(tree: Path, modules: tuple[str, ...], jobs: int) -> list[Pat
     )  # fmt: skip
     if done.returncode != 0:
         raise subprocess.CalledProcessError(done.returncode, "mypyc", done.stdout, done.stderr)
+    return place_extensions(tree)
+
+
+def place_extensions(tree: Path) -> list[Path]:
+    """Move each extension of ``tree/build/lib`` beside its source (a group's library, imported by
+    its top-level name, into ``tree/shared``, first on the path), remove ``build``, and return the
+    extensions placed."""
+    lib = tree / "build" / "lib"
     placed = []
-    for built in sorted((tree / "build" / "lib").rglob("*.so")):
-        relative = built.relative_to(tree / "build" / "lib")
-        if len(relative.parts) == 1:  # the group's library, imported by its top-level name
+    for built in sorted(lib.rglob("*.so")):
+        relative = built.relative_to(lib)
+        if len(relative.parts) == 1:
             target = tree / "shared" / relative
         else:
-            package = relative.parts[0]
-            target = tree / ("shared" if package == "halfmoon" else "server") / relative
+            target = tree / ("shared" if relative.parts[0] == "halfmoon" else "server") / relative
         shutil.copy2(built, target)
         placed.append(target)
     shutil.rmtree(tree / "build")
@@ -126,8 +140,15 @@ def main(argv: list[str]) -> int:
         parser.error(f"{args.out} exists: give a new folder")
     args.out.mkdir(parents=True)
     started = time.monotonic()
-    copy_tree(args.out, args.revision)
-    placed = compile_modules(args.out, MODULES, args.jobs)
+    try:
+        copy_tree(args.out, args.revision)
+        placed = compile_modules(args.out, MODULES, args.jobs)
+    except subprocess.CalledProcessError as failed:
+        shutil.rmtree(args.out)
+        output = f"{failed.stdout or ''}{failed.stderr or ''}".strip().splitlines()
+        print("\n".join(line for line in output if "error" in line.lower()) or "\n".join(output[-20:]))
+        print(f"compiled_tree.py: {failed.cmd} failed ({failed.returncode}); {args.out} removed", file=sys.stderr)
+        return 1
     print(f"compiled {len(MODULES)} modules into {len(placed)} extensions in {time.monotonic() - started:.0f} s")
     for path, why in LEFT_INTERPRETED.items():
         print(f"left interpreted: {path}: {why}")

@@ -115,6 +115,6 @@ wss.on("connection", (ws) => {
 // (5 s), a table's pooled connection closed between two races longer than that, and load.py's
 // next POST /api/rooms on it met a reset ("a table failed") on a machine where games are slow.
 server.keepAliveTimeout = 75_000;
-server.headersTimeout = 76_000; // (above keepAliveTimeout, as Node's documentation asks)
+server.headersTimeout = 76_000; // (kept above keepAliveTimeout)
 server.listen(Number(process.argv[2]), "127.0.0.1");
 for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => process.exit(0));

@@ -124,6 +124,7 @@ def test_the_node_game_like_server_keeps_an_idle_keep_alive_connection_past_node
             await writer.drain()
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
             assert head.startswith(b"HTTP/1.1 200"), head
+            assert b"Keep-Alive: timeout=75\r\n" in head, head  # Node's default says timeout=5
             while True:
                 size = (await reader.readline()).strip()
                 if size == b"0":
