@@ -3,11 +3,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
+
+
+def bench_script(name: str) -> ModuleType:
+    """``bench/NAME.py`` loaded as a module of its own (``bench/`` is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, HERE.parent.parent / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

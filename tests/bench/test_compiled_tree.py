@@ -18,15 +18,12 @@ import pytest
 
 from halfmoon.cards import Card
 from halfmoon.positions import parse_position
+from tests.bench.conftest import bench_script
 from tests.conftest import ROOT
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compiled_tree", ROOT / "bench" / "compiled_tree.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("compiled_tree")
 
 
 def test_the_modules_compiled_and_those_left_interpreted_are_files_of_the_tree_and_apart() -> None:

@@ -4,7 +4,6 @@ docs/benchmarks.md, never asserted here)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,15 +13,11 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.bench.conftest import bench_script
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("syscalls_per_move", ROOT / "bench" / "syscalls_per_move.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("syscalls_per_move")
 
 
 def test_perf_csv_is_read_by_event_and_an_event_not_counted_is_left_out() -> None:
