@@ -81,12 +81,12 @@ class OpenFiles:
     answered at all.
 
     Installed on the event loop (:func:`~halfmoon_server.web.lifecycle.open_files_ctx`), it holds
-    ``reserve`` descriptors (``/dev/null``) while all is well. The first failed ``accept()`` gives them back, so the
-    connections waiting are taken (asyncio pauses accepting for a second after a failure);
-    while the reserve is out, every new WebSocket is closed at once with 1013 "try again later"
-    (its descriptor given back), so the descriptors freed serve REST and ``/healthz``. Once
-    twice the reserve is free again (looked at every ``check_s``: room for the reserve and as
-    many new connections), new WebSockets are welcome again. The failures are logged once per
+    ``reserve`` descriptors (``/dev/null``) while all is well. The first failed ``accept()`` gives
+    them back, so the connections waiting are taken (asyncio pauses accepting for a second after a
+    failure); while the reserve is out, every new WebSocket is closed at once with 1013 "try again
+    later" (its descriptor given back), so the descriptors freed serve REST and ``/healthz``. Once
+    twice the reserve is free again (looked at every ``check_s``: room for the reserve and as many
+    new connections), new WebSockets are welcome again. The failures are logged once per
     ``log_every_s``, with their count, and so is the way back."""
 
     def __init__(self, reserve: int = 32, *, log_every_s: float = 10.0, check_s: float = 1.0) -> None:
