@@ -47,9 +47,13 @@ def _wal_restarts(path: Path) -> int:
     return int.from_bytes(header[12:16], "big") if len(header) == 32 else 0
 
 
-async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad: int = 1500) -> int:
+async def _steady_load(
+    journal: JournalLog, seconds: float, rooms: int = 40, pad: int = 1500, at_least: int = 0, most_s: float = 30.0
+) -> int:
     """Moves from ``rooms`` rooms, each appending again as soon as its last entry is committed,
-    for ``seconds``: the group commit never pauses for long. Returns the bytes of entries committed."""
+    for ``seconds`` — and on, up to ``most_s``, until ``at_least`` bytes are committed (a slow
+    machine writes less in the same time): the group commit never pauses for long. Returns the
+    bytes of entries committed."""
     players: list[Any] = [_Room(f"R{i:03d}") for i in range(rooms)]  # (Room, as the journal sees it)
     for room in players:
         assert await journal.create({"room": room.id, "v": 1})
@@ -65,6 +69,10 @@ async def _steady_load(journal: JournalLog, seconds: float, rooms: int = 40, pad
 
     tasks = [asyncio.create_task(play(room)) for room in players]
     await asyncio.sleep(seconds)
+    waited = seconds
+    while sum(len(room.delivered) for room in players) * pad < at_least and waited < most_s:
+        await asyncio.sleep(0.25)
+        waited += 0.25
     stop.set()
     await asyncio.gather(*tasks)
     for room in players:
@@ -87,7 +95,7 @@ async def test_the_write_ahead_log_stays_bounded_while_moves_keep_coming(
     journal = JournalLog(path, commit=commit)
     await journal.open()
     try:
-        written = await _steady_load(journal, seconds=4.0)
+        written = await _steady_load(journal, seconds=4.0, at_least=8 * AUTOCHECKPOINT_BYTES)
         wal, restarts = _wal_size(path), _wal_restarts(path)
         assert written > 6 * AUTOCHECKPOINT_BYTES, f"the load was too light to show it ({written} bytes)"
         # (at 88a40fb, the same load: 4.5 MiB of log after ~50 MiB of entries, 127 restarts; a
