@@ -6,6 +6,12 @@ is missing — except under ``CI=true``, where a missing service is a failure.
 ``pytest --fast`` skips the tests marked ``slow`` (real ``halfmoon serve`` processes and clusters,
 containers, soaks, fuzzing at length) and every test that starts chromium: a developer's inner
 loop of a few minutes. The whole suite, the default, stays what CI and a change's end run.
+
+The suite runs in one pytest-xdist worker per core, up to four (``-n auto --dist loadfile`` in
+pyproject.toml): half of a serial run's time was spent waiting on child processes, browsers and
+sockets. A test file stays on one worker, so its module fixtures start once and never beside
+themselves. ``-n 0`` runs everything in one process (for ``--pdb`` or a print);
+``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` asks for N workers.
 """
 
 from __future__ import annotations
@@ -68,6 +74,21 @@ def nginx_path() -> str:
     path = shutil.which("nginx") or "/usr/sbin/nginx"
     require_service("nginx", Path(path).exists(), "no nginx binary; apt-get install nginx")
     return path
+
+
+#: More workers than this buys little: every worker starts servers, browsers and clusters of its own,
+#: and they share one PostgreSQL (100 connections by default).
+MOST_WORKERS = 4
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: ignored where xdist is not loaded
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per core this process may use, up to :data:`MOST_WORKERS` (an
+    explicit ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins, as it does in xdist's own rule)."""
+    asked = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if asked.isdigit():
+        return int(asked)
+    return max(1, min(MOST_WORKERS, len(os.sched_getaffinity(0))))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
