@@ -52,7 +52,7 @@ class Card:
             raise InvalidCardError(f"no card of rank {self.rank!r} and suit {self.suit!r}")
 
     @classmethod
-    def parse(cls, name: str) -> Card:
+    def parse(cls, name: object) -> Card:
         """Parse a machine name such as ``5S``, ``10H`` or ``QD`` (case-insensitive).
 
         Raises :class:`InvalidCardError` naming the input when it is not a card.
@@ -102,7 +102,7 @@ DECK: Final = tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
 _BY_NAME: Final = {card.name: card for card in DECK}
 
 
-def parse_card(name: str) -> Card:
+def parse_card(name: object) -> Card:
     """Parse a card's machine name; the inverse of :func:`card_name`."""
     return Card.parse(name)
 

@@ -105,7 +105,7 @@ class DealCode:
             raise InvalidCodeError(f"deal number {self.number!r} is outside 0…{space - 1} (a {size} code)")
 
     @classmethod
-    def parse(cls, text: str) -> DealCode:
+    def parse(cls, text: object) -> DealCode:
         """Parse ``HM1-N-AAAAAAB`` or a long ``HM1-S-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAB``.
 
         Case and surrounding blanks are forgiven; a long body may be written with or without its
@@ -254,7 +254,7 @@ def _wrong_parts(text: str) -> str:
     )
 
 
-def parse_code(text: str) -> DealCode:
+def parse_code(text: object) -> DealCode:
     """Parse a deal code; the inverse of ``str(code)``."""
     return DealCode.parse(text)
 
@@ -297,7 +297,7 @@ def daily_code(day: date, secret: bytes, *, attempt: int = 0, long: bool = False
 # -- Sealed races: commit to a secret seed, mix in every racer's contribution, reveal at the end.
 
 
-def check_contribution(text: str) -> str:
+def check_contribution(text: object) -> str:
     """Return a racer's contribution unchanged if it is 32 to 64 lowercase hex characters.
 
     >>> check_contribution("00112233445566778899aabbccddeeff")
@@ -320,14 +320,14 @@ def check_contribution(text: str) -> str:
     return text
 
 
-def check_seed_hex(seed_hex: str) -> str:
+def check_seed_hex(seed_hex: object) -> str:
     """Return a sealed race's seed unchanged if it is 64 lowercase hex characters (32 bytes)."""
     if not isinstance(seed_hex, str) or SEED_HEX_RE.fullmatch(seed_hex) is None:
         raise InvalidCodeError(f"a seal's seed must be 64 lowercase hex characters (32 bytes), not {_quote(seed_hex)}")
     return seed_hex
 
 
-def seal_commitment(seed_hex: str) -> str:
+def seal_commitment(seed_hex: object) -> str:
     """The commitment published before anyone joins: SHA-256 of ``"halfmoon-seal:" + seed_hex``.
 
     Returned as 64 lowercase hex characters. Revealing ``seed_hex`` at the end lets anyone check it.
@@ -335,11 +335,11 @@ def seal_commitment(seed_hex: str) -> str:
     >>> seal_commitment("00" * 32)
     '93aeaba3a8676601451dcde6acc1515908cd37df6f08b8b895680092c5acfadc'
     """
-    check_seed_hex(seed_hex)
-    return hashlib.sha256((SEAL_PREFIX + seed_hex).encode("ascii")).hexdigest()
+    seed = check_seed_hex(seed_hex)
+    return hashlib.sha256((SEAL_PREFIX + seed).encode("ascii")).hexdigest()
 
 
-def sealed_code(seed_hex: str, contributions: Iterable[str]) -> DealCode:
+def sealed_code(seed_hex: object, contributions: object) -> DealCode:
     """A sealed race's deal: the server's committed seed mixed with every racer's contribution.
 
     ``SHA-256("halfmoon-deal:" + seed_hex + ":" + ",".join(sorted(contributions)))`` read as a
@@ -352,17 +352,17 @@ def sealed_code(seed_hex: str, contributions: Iterable[str]) -> DealCode:
     >>> sealed_code("00" * 32, [])
     DealCode.parse('HM1-S-RHWEHLN-XBCLOTT-VMMNEEH-YFXXUMM')
     """
-    check_seed_hex(seed_hex)
+    seed = check_seed_hex(seed_hex)
     if isinstance(contributions, str):
         raise InvalidCodeError(f"contributions must be a list of strings, not the string {_quote(contributions)}")
     if not isinstance(contributions, Iterable):
         raise InvalidCodeError(f"contributions must be a list of strings, not {_quote(contributions)}")
     joined = ",".join(sorted(check_contribution(text) for text in contributions))
-    digest = hashlib.sha256(f"{SEALED_DEAL_PREFIX}{seed_hex}:{joined}".encode("ascii")).digest()
+    digest = hashlib.sha256(f"{SEALED_DEAL_PREFIX}{seed}:{joined}".encode("ascii")).digest()
     return DealCode("S", int.from_bytes(digest, "big") % LONG_CODE_SPACE, long=True)
 
 
-def check_seal(commitment: str, seed_hex: str, contributions: Iterable[str], code: DealCode | str) -> bool:
+def check_seal(commitment: object, seed_hex: object, contributions: object, code: object) -> bool:
     """Whether a revealed seal holds: the seed matches the commitment and gives this code.
 
     Never raises on malformed parts: anything malformed is simply not a valid seal.
@@ -374,6 +374,8 @@ def check_seal(commitment: str, seed_hex: str, contributions: Iterable[str], cod
     >>> check_seal(seal_commitment(seed), seed, ["cd" * 16, "ef" * 16], code)
     False
     """
+    if not isinstance(commitment, str) or isinstance(contributions, str) or not isinstance(contributions, Iterable):
+        return False
     try:
         expected = code if isinstance(code, DealCode) else DealCode.parse(code)
         return (

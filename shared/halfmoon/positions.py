@@ -23,7 +23,7 @@ POSITION_NAMES: Final = tuple(str(i + 1) for i in PILES) + tuple(f"R{i + 1}" for
 _BY_NAME: Final = {name: i for i, name in enumerate(POSITION_NAMES)}
 
 
-def parse_position(name: str) -> int:
+def parse_position(name: object) -> int:
     """``"1"``…``"12"`` → 0…11, ``"R1"``…``"R8"`` → 12…19 (``r3`` is accepted as ``R3``).
 
     >>> parse_position("1"), parse_position("R3"), position_name(14)

@@ -145,13 +145,25 @@ def test_compiled_modules_are_the_ones_imported_from_the_copy(tmp_path: Path) ->
     placed = script.compile_modules(tree, ("shared/halfmoon/cards.py", "shared/halfmoon/positions.py"), 2)
     assert not (tree / "build").exists()
     path = os.pathsep.join(str(tree / part) for part in ("shared", "server", "client"))
-    probe = "import halfmoon.cards as c, halfmoon.positions as p; print(c.__file__, p.__file__)"
-    probe += "; print(c.Card.parse('QS'), p.parse_position('R3'))"
+    # a parser at the trust boundary takes any value and says what is wrong, compiled too: typed
+    # ``str``, a compiled function would refuse a 7 with mypyc's bare TypeError before its check
+    probe = """
+import halfmoon.cards as c, halfmoon.positions as p
+from halfmoon.errors import HalfMoonError
+print(c.__file__, p.__file__, c.Card.parse('QS'), p.parse_position('R3'))
+for parse in (c.Card.parse, p.parse_position):
+    try:
+        parse(7)
+    except HalfMoonError as refused:
+        print(type(refused).__name__)
+"""
     env = {**os.environ, "PYTHONPATH": path}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    cards, positions, card, position = done.stdout.split()
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    cards, positions, card, position, *refusals = done.stdout.split()
     assert Path(cards) in placed and Path(positions) in placed and cards.endswith(".so")
     assert (card, position) == (str(Card.parse("QS")), str(parse_position("R3")))
+    assert refusals == ["InvalidCardError", "InvalidPositionError"]
 
 
 def test_a_copy_whose_compile_fails_is_removed_and_the_failure_said(
