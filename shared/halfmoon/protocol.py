@@ -859,48 +859,6 @@ class Started(RoomEvent):
         return out
 
 
-@dataclass(slots=True)
-class Moved(RoomEvent):
-    """A move or an undo. Everyone gets the summary; the mover also ``positions``, ``changes``,
-    ``can_undo`` and the message's ``id``; spectators ``positions`` and ``changes`` as they may
-    see them, once every card the move removed is public (docs/protocol.md, "Who sees what")."""
-
-    player: str
-    action: str
-    positions: tuple[str, ...] | None
-    score: int
-    moves: int
-    cards_left: int
-    status: PlayerStatus
-    elapsed_ms: int
-    changes: tuple[Change, ...] | None = None
-    can_undo: bool | None = None
-    id: int | None = None
-
-    @property
-    def kind(self) -> str:
-        return "moved"
-
-    def to_json(self) -> Json:
-        out = moved_summary(
-            self.player,
-            self.action,
-            None if self.positions is None else list(self.positions),
-            self.score,
-            self.moves,
-            self.cards_left,
-            self.status,
-            self.elapsed_ms,
-        )
-        if self.changes is not None:
-            out["changes"] = [c.to_json() for c in self.changes]
-        if self.can_undo is not None:
-            out["can_undo"] = self.can_undo
-        if self.id is not None:
-            out["id"] = self.id
-        return out
-
-
 def moved_summary(
     player: str,
     action: str,
