@@ -900,7 +900,14 @@ class RedisLog:
 
     async def _beat_once(self) -> None:
         """One heartbeat: this instance's (its advertised URL with it), and every instance's age
-        by Redis's clock — which are alive, which are heard from, which are looked at."""
+        by Redis's clock — which are alive, which are heard from, which are looked at.
+
+        The routes are read *before* the beat: an instance adds its route only after its own beat,
+        so every route read belongs to an instance the beat then returns, unless it is long gone
+        (out of the set). Read after, a route could belong to an instance that started between the
+        two — and, missing from the beat, it would be deleted as forgotten, its rooms unreachable
+        through the others until its next beat."""
+        routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
         now, beat = await self._beat(keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis)
         ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
         self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
@@ -908,7 +915,7 @@ class RedisLog:
         self._stale = [name for name, age in ages.items() if age >= ADOPT_AFTER_MS and name != self.instance]
         if self.advertise is not None:
             await self.redis.hset(ROUTES, self.instance, self.advertise)
-        routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+            routes[self.instance] = self.advertise
         forgotten = [name for name in routes if name not in ages]  # (out of the heartbeat set: long gone)
         if forgotten:
             await self.redis.hdel(ROUTES, *forgotten)

@@ -130,3 +130,31 @@ async def test_a_room_let_go_is_claimed_at_once_and_a_dead_owners_rooms_are_adop
     assert await two.adopt() == [] and await raw.smembers(f"hm:owned:{{{gone.instance}}}") == set()
     await gone.redis.aclose()
     await gone.redis.connection_pool.disconnect()
+
+
+async def test_an_instance_that_starts_during_anothers_heartbeat_keeps_its_route(redis_server: RedisServer) -> None:
+    """Two instances' heartbeats interleave: one's beat, then the other starts (its own beat, its
+    route), then the first reads the routes. The newcomer's route must stay: were it deleted as
+    forgotten, no other instance could send a connection to its rooms until its next beat."""
+    one = RedisLog(redis_server.url, lease_ms=600, advertise="http://one.test")
+    two = RedisLog(redis_server.url, lease_ms=600, advertise="http://two.test")
+    raw = Redis.from_url(redis_server.url)
+    await one.open()
+    beat = one._beat
+
+    async def beat_then_another_starts(**kwargs: Any) -> Any:
+        result = await beat(**kwargs)
+        await two.open()
+        return result
+
+    try:
+        one._beat = beat_then_another_starts  # type: ignore[method-assign]
+        await one._beat_once()
+        assert await raw.hgetall("hm:routes") == {
+            one.instance.encode(): b"http://one.test",
+            two.instance.encode(): b"http://two.test",
+        }
+    finally:
+        await one.close()
+        await two.close()
+        await raw.aclose()
