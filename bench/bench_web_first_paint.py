@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.web.conftest import _RUNNER, _free_port  # noqa: E402
+from tests.ports import free_port  # noqa: E402
+from tests.web.conftest import _RUNNER  # noqa: E402
 
 BOARD_READY = """() => new Promise(resolve => {
   const check = () => document.querySelectorAll('.board [data-pos][data-card]').length === 20
@@ -33,7 +34,7 @@ BOARD_READY = """() => new Promise(resolve => {
 def main() -> None:
     loads = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     with tempfile.TemporaryDirectory() as tmp:
-        port = _free_port()
+        port = free_port()
         command = [sys.executable, "-c", _RUNNER, str(port), f"{tmp}/db.sqlite", f"{tmp}/data"]
         server = subprocess.Popen(command, cwd=ROOT)
         base = f"http://127.0.0.1:{port}"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import email
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -31,17 +30,32 @@ import pytest
 
 from halfmoon.cli import SERVER_INSTALL
 from tests.conftest import ROOT
+from tests.ports import free_port
 
 TYPED = ("halfmoon", "halfmoon_server", "halfmoon_client", "halfmoon_web")
 SERVER_STACK = ("aiohttp", "sqlalchemy", "aiosqlite", "alembic", "prometheus-client", "asyncpg", "redis")
 
 
+#: What a checkout holds that is no part of the source (.gitignore): left out of the copy built.
+_NOT_SOURCE = shutil.ignore_patterns(
+    ".git", "node_modules", "__pycache__", "*.egg-info", ".venv", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    ".hypothesis", ".benchmarks", "*.db",
+)  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``python -m build``: the sdist, then the wheel built from it."""
+    """``python -m build``: the sdist, then the wheel built from it — from a copy of the tree, as
+    setuptools writes ``halfmoon.egg-info`` where it builds: in the checkout, another test's
+    ``python -m halfmoon`` (run from it, so finding that folder first) would meet it half written,
+    with no commands, while the files run on two workers at once."""
+    source = tmp_path_factory.mktemp("source") / "halfmoon"
+    shutil.copytree(ROOT, source, ignore=_NOT_SOURCE)
+    for local in ("data", "build", "dist", "client/build"):
+        shutil.rmtree(source / local, ignore_errors=True)
     out = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True, text=True, timeout=600
     )
     if result.returncode != 0 and "No module named build" in result.stderr:
         pytest.skip("the build package is not installed (pip install -e '.[dev]')")
@@ -132,12 +146,6 @@ def wheel_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HALFMOON_", "PYTHONPATH"))}
     return {**env, **extra}
@@ -145,7 +153,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def served(wheel_venv: Path, tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(wheel_venv / "bin" / "halfmoon"), "serve", "--port", str(port), "--solver-workers", "0",
          "--no-winnable-daily", "--metrics-on-app-port"],

@@ -11,7 +11,6 @@ import io
 import os
 import random
 import re
-import socket
 import sys
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from halfmoon_server.settings import Settings
 from tests.client.conftest import Proxy
 from tests.client.support import RecordingScreen, board_from_screen
 from tests.conftest import ROOT
+from tests.ports import free_port
 
 FAST = Backoff(first=0.05, factor=2, cap=0.4, jitter=0.1, attempts=30)
 RANKS = {"A": 1, "J": 11, "Q": 12, "K": 13}
@@ -262,13 +262,6 @@ async def test_a_bad_room_id_is_refused_in_one_clear_error(server_url: str) -> N
         await asyncio.wait_for(play_race(server_url, "ZZZZZZ", "Ada", asyncio.Queue(), RecordingScreen()), 10)
     with pytest.raises(RefusedError, match="no room ZZZZZZ"):
         await asyncio.wait_for(watch_room(server_url, "ZZZZZZ", RecordingScreen()), 10)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def halfmoon(*args: str) -> tuple[int, str, str]:

@@ -8,7 +8,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +15,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.conftest import ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.ports import free_port
 
 
 async def wait_healthy(base: str, timeout: float = 30.0) -> None:

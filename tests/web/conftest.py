@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CHROMIUM_ARGS, ROOT, VECTORS
+from tests.ports import free_port
 
 pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
@@ -52,12 +52,6 @@ DESKTOP: ViewportSize = {"width": 1920, "height": 1080}
 #: Where the browser tests save their screenshots: a temporary folder, unless
 #: HALFMOON_SCREENSHOTS names one (``HALFMOON_SCREENSHOTS=docs/screenshots`` refreshes the docs' images).
 SCREENSHOTS = Path(os.environ.get("HALFMOON_SCREENSHOTS") or Path(tempfile.gettempdir()) / "halfmoon-screenshots")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_answering(url: str, proc: subprocess.Popen[Any], within_s: float) -> bool:

@@ -31,8 +31,9 @@ from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, Route
 from halfmoon.codes import daily_code
 from halfmoon.game import Game
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.web.audits import AXE_JS, axe_violations, require_tool
-from tests.web.conftest import free_port, load_vector, play, screenshot, stop_process, wait_answering, wait_board
+from tests.web.conftest import load_vector, play, screenshot, stop_process, wait_answering, wait_board
 from tests.web.test_history import ws_game
 
 pytestmark = pytest.mark.browser

@@ -21,8 +21,9 @@ import pytest
 from playwright.sync_api import Browser
 
 from tests.conftest import CHROMIUM_ARGS
+from tests.ports import free_port
 from tests.web.audits import LIGHTHOUSE_CLI, require_tool
-from tests.web.conftest import free_port, load_vector, stop_process, wait_answering
+from tests.web.conftest import load_vector, stop_process, wait_answering
 
 pytestmark = pytest.mark.browser
 

@@ -153,7 +153,7 @@ def test_a_shutdown_stuck_in_a_thread_still_ends_the_process(tmp_path: Path) -> 
     import sys
 
     from tests.conftest import ROOT
-    from tests.server.instances import free_port
+    from tests.ports import free_port
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("shared", "server", "client", ""))}
     process = subprocess.Popen(

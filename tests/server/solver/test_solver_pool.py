@@ -33,9 +33,9 @@ from halfmoon_server.solver.pool import SolverPool, warm_up
 from halfmoon_server.solver.search import first_winnable_daily
 from halfmoon_server.web import keys
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.server import instances
 from tests.server.conftest import StartServer
-from tests.server.instances import free_port
 from tests.server.support import WsClient, alive
 
 P = ParamSpec("P")

@@ -19,7 +19,8 @@ import aiohttp
 import pytest
 
 from halfmoon.game import Move
-from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
+from tests.ports import free_port
+from tests.server.instances import Instance, RedisServer, wait_healthy
 from tests.server.support import WsClient, check_hidden_information, won_record
 from tests.server.system.test_deploy import nginx_config
 from tests.server.system.test_durability import play, resume

@@ -16,6 +16,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; types-PyYAML is not a dev dependency
 
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.server.conftest import StartServer
 
 DEPLOY = ROOT / "deploy"
@@ -155,12 +156,6 @@ async def test_a_websocket_game_through_nginx(nginx_path: str, start_server: Sta
         await nginx.wait()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def site_config(upstream: int, http_port: int, https_port: int, folder: Path) -> Path:
     """deploy/nginx-site.conf inside a minimal nginx.conf, with a self-signed certificate, these
     ports, the static files from this tree and every file under ``folder``."""
@@ -198,7 +193,7 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
         assert directive in text, directive  # fmt: skip
     # as the systemd units run it behind nginx: the scheme and address from nginx's headers
     server = await start_server(trust_forwarded=True)
-    http_port, https_port = _free_port(), _free_port()
+    http_port, https_port = free_port(), free_port()
     config = site_config(server.port, http_port, https_port, tmp_path)
     check = subprocess.run([nginx_path, "-t", "-c", str(config), "-p", str(tmp_path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr

@@ -25,8 +25,9 @@ from sqlalchemy.engine import make_url
 from halfmoon.game import Move
 from halfmoon_server.web.app import begin_draining
 from tests.conftest import ROOT
+from tests.ports import free_port
 from tests.server.conftest import StartServer
-from tests.server.instances import Instance, RedisServer, free_port, wait_healthy
+from tests.server.instances import Instance, RedisServer, wait_healthy
 from tests.server.support import WsClient, won_record
 from tests.server.system.test_deploy import nginx_config
 

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import os
 import resource
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,18 +19,12 @@ import aiohttp
 import pytest
 
 from tests.conftest import ROOT
+from tests.ports import free_port
 
 pytestmark = pytest.mark.slow  # a real server at its open-file limit
 
 SECRET = "a-daily-secret-of-forty-bytes-for-tests!"
 LIMIT = 90
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _lower_the_limit() -> None:
@@ -44,7 +37,7 @@ async def _healthy(http: aiohttp.ClientSession, base: str) -> int:
 
 
 async def test_at_the_open_file_limit_websockets_are_refused_and_rest_answers(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HALFMOON_")}
     env.update(

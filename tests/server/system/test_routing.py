@@ -15,7 +15,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.server.instances import Instance, RedisServer, free_port
+from tests.ports import free_port
+from tests.server.instances import Instance, RedisServer
 from tests.server.support import WsClient
 from tests.server.system.test_cluster import CODE, LINE, Cluster, cluster  # noqa: F401 (a fixture)
 from tests.server.system.test_deploy import nginx_config

@@ -17,8 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.conftest import require_service
+from tests.ports import free_port
 from tests.server.conftest import StartServer
-from tests.server.instances import Instance, free_port
+from tests.server.instances import Instance
 from tests.server.support import WsClient, won_record
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
