@@ -25,8 +25,10 @@ def test_the_lone_round_measure_reports_the_threads_round_the_loops_round_the_ba
     assert set(summary) == {"journal", "auto", "inline", "hop"}
     assert all(case["us_per_append_median"] > 0 for case in summary.values())
     assert summary["inline"]["us_per_row_in_commits_of_50_median"] > 0
-    # the thread's round and the hop go through the journal's thread: it switched; the rounds
-    # committed on the loop (auto) and the bare commit have none
-    assert summary["journal"]["other_threads_switches_vol_invol"]
-    assert summary["auto"]["other_threads_switches_vol_invol"] == []
-    assert summary["inline"]["other_threads_switches_vol_invol"] == []
+    # the thread's round and the hop go through the journal's thread: it switches once an append;
+    # the rounds committed on the loop (auto) and the bare commit make no other thread switch for
+    # an append (a thread's timed wake-up may fall in a slow run — another test busy on the other
+    # core — a few times in all, far from one an append)
+    assert any(vol >= 0.9 for vol, _ in summary["journal"]["other_threads_switches_vol_invol"])
+    for case in ("auto", "inline"):
+        assert all(vol + invol < 0.5 for vol, invol in summary[case]["other_threads_switches_vol_invol"]), case
