@@ -148,8 +148,13 @@ async def test_an_instance_that_starts_during_anothers_heartbeat_keeps_its_route
         return result
 
     try:
+        # and a route of an instance long gone (out of the heartbeat set): that one is forgotten
+        await raw.hset("hm:routes", "gone", "http://gone.test")
         one._beat = beat_then_another_starts  # type: ignore[method-assign]
-        await one._beat_once()
+        try:
+            await one._beat_once()
+        finally:
+            one._beat = beat  # type: ignore[method-assign]
         assert await raw.hgetall("hm:routes") == {
             one.instance.encode(): b"http://one.test",
             two.instance.encode(): b"http://two.test",
