@@ -46,8 +46,10 @@ async def test_an_append_is_acknowledged_once_the_replica_has_it_and_refused_as_
     master_and_replica: tuple[RedisServer, RedisServer],
 ) -> None:
     master, replica = master_and_replica
-    one = RedisLog(master.url, replicas=1, wait_ms=200)
-    two = RedisLog(master.url, replicas=1, wait_ms=200)
+    # a second's wait: a refusal below costs that long, and a confirmation (a millisecond on an idle
+    # machine) has room while the other core's tests are busy
+    one = RedisLog(master.url, replicas=1, wait_ms=1000)
+    two = RedisLog(master.url, replicas=1, wait_ms=1000)
     await one.open()
     await two.open()
     try:
@@ -63,7 +65,7 @@ async def test_an_append_is_acknowledged_once_the_replica_has_it_and_refused_as_
             ballast = Redis(port=master.port)  # a stopped process's sockets still take data: fill them
             await ballast.set("ballast", "x" * 32_000_000)
             await ballast.aclose()
-            with pytest.raises(LogUnavailable, match="0 of 1 Redis replicas confirmed it within 200 ms") as refused:
+            with pytest.raises(LogUnavailable, match="0 of 1 Redis replicas confirmed it within 1000 ms") as refused:
                 await one.append("S1", {"k": "x", "n": 1})
             assert not refused.value.certain
             await asyncio.sleep(0.3)
@@ -92,7 +94,7 @@ async def test_an_append_applied_through_its_batchs_confirmed_reload_is_acknowle
     not refused as maybe lost while its room shows it."""
     master, replica = master_and_replica
     assert replica.process is not None
-    one = RedisLog(master.url, replicas=1, wait_ms=200)
+    one = RedisLog(master.url, replicas=1, wait_ms=1000)  # (a second: as above)
     await one.open()
     admin = Redis(port=master.port)
     try:
