@@ -857,14 +857,20 @@ class SqlStorage:
 
     async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
         """Whether a game moved its player's rating (:data:`~halfmoon_server.core.rating.RATED`,
-        with the change), waits for the ratings job (``DUE``) or is not rated (``NOT_RATED``)."""
+        with the change), waits for the ratings job (``DUE``) or is not rated (``NOT_RATED``).
+
+        Two reads, each seeing what is committed when it runs (a job's pass may commit between
+        them): whether the game waits, *then* its rating. A pass writes the rating and clears the
+        wait in one transaction, so a game that no longer waited at the first read has its rating
+        at the second if it ever will; read the other way round, a pass between the two would
+        leave neither, and a rated game would read as not rated (the end screen stops asking)."""
 
         async def read() -> tuple[str, RatedGame | None]:
             async with self._sessions() as session:
+                due = await session.scalar(select(GameRow.rating_due).where(GameRow.id == game_id))
                 row = await session.get(RatingHistoryRow, game_id)
                 if row is not None:
                     return RATED, _rated_game(row)
-                due = await session.scalar(select(GameRow.rating_due).where(GameRow.id == game_id))
                 return (DUE if due else NOT_RATED), None
 
         return await self._run("cannot read the game's rating", read)

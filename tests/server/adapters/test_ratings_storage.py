@@ -263,3 +263,42 @@ async def test_the_rebuild_gives_the_jobs_numbers_when_a_key_is_linked_between_p
         assert [(h.game_id, h.player, h.race, h.place, h.before, h.after) for h in history_again] == [
             (h.game_id, h.player, h.race, h.place, h.before, h.after) for h in history
         ], player
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "postgres"], indirect=True)
+async def test_a_game_rated_while_its_rating_is_read_reads_as_rated_not_as_not_rated(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's pass commits between the two reads of ``game_rating`` (each sees what is
+    committed when it runs): the game reads as rated, never as neither due nor rated."""
+    assert isinstance(storage, SqlStorage)
+    await store(storage, [seat(ADA, 300), seat(BEA, 200), seat(CAL, 100)], "ROOMAA")
+    sessions = storage._sessions
+
+    class PassAfterTheFirstRead:
+        def __init__(self) -> None:
+            self.inner = sessions()
+            self.reads = 0
+
+        async def __aenter__(self) -> PassAfterTheFirstRead:
+            self.session = await self.inner.__aenter__()
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            await self.inner.__aexit__(*exc)
+
+        async def _after(self, answer: object) -> object:
+            self.reads += 1
+            if self.reads == 1:
+                assert await storage.rate_due(T0, 100) == 1  # the job's pass lands here
+            return answer
+
+        async def scalar(self, *args: object, **kwargs: object) -> object:
+            return await self._after(await self.session.scalar(*args, **kwargs))  # type: ignore[arg-type]
+
+        async def get(self, *args: object, **kwargs: object) -> object:
+            return await self._after(await self.session.get(*args, **kwargs))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(storage, "_sessions", PassAfterTheFirstRead)
+    status, ada = await storage.game_rating("ROOMAA-0")
+    assert status == RATED and ada is not None and ada.place == 1
