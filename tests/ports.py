@@ -34,7 +34,8 @@ def _worker_index() -> int:
     return int(name[2:]) if name[2:].isdigit() else 0
 
 
-def _free(port: int) -> bool:
+def is_free(port: int) -> bool:
+    """Whether a port on 127.0.0.1 can be bound now."""
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
@@ -55,6 +56,6 @@ def free_port() -> int:
     block = worker_block()
     for _ in range(len(block)):
         port = block[next(_turn) % len(block)]
-        if _free(port):
+        if is_free(port):
             return port
     raise RuntimeError(f"no free port in {block.start}-{block.stop - 1}")

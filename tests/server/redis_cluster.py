@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
@@ -17,28 +16,19 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from tests.conftest import require_service
+from tests.ports import free_port, is_free
 
 #: How long a master may be silent before its replica is promoted (ms): small, for the tests.
 NODE_TIMEOUT_MS = 1000
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
 def cluster_ports(count: int) -> list[int]:
-    """``count`` ports whose bus ports (+ 10000) are free too, all below 65536."""
+    """``count`` ports of this worker's block (tests/ports.py) whose bus ports (+ 10000, below
+    65536 there) are free too."""
     ports: list[int] = []
     while len(ports) < count:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port: int = probe.getsockname()[1]
-        if port + 10000 < 65536 and port not in ports and _free(port) and _free(port + 10000):
+        port = free_port()
+        if port not in ports and is_free(port + 10000):
             ports.append(port)
     return ports
 
