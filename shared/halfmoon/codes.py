@@ -374,13 +374,13 @@ def check_seal(commitment: object, seed_hex: object, contributions: object, code
     >>> check_seal(seal_commitment(seed), seed, ["cd" * 16, "ef" * 16], code)
     False
     """
-    if not isinstance(commitment, str) or isinstance(contributions, str) or not isinstance(contributions, Iterable):
+    if not isinstance(commitment, str):
         return False
     try:
         expected = code if isinstance(code, DealCode) else DealCode.parse(code)
         return (
             hmac.compare_digest(seal_commitment(seed_hex), commitment)
-            and sealed_code(seed_hex, list(contributions)) == expected
+            and sealed_code(seed_hex, contributions) == expected
         )
     except (InvalidCodeError, TypeError):
         return False

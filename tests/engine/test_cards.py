@@ -43,7 +43,7 @@ def test_bad_names_are_refused_quoting_the_input(bad: str) -> None:
 
 def test_non_string_is_refused() -> None:
     with pytest.raises(InvalidCardError, match="not a card: 5"):
-        parse_card(5)  # type: ignore[arg-type]
+        parse_card(5)
 
 
 def test_card_constructor_checks_rank_and_suit() -> None:

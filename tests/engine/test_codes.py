@@ -127,7 +127,7 @@ def test_malformed_codes_say_what_is_wrong(bad: str, says: str) -> None:
 
 def test_a_code_must_be_a_string() -> None:
     with pytest.raises(InvalidCodeError, match="must be a string, not 12"):
-        parse_code(12)  # type: ignore[arg-type]
+        parse_code(12)
 
 
 def test_constructor_checks_kind_and_range() -> None:
@@ -351,7 +351,7 @@ def test_the_commitment_is_sha256_of_the_seal_text() -> None:
     assert seal_commitment(SEED) != seal_commitment("0" * 64)
     for bad in ("5eed" * 15, "5EED" * 16, SEED + "00", 42):
         with pytest.raises(InvalidCodeError, match="seal's seed must be 64 lowercase hex characters"):
-            seal_commitment(bad)  # type: ignore[arg-type]
+            seal_commitment(bad)
 
 
 def test_the_sealed_code_hashes_the_seed_and_the_sorted_contributions() -> None:
@@ -388,7 +388,10 @@ def test_check_seal_accepts_only_the_revealed_parts_that_were_committed() -> Non
     assert not check_seal(commitment, "0" * 64, [ALICE, BOB], code)
     assert not check_seal(commitment, SEED, [ALICE, "nope"], code)  # malformed: False, never an error
     assert not check_seal(commitment, SEED, [ALICE, BOB], "HM1-S-NOPE")
-    assert not check_seal(None, SEED, [ALICE, BOB], code)  # type: ignore[arg-type]
+    assert not check_seal(None, SEED, [ALICE, BOB], code)
+    assert not check_seal(commitment, SEED, ALICE + BOB, code)  # a string, not a list of them
+    assert not check_seal(commitment, SEED, 7, code)
+    assert not check_seal("é" * 64, SEED, [ALICE, BOB], code)  # hmac compares no non-ASCII text
 
 
 def test_a_seal_seed_is_the_hmac_of_the_context_and_nonce() -> None:

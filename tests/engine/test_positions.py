@@ -40,4 +40,4 @@ def test_unknown_positions_are_refused_quoting_the_input(bad: str) -> None:
 
 def test_non_string_is_refused() -> None:
     with pytest.raises(InvalidPositionError, match="no such position: 3"):
-        parse_position(3)  # type: ignore[arg-type]
+        parse_position(3)
