@@ -172,33 +172,9 @@ class DealCode:
         return hashlib.sha256(str(self).encode("ascii")).digest()
 
     def swaps(self) -> list[int]:
-        """The Fisher-Yates draws: for i = 103, 102, …, 1 in turn, the j (0 ≤ j ≤ i) swapped with i.
-
-        Each j is the first word of :func:`word_stream` (continuing where the previous draw
-        stopped) below ``2**32 - 2**32 % (i + 1)``, reduced modulo ``i + 1``.
-        """
-        # The words of word_stream(seed), computed 13 blocks (104 words) at a time: 103 draws
-        # almost never reject a word, so one batch nearly always suffices.
-        seed = self.seed
-        sha256 = hashlib.sha256
-        unpack = _EIGHT_WORDS.unpack
-        words: list[int] = []
-        block = 0
-        k = 0
-        out = []
-        for i in range(DECK_SIZE - 1, 0, -1):
-            limit = _LIMITS[i + 1]
-            while True:
-                if k == len(words):
-                    for _ in range(13):
-                        words.extend(unpack(sha256(seed + block.to_bytes(4, "big")).digest()))
-                        block += 1
-                word = words[k]
-                k += 1
-                if word < limit:  # rejection sampling: no modulo bias
-                    break
-            out.append(word % (i + 1))
-        return out
+        """The Fisher-Yates draws: for i = 103, 102, …, 1 in turn, the j (0 ≤ j ≤ i) swapped with i
+        (:func:`fisher_yates_draws` of :attr:`seed`)."""
+        return fisher_yates_draws(self.seed)
 
     def shuffled_deck(self) -> list[Card]:
         """The 104 cards in dealt order (see the module docs and ``docs/deal-codes.md``)."""
@@ -206,6 +182,38 @@ class DealCode:
         for i, j in zip(range(DECK_SIZE - 1, 0, -1), self.swaps(), strict=True):
             deck[i], deck[j] = deck[j], deck[i]
         return deck
+
+
+def fisher_yates_draws(seed: bytes, limits: tuple[int, ...] = _LIMITS) -> list[int]:
+    """The Fisher-Yates draws of the word stream of ``seed``: for i = 103, 102, …, 1 in turn, the
+    j (0 ≤ j ≤ i) swapped with i.
+
+    Each j is the first word of :func:`word_stream` (continuing where the previous draw stopped)
+    below ``limits[i + 1]`` — by default ``2**32 - 2**32 % (i + 1)``, the largest multiple of
+    ``i + 1`` a word can reach, so that no j is likelier than another — reduced modulo ``i + 1``.
+    (A lower limit rejects more words; the tests pass one to show every rejected word is skipped.)
+    """
+    # The words of word_stream(seed), computed 13 blocks (104 words) at a time: 103 draws
+    # almost never reject a word, so one batch nearly always suffices.
+    sha256 = hashlib.sha256
+    unpack = _EIGHT_WORDS.unpack
+    words: list[int] = []
+    block = 0
+    k = 0
+    out = []
+    for i in range(DECK_SIZE - 1, 0, -1):
+        limit = limits[i + 1]
+        while True:
+            if k == len(words):
+                for _ in range(13):
+                    words.extend(unpack(sha256(seed + block.to_bytes(4, "big")).digest()))
+                    block += 1
+            word = words[k]
+            k += 1
+            if word < limit:  # rejection sampling: no modulo bias
+                break
+        out.append(word % (i + 1))
+    return out
 
 
 _EXAMPLE: Final = "for example HM1-N-AAAAAAB"

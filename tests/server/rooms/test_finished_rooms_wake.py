@@ -16,6 +16,7 @@ from halfmoon_server.errors import LogUnavailable
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.delegating import replaced
 from tests.server.rooms.test_finished_rooms_sleep import _until_idle, _won_solo, assert_a_new_game_is_welcome
 from tests.server.rooms.test_rooms_on_a_shared_log import _redis_room
 from tests.server.support import WsClient
@@ -70,7 +71,7 @@ async def test_a_resume_that_waits_on_a_load_is_not_handed_a_dropped_copy(
         await gate.wait()
         return await original(wanted)
 
-    lobby.log.load = slow_load  # type: ignore[method-assign]
+    lobby.log = replaced(original_log := lobby.log, load=slow_load)
     loader = asyncio.create_task(lobby.find(room_id))  # e.g. GET /api/rooms/{id}, or another player
     await asyncio.sleep(0.01)
     ada = await WsClient.connect(server, "ada-again")
@@ -89,7 +90,7 @@ async def test_a_resume_that_waits_on_a_load_is_not_handed_a_dropped_copy(
         extra = await ada.drain(0.2)
         assert not any(m.get("code") == "not_in_room" for m in extra), extra
     finally:
-        lobby.log.load = original  # type: ignore[method-assign]
+        lobby.log = original_log
         await ada.close()
 
 
@@ -112,7 +113,7 @@ async def test_a_room_whose_wake_up_load_fails_is_still_forgotten(
             raise failures.pop()
         return await original(wanted)
 
-    lobby.log.load = flaky_load  # type: ignore[method-assign]
+    lobby.log = replaced(original_log := lobby.log, load=flaky_load)
     try:
         clock.advance(600_000)  # its wake-up (finished_ttl_s): the load fails this once
         await lobby.tick()
@@ -120,7 +121,7 @@ async def test_a_room_whose_wake_up_load_fails_is_still_forgotten(
             clock.advance(60_000)
             await lobby.tick()
     finally:
-        lobby.log.load = original  # type: ignore[method-assign]
+        lobby.log = original_log
     assert await lobby.log.load(room_id) is None, "the room's log outlived finished_ttl_s for good"
 
 

@@ -6,10 +6,10 @@ A copy is kept while its room's log is unchanged, and rebuilt as soon as an entr
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import aiohttp
-import pytest
 
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.rooms.lobby import Lobby
@@ -20,18 +20,10 @@ from tests.server.rooms.test_finished_rooms_wake import _asleep
 from tests.server.support import WsClient
 
 
-@pytest.fixture
-def rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The rooms rebuilt as read copies (each ``Room.replay`` call), in order."""
-    seen: list[str] = []
-    original = Room.replay
-
-    async def counted(self: Room, entries: Any) -> None:
-        seen.append(self.id)
-        await original(self, entries)
-
-    monkeypatch.setattr(Room, "replay", counted)
-    return seen
+def read_copy(lobby: Lobby, room_id: str) -> Room | None:
+    """The read copy the lobby keeps of a room: each rebuild from the log is a new copy."""
+    kept = lobby._read_copies.get(room_id)
+    return None if kept is None else kept[2]
 
 
 async def _get(server: Any, room_id: str) -> dict[str, Any]:
@@ -42,25 +34,30 @@ async def _get(server: Any, room_id: str) -> dict[str, Any]:
 
 
 async def test_reads_of_an_unchanged_sleeping_room_rebuild_it_once(
-    start_server: StartServer, clock: ManualClock, rebuilds: list[str]
+    start_server: StartServer, clock: ManualClock
 ) -> None:
     server = await start_server(tick_s=3600.0, finished_hold_s=1)
     lobby: Lobby = server.app[keys.LOBBY]
     room_id, _ = await _asleep(lobby, clock, server, 1_000)
 
-    answers = [await _get(server, room_id) for _ in range(5)]
-    assert rebuilds == [room_id], f"five reads of an unchanged room rebuilt it {len(rebuilds)} times"
+    answers, copies = [], []
+    for _ in range(5):
+        answers.append(await _get(server, room_id))
+        copies.append(read_copy(lobby, room_id))
+    assert copies[0] is not None, "a read keeps the copy it rebuilt"
+    rebuilt = sum(copy_ is not before for before, copy_ in pairwise(copies))
+    assert rebuilt == 0, f"five reads of an unchanged room rebuilt it {1 + rebuilt} times"
     assert all(a["players"] == answers[0]["players"] and a["phase"] == "finished" for a in answers)
 
 
-async def test_a_read_after_the_rooms_log_grew_rebuilds_it(
-    start_server: StartServer, clock: ManualClock, rebuilds: list[str]
-) -> None:
+async def test_a_read_after_the_rooms_log_grew_rebuilds_it(start_server: StartServer, clock: ManualClock) -> None:
     server = await start_server(tick_s=3600.0, finished_hold_s=1)
     lobby: Lobby = server.app[keys.LOBBY]
     room_id, token = await _asleep(lobby, clock, server, 1_000)
     before = await _get(server, room_id)
     assert before["players"][0]["connected"] is False
+    first = read_copy(lobby, room_id)
+    assert first is not None
 
     ada = await WsClient.connect(server, "ada-back")  # the player comes back: the room's log grows
     try:
@@ -79,7 +76,8 @@ async def test_a_read_after_the_rooms_log_grew_rebuilds_it(
     assert loaded is not None
 
     after = await _get(server, room_id)
-    assert rebuilds == [room_id, room_id], "the log grew: the next read rebuilds the room"
+    rebuilt = read_copy(lobby, room_id)
+    assert rebuilt is not None and rebuilt is not first, "the log grew: the next read rebuilds the room"
     copy_ = await lobby.find(room_id, hold=False)
     assert copy_ is not None and copy_.applied == len(loaded.entries), "the copy is the whole log's"
     assert after["phase"] == "finished"

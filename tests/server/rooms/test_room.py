@@ -22,6 +22,7 @@ from halfmoon_server.ports import FinishedGame
 from halfmoon_server.rooms import results
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
+from tests.server.delegating import Delegating
 from tests.server.support import T0, illegal_move, won_record
 
 CODE = str(won_record().code)
@@ -49,11 +50,11 @@ class Box:
         return [frame["type"] for frame in self.frames]
 
 
-class HeldLog(MemoryLog):
-    """A log whose appends wait, before committing anything, until :attr:`gate` is opened."""
+class HeldLog(Delegating):
+    """A memory log whose appends wait, before committing anything, until :attr:`gate` is opened."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(MemoryLog())
         self.gate = asyncio.Event()
         self.waiting = 0
 
@@ -61,7 +62,8 @@ class HeldLog(MemoryLog):
         self.waiting += 1
         await self.gate.wait()
         self.waiting -= 1
-        return await super().append(room_id, entry)
+        result: int = await self.inner.append(room_id, entry)
+        return result
 
 
 class FlakyStorage(MemoryStorage):

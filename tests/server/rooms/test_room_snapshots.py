@@ -24,6 +24,7 @@ from halfmoon_server.core.snapshots import take_snapshot
 from halfmoon_server.errors import LogUnavailable, Refusal
 from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
+from tests.server.delegating import Delegating
 from tests.server.support import T0, won_record
 
 RECORD = won_record()
@@ -118,11 +119,11 @@ async def test_a_room_keeps_a_snapshot_every_k_entries_and_loads_from_it_to_the_
     assert picture(from_snapshot) == picture(replayed)
 
 
-class FailingSnapshots(MemoryLog):
-    """A log whose snapshot writes fail (``failures`` of them), or hang until ``gate`` opens."""
+class FailingSnapshots(Delegating):
+    """A memory log whose snapshot writes fail (``failures`` of them), or hang until ``gate`` opens."""
 
     def __init__(self, failures: int = 0, *, hang: bool = False) -> None:
-        super().__init__()
+        super().__init__(MemoryLog())
         self.failures = failures
         self.tries = 0
         self.gate = asyncio.Event()
@@ -134,7 +135,7 @@ class FailingSnapshots(MemoryLog):
         await self.gate.wait()
         if self.tries <= self.failures:
             raise LogUnavailable("the log is down")
-        await super().save_snapshot(room_id, number, snapshot)
+        await self.inner.save_snapshot(room_id, number, snapshot)
 
 
 async def test_a_snapshot_that_hangs_holds_no_move_back() -> None:

@@ -34,6 +34,7 @@ from halfmoon_server.rooms.results import Recorder
 from halfmoon_server.rooms.room import BackgroundTasks, Room, RoomServices
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.delegating import replaced
 from tests.server.instances import RedisServer
 from tests.server.support import T0, WsClient, journal_entries, make_settings, won_record
 
@@ -300,9 +301,7 @@ async def _redis_room(tmp_path: Path, clock: ManualClock, url: str) -> tuple[Any
     log = RedisLog(url)
     await log.open()
     storage = MemoryStorage()
-    services = RoomServices(
-        clock, log, Recorder(storage), BackgroundTasks()
-    )
+    services = RoomServices(clock, log, Recorder(storage), BackgroundTasks())
     header = room_header("K7WQ2M", Mode.RACE, str(CODE), created_at=clock.now_ms(), nonce="n", daily_day=None)
     header["config"] = asdict(RaceConfig(countdown_ms=0))
     assert await log.create(header)
@@ -517,9 +516,7 @@ async def test_a_player_taken_for_dead_by_a_late_heartbeat_is_back_once_it_beats
 # -- 7. a daily attempt is spent when the room log refuses its room ------------------------------------
 
 
-async def test_a_daily_attempt_is_not_spent_when_its_room_cannot_be_made(
-    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_daily_attempt_is_not_spent_when_its_room_cannot_be_made(start_server: StartServer) -> None:
     """`Lobby.claim_daily` spends the ranked attempt in the database (`claim_daily_attempt`)
     before `start_daily` makes the room and logs ``single``. When the room log is down (Redis
     unreachable, the journal's disk full) `_new_room` raises ``unavailable`` — "nothing changed:
@@ -532,12 +529,12 @@ async def test_a_daily_attempt_is_not_spent_when_its_room_cannot_be_made(
     async def down(header: dict[str, Any], *, own: bool = True) -> bool:
         raise LogUnavailable("Redis: Connection refused")
 
-    monkeypatch.setattr(lobby.log, "create", down)
+    lobby.log = replaced(log := lobby.log, create=down)
     ada = await WsClient.connect(server, "ada")
     await ada.send("daily", name="Ada")
     error = await ada.next("error")
     assert error["code"] == "unavailable"
-    monkeypatch.undo()
+    lobby.log = log
     storage = server.app[keys.STORAGE]
     from halfmoon_server.clock import utc_datetime
 

@@ -22,6 +22,7 @@ from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.rooms.room import Room
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.delegating import replaced
 from tests.server.support import WsClient, won_record
 
 #: move/undo pairs in the room's history (20,001 entries with its start)
@@ -192,6 +193,7 @@ async def _entries(lobby: Lobby, room_id: str) -> list[Any]:
     return loaded.entries
 
 
+@pytest.mark.interpreted  # (Room.replay replaced)
 async def test_gets_of_many_sleeping_rooms_at_once_build_at_most_a_few_read_copies_at_a_time(
     start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,7 +233,7 @@ async def test_gets_of_many_sleeping_rooms_at_once_build_at_most_a_few_read_copi
 
 
 async def test_a_read_copy_is_not_reused_for_a_log_of_the_same_length_holding_other_entries(
-    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    start_server: StartServer, clock: ManualClock
 ) -> None:
     """Redis lost a room's last entries (a failover) and its next owner appended as many others:
     the log has the length a kept read copy was rebuilt from, but not its entries. The copy showed
@@ -263,5 +265,5 @@ async def test_a_read_copy_is_not_reused_for_a_log_of_the_same_length_holding_ot
     async def load(room: str, *, snapshot: bool = True) -> LoadedRoom | None:
         return again
 
-    monkeypatch.setattr(lobby.log, "load", load)
+    lobby.log = replaced(lobby.log, load=load)
     assert (await read())["players"][0]["status"] == "playing", "read from the log as it is now"
