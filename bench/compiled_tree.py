@@ -10,8 +10,9 @@ The copy holds ``shared``, ``server``, ``client`` and ``bench`` of the working t
 revision REV: 3511135 or later, the first whose modules mypyc compiles), and one extension module
 beside each compiled ``.py``: Python's import system takes the extension first, so a server run
 with the copy's ``shared`` and ``server`` on ``PYTHONPATH`` (as ``--compare DIR`` does) runs the
-compiled code. It is a measurement, not a build of the package: nothing installs it, the test suite
-runs on the interpreted code, and a compiled module is not kept in step with its source.
+compiled code. It is a measurement, not a build of the package: nothing installs it, and a compiled
+module is not kept in step with its source. The package's own compiled build is setup.py's
+(``HALFMOON_COMPILE=1 pip install .``), of the same modules; ``.ci/compiled`` tests it.
 
 :data:`MODULES` are the engine, the race and room core, the rooms, a frame's path and the journal;
 :data:`LEFT_INTERPRETED` says why a module a move also runs through is not compiled (the rest of
@@ -31,36 +32,20 @@ import subprocess
 import sys
 import tarfile
 import time
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PARTS = ("shared", "server", "client", "bench")
 
-#: compiled, as paths in the tree: the modules a move runs through
-ENGINE = ("cards", "codes", "deal", "game", "positions", "protocol", "record", "taps", "text", "view")
-CORE = (
-    "accounts", "audience", "commands", "events", "limits", "live", "modes", "names", "queue", "race", "ranking",
-    "rating", "records", "room_state", "snapshots", "step_text", "visibility",
-)  # fmt: skip
-MODULES = (
-    *(f"shared/halfmoon/{name}.py" for name in ENGINE),
-    *(f"server/halfmoon_server/core/{name}.py" for name in CORE),
-    *(f"server/halfmoon_server/rooms/{name}.py" for name in ("daily", "lobby", "quick", "ratings", "room")),
-    *(f"server/halfmoon_server/web/{name}.py" for name in ("admission", "connection", "masking", "ws")),
-    "server/halfmoon_server/adapters/journal.py",
-)
+#: the compiled build's modules, as paths in the tree (pyproject.toml's ``[tool.halfmoon.compiled]``, which
+#: setup.py compiles with ``HALFMOON_COMPILE=1``): the modules a move runs through
+_COMPILED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["halfmoon"]["compiled"]
+MODULES: tuple[str, ...] = tuple(_COMPILED["modules"])
 
 #: in the compiled layers but left interpreted, and why (mypyc 2.4's limits, measured on this tree)
-LEFT_INTERPRETED = {
-    "shared/halfmoon/errors.py": "its errors inherit from two classes (mypyc: a native class has one base)",
-    "server/halfmoon_server/core/entries.py": (
-        "its entries' `kind` is a ClassVar read from the class (the registry): mypyc makes a dataclass's "
-        "ClassVar a read-only field (mypyc/mypyc#1122), and the log's entries would not read back"
-    ),
-    "server/halfmoon_server/rooms/results.py": "isinstance() on a runtime_checkable Protocol, not compiled by mypyc",
-    "server/halfmoon_server/web/lifecycle.py": "async generators (aiohttp's cleanup_ctx), which mypyc does not compile",
-}
+LEFT_INTERPRETED: dict[str, str] = dict(_COMPILED["left-interpreted"])
 
 
 def copy_tree(into: Path, revision: str | None) -> None:

@@ -12,6 +12,10 @@ pyproject.toml): half of a serial run's time was spent waiting on child processe
 sockets. A test file stays on one worker, so its module fixtures start once and never beside
 themselves. ``-n 0`` runs everything in one process (for ``--pdb`` or a print);
 ``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` asks for N workers.
+
+Against the compiled build (``HALFMOON_COMPILE=1``; ``.ci/run`` runs the engine's, the core's, the
+rooms' and the web layer's tests against it too) the tests marked ``interpreted`` are skipped: they
+replace a method of a class that build compiles, which compiled code never looks up.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from pathlib import Path
 
 import pytest
 
+from halfmoon.compiled import compiled
+
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+COMPILED_SKIP = "replaces a method of a class the compiled build compiles: runs against the pure-Python build"
 
 POSTGRES_URL = os.environ.get("HALFMOON_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 CHROMIUM = os.environ.get("HALFMOON_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -104,8 +111,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """A test that starts chromium is slow (a browser, a shared server, pages); under ``--fast``
     every slow test is skipped, with the reason shown."""
     skip = pytest.mark.skip(reason="slow: skipped by --fast")
+    skip_compiled = pytest.mark.skip(reason=COMPILED_SKIP)
+    running_compiled = compiled()
     for item in items:
         if "chromium_path" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
         if config.getoption("--fast") and item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+        if running_compiled and item.get_closest_marker("interpreted") is not None:
+            item.add_marker(skip_compiled)

@@ -54,9 +54,11 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for local in ("data", "build", "dist", "client/build"):
         shutil.rmtree(source / local, ignore_errors=True)
     out = tmp_path_factory.mktemp("dist")
+    env = {name: value for name, value in os.environ.items() if name != "HALFMOON_COMPILE"}  # the default build
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True, text=True, timeout=600
-    )
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
     if result.returncode != 0 and "No module named build" in result.stderr:
         pytest.skip("the build package is not installed (pip install -e '.[dev]')")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -71,6 +73,23 @@ def _metadata(dist: Path) -> Message:
     with zipfile.ZipFile(_wheel(dist)) as wheel:
         name = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
         return email.message_from_bytes(wheel.read(name))
+
+
+def test_the_default_build_is_pure_python_and_the_sdist_can_build_the_compiled_one(dist: Path) -> None:
+    """Without ``HALFMOON_COMPILE=1`` (setup.py) the wheel is for any platform and compiles nothing;
+    the sdist carries setup.py and the list of modules it compiles when asked."""
+    wheel = _wheel(dist)
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [n for n in archive.namelist() if n.endswith((".so", ".pyd", ".c"))]
+    sdist = next(dist.glob("halfmoon-*.tar.gz"))
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[-1] for name in archive.getnames()}
+        pyproject = archive.extractfile(f"halfmoon-{_metadata(dist)['Version']}/pyproject.toml")
+        assert pyproject is not None
+        compiled = tomllib.loads(pyproject.read().decode())["tool"]["halfmoon"]["compiled"]["modules"]
+    assert "setup.py" in names
+    assert compiled and all(module in names for module in compiled)
 
 
 def test_the_wheel_carries_the_licence_metadata_and_py_typed(dist: Path) -> None:

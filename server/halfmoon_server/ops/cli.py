@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from halfmoon.compiled import compiled
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
 from halfmoon_server.clock import utc_datetime
 from halfmoon_server.errors import ServerError, SettingsError
@@ -183,7 +184,10 @@ def run_serve(args: argparse.Namespace) -> int:
             )
 
     def listening(_banner: str) -> None:  # run_app calls this once the socket is bound
-        log.info("Half Moon server listening on http://%s:%d (database: %s)", settings.host, settings.port, database)
+        log.info(
+            "Half Moon server listening on http://%s:%d (database: %s; %s build)",
+            settings.host, settings.port, database, "compiled" if compiled() else "pure-Python",
+        )  # fmt: skip
 
     try:
         asyncio.run(preflight(settings))

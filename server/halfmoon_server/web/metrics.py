@@ -22,11 +22,13 @@ from concurrent.futures import Executor, Future
 from datetime import date, datetime
 from typing import Any, ParamSpec, Protocol, TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from halfmoon import __version__
+from halfmoon.compiled import compiled
 from halfmoon.protocol import Mode, Phase
 from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.errors import StorageError
@@ -110,6 +112,12 @@ class Metrics:
             ["outcome"],
             registry=r,
         )
+        self.build = Info(
+            "halfmoon_build",
+            "This instance's version and build (compiled: the HALFMOON_COMPILE=1 build, or the pure-Python one)",
+            registry=r,
+        )
+        self.build.info({"version": __version__, "compiled": "true" if compiled() else "false"})
         ProcessCollector(registry=r)
         self._watching = False
 

@@ -102,6 +102,7 @@ async def test_the_journal_is_readable_by_the_servers_user_alone(tmp_path: Path)
         os.umask(old)
 
 
+@pytest.mark.interpreted  # (the journal's clock and JournalLog._run replaced)
 async def test_a_flood_of_readiness_probes_writes_once_a_second_at_most(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -76,6 +76,7 @@ def _note_checkpoints(room_log: JournalLog) -> list[str]:
     return checkpoints
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_lone_moves_commit_on_the_loops_thread_and_are_there_after_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     room_log, room, threads = await _journal(path)
@@ -105,6 +106,7 @@ async def test_lone_moves_commit_on_the_loops_thread_and_are_there_after_a_reope
         await reopened.close()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_the_moves_of_one_loop_turn_share_one_commit_on_the_loop(tmp_path: Path) -> None:
     room_log, room, threads = await _journal(tmp_path / "journal.db")
     try:
@@ -115,6 +117,7 @@ async def test_the_moves_of_one_loop_turn_share_one_commit_on_the_loop(tmp_path:
     assert threads == [LOOP], "five moves appended in one turn: one round"
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_commit_waits_for_the_journals_thread_when_it_holds_the_connection(tmp_path: Path) -> None:
     """A read (a room restored, a snapshot) under way on the journal's thread: the round is
     queued behind it there, never committed on the loop beside it on the same connection."""
@@ -139,6 +142,7 @@ async def test_a_commit_waits_for_the_journals_thread_when_it_holds_the_connecti
         await room_log.close()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_slow_commit_on_the_loop_sends_the_next_ones_to_the_thread_for_a_while(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -161,6 +165,7 @@ async def test_a_slow_commit_on_the_loop_sends_the_next_ones_to_the_thread_for_a
     assert [number for number, _ in room.delivered] == [1, 2, 3, 4]
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +190,7 @@ async def test_a_commit_slow_with_work_on_the_cpu_is_no_sign_of_a_slow_disk(
     assert threads == [LOOP] * 3
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_from_what_landed(
     tmp_path: Path,
 ) -> None:
@@ -205,6 +211,7 @@ async def test_a_failed_commit_on_the_loop_is_refused_and_the_next_one_numbered_
     assert [entry["n"] for _, entry in room.delivered] == [1, 2]
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 @pytest.mark.parametrize("options", [{"synchronous": "FULL"}, {"commit": "thread"}], ids=["full-sync", "commit-thread"])
 async def test_with_full_sync_or_commit_thread_every_commit_and_checkpoint_is_on_the_journals_thread(
     tmp_path: Path, options: dict[str, str]
@@ -226,6 +233,7 @@ def test_an_unknown_commit_place_is_refused(tmp_path: Path) -> None:
         JournalLog(tmp_path / "journal.db", commit="sometimes")
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_the_checkpoints_run_on_the_journals_thread_never_in_a_commit_on_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -283,6 +291,7 @@ async def test_the_worker_hears_the_end_of_every_job_even_one_given_up_on() -> N
         worker.shutdown()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 @pytest.mark.parametrize("commit", ["auto", "thread"])
 async def test_an_entry_that_cannot_be_written_does_not_wedge_the_journal(
     tmp_path: Path, commit: str, monkeypatch: pytest.MonkeyPatch
@@ -303,6 +312,7 @@ async def test_an_entry_that_cannot_be_written_does_not_wedge_the_journal(
         await asyncio.wait_for(room_log.close(), 3)
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_failed_commit_on_the_loop_sends_the_next_rounds_to_the_thread_for_a_while(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,6 +335,7 @@ async def test_a_failed_commit_on_the_loop_sends_the_next_rounds_to_the_thread_f
     assert threads == [LOOP, LOOP, "halfmoon-journal", "halfmoon-journal", LOOP], threads
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_round_given_up_on_the_thread_that_landed_is_recounted_before_a_commit_on_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -356,6 +367,7 @@ async def test_a_round_given_up_on_the_thread_that_landed_is_recounted_before_a_
         await room_log.close()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_the_first_write_after_a_checkpoint_is_the_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -385,6 +397,7 @@ async def test_the_first_write_after_a_checkpoint_is_the_threads(
 @pytest.mark.parametrize(
     "text", ["m" * 150, "m" * 1500, "é" * 900], ids=["150-bytes", "1500-bytes", "1800-bytes-of-900-letters"]
 )
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_lone_moves_keep_the_write_ahead_log_within_the_pages_of_a_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
 ) -> None:
@@ -406,6 +419,7 @@ async def test_lone_moves_keep_the_write_ahead_log_within_the_pages_of_a_checkpo
     assert threads.count(LOOP) > 2500
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_failed_checkpoint_is_said_once_and_tried_again_after_a_while_not_every_round(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -436,6 +450,7 @@ async def test_a_failed_checkpoint_is_said_once_and_tried_again_after_a_while_no
         await room_log.close()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_at_its_own_mark_the_journal_keeps_its_write_ahead_log_under_16_mib(tmp_path: Path) -> None:
     """The mark the server runs with (docs/server.md: the log file stays under 16 MiB): 4,000
     lone moves of 1,500 bytes would make a log of ~70 MiB if nothing checkpointed it."""
@@ -476,6 +491,7 @@ async def test_a_log_left_by_a_killed_process_is_emptied_when_the_journal_opens(
         await room_log.close()
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_checkpoint_a_reader_holds_back_is_tried_again_and_its_pages_are_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

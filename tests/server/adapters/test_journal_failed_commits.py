@@ -43,6 +43,7 @@ async def _solo_on_the_journal(
     return room_log, ada, record
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_a_commit_that_timed_out_but_landed_does_not_wedge_the_journal(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

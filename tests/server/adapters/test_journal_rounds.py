@@ -97,6 +97,7 @@ async def test_each_round_times_out_from_its_own_start(tmp_path: Path, monkeypat
     assert [number for number, _ in room.delivered] == [1, 2, 4]
 
 
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_moves_woken_with_a_rounds_answer_go_in_the_next_round_together(tmp_path: Path) -> None:
     """Two moves whose senders are woken in the loop turn where a round's answer arrives (the
     moves read with it) share the next round: it starts after them, not before the first."""

@@ -12,6 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from halfmoon.compiled import compiled
 from halfmoon_server.errors import SettingsError
 from halfmoon_server.settings import Settings, load_secret
 
@@ -71,6 +72,7 @@ async def test_halfmoon_serve_starts_and_logs_where_it_listens(tmp_path: Path) -
         _, stderr = await process.communicate()
     log = stderr.decode()
     assert f"listening on http://127.0.0.1:{port}" in log
+    assert f"; {'compiled' if compiled() else 'pure-Python'} build)" in log, "which build runs, said at start-up"
     assert f"sqlite+aiosqlite:///{data.resolve() / 'halfmoon.db'}" in log
     assert (data / "halfmoon.db").exists() and (data / "daily-secret").exists()
     assert "Traceback" not in log

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.rooms import lobby as lobby_module
 from halfmoon_server.rooms.lobby import Lobby
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.delegating import replaced
 
 
 async def rooms_in(lobby: Lobby, count: int) -> None:
@@ -59,6 +62,7 @@ async def test_a_round_over_many_rooms_lets_the_loop_run_between_slices(start_se
     assert during >= 3, f"the loop ran {during} times while {len(lobby.rooms)} rooms were looked after"
 
 
+@pytest.mark.interpreted  # (Lobby._look_after replaced)
 async def test_a_room_dropped_during_a_round_is_not_looked_after(start_server: StartServer) -> None:
     server = await start_server(tick_s=3600.0, room_burst=10_000, room_per_min=10_000)
     lobby = server.app[keys.LOBBY]
@@ -93,7 +97,7 @@ async def test_a_held_rooms_next_look_is_written_once_not_at_every_round(start_s
         written.append((room_id, at))
         await original(room_id, at)
 
-    lobby.log.wake = spy  # type: ignore[method-assign]
+    lobby.log = replaced(lobby.log, wake=spy)
     await lobby.tick()
     assert sorted(room_id for room_id, _ in written) == sorted(lobby.rooms)
     written.clear()
@@ -113,6 +117,7 @@ def test_a_next_look_is_worth_writing_when_new_sooner_due_or_much_later() -> Non
     assert not worth(10_000, 10_000 + hour // 2 - 1, 9_999, hour)
 
 
+@pytest.mark.interpreted  # (Lobby._look_after replaced)
 async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pressing_one_at_every_round(
     start_server: StartServer, clock: ManualClock
 ) -> None:
@@ -136,6 +141,7 @@ async def test_the_tickers_rounds_look_at_a_quiet_room_every_few_rounds_and_a_pr
     assert sorted(looked) == sorted([quiet.id, due.id, lost.id])
 
 
+@pytest.mark.interpreted  # (Lobby._look_after replaced)
 async def test_the_tickers_rounds_still_look_at_a_quiet_room_after_the_wall_clock_is_set_back(
     start_server: StartServer, clock: ManualClock
 ) -> None:
@@ -151,6 +157,7 @@ async def test_the_tickers_rounds_still_look_at_a_quiet_room_after_the_wall_cloc
     assert looked == [quiet.id], "a quiet room is looked at every fourth round, not an hour later"
 
 
+@pytest.mark.interpreted  # (Lobby._look_after replaced)
 async def test_rooms_held_at_once_have_their_quiet_looks_spread_over_the_rounds(
     start_server: StartServer, clock: ManualClock
 ) -> None:

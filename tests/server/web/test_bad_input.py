@@ -107,6 +107,7 @@ async def test_bad_input_never_changes_the_game(start_server: StartServer) -> No
     await watcher.close()
 
 
+@pytest.mark.interpreted  # (Room.submit replaced)
 async def test_a_server_failure_answers_internal_without_a_traceback(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,8 @@ import pytest
 from aiohttp.test_utils import TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
+from halfmoon import __version__
+from halfmoon.compiled import compiled
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.conftest import require_service
@@ -120,6 +122,13 @@ async def test_metrics_after_a_race(start_server: StartServer, clock: ManualCloc
     await asyncio.sleep(0.05)
     closed = await scrape(server)
     assert value(closed, "halfmoon_connections", role="player") == 0
+
+
+async def test_the_build_info_says_the_version_and_whether_the_server_runs_compiled(start_server: StartServer) -> None:
+    samples = await scrape(await start_server())
+    builds = [labels for (name, labels) in samples if name == "halfmoon_build_info"]
+    assert builds == [(("compiled", "true" if compiled() else "false"), ("version", __version__))]
+    assert value(samples, "halfmoon_build_info", compiled=str(compiled()).lower(), version=__version__) == 1
 
 
 def test_the_grafana_dashboard_shows_only_metrics_the_server_exports() -> None:

@@ -281,6 +281,7 @@ def _await_chain(task: asyncio.Task[Any]) -> list[str]:
     return names
 
 
+@pytest.mark.interpreted  # (reads the handler's Python frames, which compiled code has none of)
 async def test_a_websocket_handler_runs_under_no_middleware_coroutine_and_refusals_keep_their_headers(
     tmp_path: Path,
 ) -> None:
@@ -410,6 +411,7 @@ async def test_a_silent_spectator_that_answers_pings_stays(tmp_path: Path) -> No
         await asyncio.gather(*readers)
 
 
+@pytest.mark.interpreted  # (ws.in_room replaced)
 async def test_one_failing_look_does_not_stop_the_roomless_closes_for_good(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
