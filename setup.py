@@ -72,7 +72,9 @@ def extensions() -> list[Any]:
         return []
     from mypyc.build import mypycify
 
-    return list(mypycify(compiled_modules(), opt_level="3", multi_file=True))
+    # (mypy's own checks are the tests' job: a `type: ignore` that a newer release of a dependency
+    # made unnecessary must not stop an operator's build)
+    return list(mypycify([*compiled_modules(), "--no-warn-unused-ignores"], opt_level="3", multi_file=True))
 
 
 def main() -> None:

@@ -73,3 +73,14 @@ def test_docstring_examples(name: str) -> None:
 def test_there_are_examples() -> None:
     attempted = sum(run(examples_of(name)).attempted for name in MODULES)
     assert attempted >= 8
+
+
+@pytest.mark.interpreted  # (doctest's own finder sees no docstring of a compiled function)
+@pytest.mark.parametrize("name", MODULES)
+def test_the_source_holds_every_example_doctest_finds_in_the_module(name: str) -> None:
+    found = doctest.DocTestFinder().find(importlib.import_module(name))
+    read = examples_of(name)
+    assert sorted(len(test.examples) for test in read if test.examples) == sorted(
+        len(test.examples) for test in found if test.examples
+    )
+    assert sum(len(test.examples) for test in read) == sum(len(test.examples) for test in found)

@@ -59,6 +59,7 @@ async def test_lone_moves_arm_no_timer_and_start_no_task_each(tmp_path: Path, mo
 
 
 @pytest.mark.slow
+@pytest.mark.interpreted  # (JournalLog._commit replaced)
 async def test_each_round_times_out_from_its_own_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The watchdog armed by an earlier round fires while a later round is younger than the
     time-out: that round is not given up (it lands and is acknowledged); a round that stalls

@@ -557,7 +557,7 @@ async def test_no_racer_works_out_a_card_from_another_racers_moves(start_server:
     assert len(adversary.known) > 100  # it did learn the cards, each once it was entitled to
 
 
-@pytest.mark.interpreted
+@pytest.mark.interpreted  # (Audience._moved and Race._catch_up replaced: the server made to leak)
 @pytest.mark.parametrize("door", ["racer", "spectator"])
 async def test_the_adversary_catches_a_move_told_too_early(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch, door: str

@@ -10,6 +10,7 @@ from itertools import pairwise
 from typing import Any
 
 import aiohttp
+import pytest
 
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.rooms.lobby import Lobby
@@ -24,6 +25,20 @@ def read_copy(lobby: Lobby, room_id: str) -> Room | None:
     """The read copy the lobby keeps of a room: each rebuild from the log is a new copy."""
     kept = lobby._read_copies.get(room_id)
     return None if kept is None else kept[2]
+
+
+@pytest.fixture
+def rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The rooms rebuilt as read copies (each ``Room.replay`` call), in order."""
+    seen: list[str] = []
+    original = Room.replay
+
+    async def counted(self: Room, entries: Any) -> None:
+        seen.append(self.id)
+        await original(self, entries)
+
+    monkeypatch.setattr(Room, "replay", counted)
+    return seen
 
 
 async def _get(server: Any, room_id: str) -> dict[str, Any]:
@@ -81,3 +96,17 @@ async def test_a_read_after_the_rooms_log_grew_rebuilds_it(start_server: StartSe
     copy_ = await lobby.find(room_id, hold=False)
     assert copy_ is not None and copy_.applied == len(loaded.entries), "the copy is the whole log's"
     assert after["phase"] == "finished"
+
+
+@pytest.mark.interpreted  # (Room.replay replaced)
+async def test_five_reads_of_an_unchanged_sleeping_room_replay_its_log_once(
+    start_server: StartServer, clock: ManualClock, rebuilds: list[str]
+) -> None:
+    """What the copy kept says, counted where it is built: a read answered from a copy rebuilt
+    anew (and then kept) would pass the test of the copy kept."""
+    server = await start_server(tick_s=3600.0, finished_hold_s=1)
+    lobby: Lobby = server.app[keys.LOBBY]
+    room_id, _ = await _asleep(lobby, clock, server, 1_000)
+    for _ in range(5):
+        await _get(server, room_id)
+    assert rebuilds == [room_id], f"five reads of an unchanged room rebuilt it {len(rebuilds)} times"

@@ -5,6 +5,7 @@ game, never a traceback on the wire. And a client that stops reading is dropped,
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import socket
@@ -17,8 +18,9 @@ import pytest
 
 from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.rooms.room import Room
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
+from tests.server.delegating import replaced
 from tests.server.support import WsClient, illegal_move, won_record
 from tests.server.web.test_slow_clients import serve
 
@@ -107,23 +109,24 @@ async def test_bad_input_never_changes_the_game(start_server: StartServer) -> No
     await watcher.close()
 
 
-@pytest.mark.interpreted  # (Room.submit replaced)
-async def test_a_server_failure_answers_internal_without_a_traceback(
-    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_server_failure_answers_internal_without_a_traceback(start_server: StartServer) -> None:
+    record = won_record()
     server = await start_server()
     client = await WsClient.connect(server, "c")
-    await client.send("solo", name="Ada")
+    await client.send("solo", name="Ada", code=str(record.code))
     await client.next("welcome")
+    (room,) = server.app[keys.LOBBY].rooms.values()
+    services = room.services
 
-    def broken(self: Room, *args: object) -> None:
+    async def broken(room_id: str, entry: dict[str, object]) -> int:
         raise RuntimeError("secret internals /etc/passwd")
 
-    monkeypatch.setattr(Room, "submit", broken)
-    await client.send("move", positions=["1", "2"], id=9)
+    room.services = dataclasses.replace(services, log=replaced(services.log, append=broken))
+    await client.send("move", positions=record.moves[0].names(), id=9)  # type: ignore[union-attr]
     error = await client.next("error")
     assert error["code"] == "internal" and error["id"] == 9
     assert "secret" not in json.dumps(error) and "Traceback" not in json.dumps(error)
+    room.services = services
     await client.send("ping")
     await client.next("pong")
     await client.close()

@@ -193,33 +193,34 @@ async def _entries(lobby: Lobby, room_id: str) -> list[Any]:
     return loaded.entries
 
 
-@pytest.mark.interpreted  # (Room.replay replaced)
 async def test_gets_of_many_sleeping_rooms_at_once_build_at_most_a_few_read_copies_at_a_time(
-    start_server: StartServer, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    start_server: StartServer, clock: ManualClock
 ) -> None:
     """A client asking for many long rooms at once does not have as many read copies built side
     by side, each taking its turns with the players' moves: at most
-    :data:`~halfmoon_server.rooms.lobby.READS_AT_ONCE` are built at a time, the other reads wait
-    theirs, and every read is answered."""
+    :data:`~halfmoon_server.rooms.lobby.READS_AT_ONCE` are built at a time (each from its log's
+    load on: counted at the room log's port), the other reads wait theirs, and every read is
+    answered."""
     from halfmoon_server.rooms import lobby as lobby_module
 
     server = await start_server(db_url="memory://", tick_s=3600.0, finished_hold_s=60, snapshot_every=0)
     lobby: Lobby = server.app[keys.LOBBY]
     rooms = [await long_sleeping_room(lobby, clock, pairs=30) for _ in range(lobby_module.READS_AT_ONCE + 4)]
     building = most = 0
-    real_replay = Room.replay
+    real_load = lobby.log.load
 
-    async def replay(self: Room, entries: list[Any]) -> None:
+    async def load(room_id: str, *, snapshot: bool = True) -> LoadedRoom | None:
         nonlocal building, most
         building += 1
         most = max(most, building)
         try:
             await asyncio.sleep(0.05)  # (a long build: the others' reads arrive meanwhile)
-            await real_replay(self, entries)
+            loaded: LoadedRoom | None = await real_load(room_id, snapshot=snapshot)
+            return loaded
         finally:
             building -= 1
 
-    monkeypatch.setattr(Room, "replay", replay)
+    lobby.log = replaced(lobby.log, load=load)
     base = server.make_url("")
 
     async def get(session: aiohttp.ClientSession, room_id: str) -> int:
