@@ -100,6 +100,7 @@ class Storage(Protocol):
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under a player key's hash, newest first."""
         ...
+
     async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under any of these player key hashes (an account's),
         newest first."""
@@ -115,13 +116,18 @@ class Storage(Protocol):
         per_address: int = 0,
         account: str | None = None,
         room: str | None = None,
+        retrying: tuple[str, ...] = (),
     ) -> bool:
         """Record a name's attempt of the day; True when it is the ranked one: the name's first of
         the day, (with ``account``) the account's first of the day, and (with ``per_address``) one
         of the first that many ranked from ``address``. One step: of two claims at once for one
         name or one account, one alone is ranked. An account's first attempt of the day is its
         attempt even when it is not ranked (its name was played today): no later one is ranked.
-        ``room``: where the attempt is played (found again by :meth:`daily_attempt_room`)."""
+        ``room``: where the attempt is played (found again by :meth:`daily_attempt_room`).
+        ``retrying``: the rooms of earlier claims of this name, address and account whose answers
+        were lost (the caller dropped those rooms before anybody saw a card of them); if one of
+        them was recorded, it is this claim — moved to ``room``, ranked as it was — once: of two
+        retries of one claim, one alone finds it."""
         ...
 
     async def daily_attempt_room(self, day: date, account: str) -> str | None:
@@ -136,19 +142,24 @@ class Storage(Protocol):
         whose every seat is stored and that no pass rated, in the rating order, at most ``limit``;
         how many it took. Never on the way of a game being stored (a job of its own)."""
         ...
+
     async def rebuild_ratings(self, now: datetime) -> int:
         """Rate every stored race again, from the games (the races rated before in the order they
         were, then the rest as the job would): the same numbers as the job's. How many races."""
         ...
+
     async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
         """The best ratings, best first; the provisional ones only with ``provisional``."""
         ...
+
     async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
         """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first."""
         ...
+
     async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
         """``rated`` (with the change), ``due`` (the job has not come to it) or ``not_rated``."""
         ...
+
     async def close(self) -> None: ...
 
 
@@ -159,14 +170,17 @@ class Accounts(Protocol):
 
     async def put_token(self, token_hash: str, purpose: str, data: dict[str, Any], expires_ms: int) -> None:
         """Keep a one-time token (a ceremony's challenge, a device link) until ``expires_ms``."""
+
     async def take_token(self, token_hash: str, purpose: str, now_ms: int) -> dict[str, Any] | None:
         """The token's data, once: it is gone after this call whatever it answers. None: no such
         token for that purpose, or it expired. Two calls at once: only one gets the data."""
         ...
+
     async def create_account(self, account: Account, passkey: Passkey) -> bool:
         """Make the account with its first passkey; False (nothing made) when another account holds
         the name (by ``name_key``)."""
         ...
+
     async def account(self, account_id: str) -> Account | None: ...
     async def account_of_name(self, name_key: str) -> Account | None: ...
     async def add_passkey(self, passkey: Passkey) -> None: ...
@@ -177,18 +191,22 @@ class Accounts(Protocol):
         """Remove the account's passkey and end every session it signed in; False: no such passkey
         of that account (nothing changed)."""
         ...
+
     async def link_player(self, account_id: str, player: str, at_ms: int) -> bool:
         """Link a player key hash to the account (again: nothing changes); False when another
         account holds it (nothing changes)."""
         ...
+
     async def players_of(self, account_id: str) -> list[str]: ...
     async def account_of_player(self, player: str) -> str | None:
         """The id of the account a player key hash is linked to (None: none)."""
         ...
+
     async def add_session(self, session: Session) -> None: ...
     async def session(self, secret_hash: str, now_ms: int) -> Session | None:
         """The unexpired session whose secret hashes to ``secret_hash``."""
         ...
+
     async def sessions_of(self, account_id: str, now_ms: int) -> list[Session]: ...
     async def end_session(self, account_id: str, session_id: str) -> bool:
         """End the account's session by its public id; False: no such session of that account."""
@@ -258,6 +276,7 @@ class QueueStore(Protocol):
     async def waiting(self) -> list[tuple[Waiting, str]]:
         """Every place of an instance alive, with its holder."""
         ...
+
     async def claim(self, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` holds the matching lock for the next ``ttl_ms`` (taken or renewed)."""
         ...

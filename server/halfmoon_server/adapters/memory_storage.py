@@ -39,7 +39,8 @@ class MemoryStorage:
     def __init__(self) -> None:
         self.games: dict[str, StoredGame] = {}
         self.daily_codes: dict[date, str] = {}
-        self.daily_attempts: set[tuple[date, str]] = set()
+        # (day, name key) -> the claim's room, whether it is ranked, its address and its account
+        self.daily_attempts: dict[tuple[date, str], tuple[str | None, bool, str | None, str | None]] = {}
         self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
         # (day, account) -> the room of the account's attempt and whether it is ranked
         self.account_attempts: dict[tuple[date, str], tuple[str | None, bool]] = {}
@@ -97,18 +98,26 @@ class MemoryStorage:
         per_address: int = 0,
         account: str | None = None,
         room: str | None = None,
+        retrying: tuple[str, ...] = (),
     ) -> bool:
         # no await until the claim is recorded: two claims at once take turns
+        earlier = self.daily_attempts.get((day, name_key))
+        if earlier is not None and earlier[0] in retrying and earlier[2:] == (address, account):
+            # the claim whose answer was lost: this one, moved to its new room
+            self.daily_attempts[(day, name_key)] = (room, *earlier[1:])
+            if account is not None:
+                self.account_attempts[(day, account)] = (room, earlier[1])
+            return earlier[1]
         if account is not None and (day, account) in self.account_attempts:
             return False
-        if (day, name_key) in self.daily_attempts:
+        if earlier is not None:
             if account is not None:  # unranked (the name was played today), and the account's attempt
                 self.account_attempts[(day, account)] = (room, False)
             return False
         ranked = True
         if address is not None and per_address > 0:
             ranked = sum(1 for d, a in self.ranked_addresses if (d, a) == (day, address)) < per_address
-        self.daily_attempts.add((day, name_key))
+        self.daily_attempts[(day, name_key)] = (room, ranked, address, account)
         if account is not None:
             self.account_attempts[(day, account)] = (room, ranked)
         if ranked and address is not None:

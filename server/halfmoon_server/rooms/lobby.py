@@ -77,6 +77,11 @@ READ_COPIES = 32
 #: once would have as many builds take turns with the players' moves: a move then waited behind
 #: a slice of every one of them.
 READS_AT_ONCE = 4
+#: How many daily claims the database did not answer for are remembered (each one's name, address
+#: and account get it back when they ask again: :meth:`Lobby.daily`), and how many dropped rooms
+#: each keeps (one a retry that failed in its turn). Past them a retry is unranked, as it was.
+UNSURE_CLAIMS = 4096
+UNSURE_ROOMS_A_CLAIM = 8
 
 
 class OwnedElsewhere(Exception):
@@ -142,6 +147,9 @@ class Lobby:
         self.draining = False
         self.daily_limit_s = settings.daily_time_limit_s
         self._claiming = 0  # daily attempts being set up (their room may not be held yet)
+        #: daily claims the database may have recorded but did not answer for, by (day, name key,
+        #: address key, account): the rooms made for them and dropped unseen (:meth:`daily`)
+        self._unsure_claims: OrderedDict[tuple[date, str, str, str | None], tuple[str, ...]] = OrderedDict()
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         #: read copies (``find(hold=False)``) by room, each with the length, last entry and header of the log
         #: it was rebuilt from: reused while the log is the same (:data:`READ_COPIES`)
@@ -537,33 +545,52 @@ class Lobby:
         self.ensure_capacity()  # before the ranked attempt is spent
         self.charge(client)
         day = self.daily_service.today()
+        address = self.daily_service.address_key(client)
+        claim = (day, name_key(name), address, account)
         self._claiming += 1
         room: Room | None = None
+        asked = False
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
             room = await self._new_room(Mode.DAILY, code, daily_day=day, salt=self.daily_service.salt_for(day))
+            asked = True
             ranked = await self.storage.claim_daily_attempt(
                 day,
-                name_key(name),
+                claim[1],
                 utc_datetime(self.clock.now_ms()),
-                address=self.daily_service.address_key(client),
+                address=address,
                 per_address=self.settings.daily_ranked_per_address,
                 account=account,
                 room=room.id,
+                retrying=self._unsure_claims.get(claim, ()),
             )
         except StorageError as exc:
             log.warning("a daily attempt could not be set up: %s", exc)
             if room is not None:
-                await self._discard(room)  # made for an attempt the database did not record
+                await self._discard(room)  # nobody saw a card of it
+                if asked:  # the database may have recorded the claim: asked again, it is this one
+                    self._remember_unsure_claim(claim, room.id)
             raise Refusal("unavailable", "the daily challenge cannot be set up right now; try again") from None
         finally:
             self._claiming -= 1
+        self._unsure_claims.pop(claim, None)
         if self.daily_service.revealed(day):
             # set up across the day's reveal (a database slow at the stroke of the reveal): the day's
             # code is public now, and an attempt on it would be ranked on a deal anyone can read
             await self._discard(room)
             raise Refusal("unavailable", "the daily challenge changed while your attempt was set up; ask for it again")
         return room, await self._start_single(room, outbox, name, ranked=ranked, day=day, player=player, bot=bot)
+
+    def _remember_unsure_claim(self, claim: tuple[date, str, str, str | None], room: str) -> None:
+        """Keep the room of a daily claim the database did not answer for, so that the same name,
+        address and account asking again get that claim back (ranked as it was) rather than a
+        second, unranked one. Bounded: today's claims only, the newest :data:`UNSURE_CLAIMS`."""
+        for stale in [c for c in self._unsure_claims if c[0] != claim[0]]:
+            del self._unsure_claims[stale]
+        rooms = self._unsure_claims.pop(claim, ())
+        self._unsure_claims[claim] = (*rooms, room)[-UNSURE_ROOMS_A_CLAIM:]
+        while len(self._unsure_claims) > UNSURE_CLAIMS:
+            self._unsure_claims.popitem(last=False)
 
     async def _discard(self, room: Room) -> None:
         """Drop a room made for nobody (no entry in its log yet) and clear its log."""

@@ -301,10 +301,18 @@ class TimedStorage:
         per_address: int = 0,
         account: str | None = None,
         room: str | None = None,
+        retrying: tuple[str, ...] = (),
     ) -> bool:
         async with self._write("claim_daily_attempt"):
             return await self.inner.claim_daily_attempt(
-                day, name_key, at, address=address, per_address=per_address, account=account, room=room
+                day,
+                name_key,
+                at,
+                address=address,
+                per_address=per_address,
+                account=account,
+                room=room,
+                retrying=retrying,
             )
 
     async def daily_attempt_room(self, day: date, account: str) -> str | None:

@@ -74,9 +74,18 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {
-            "alembic_version", "games", "daily_challenges", "daily_attempts",
-            "ratings", "rating_history", "rated_races",
-            "accounts", "passkeys", "account_players", "account_sessions", "account_tokens",
+            "alembic_version",
+            "games",
+            "daily_challenges",
+            "daily_attempts",
+            "ratings",
+            "rating_history",
+            "rated_races",
+            "accounts",
+            "passkeys",
+            "account_players",
+            "account_sessions",
+            "account_tokens",
         }
         assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0010"
 
@@ -352,6 +361,50 @@ async def test_with_no_per_address_cap_every_names_first_daily_attempt_is_ranked
     ]
     assert all(firsts)
     assert not await any_storage.claim_daily_attempt(day, "name-0", NOW, address="203.0.113.7")
+
+
+async def test_a_daily_claim_asked_again_after_its_answer_was_lost_is_the_same_claim_moved_to_its_new_room(
+    any_storage: Storage,
+) -> None:
+    """A claim the database recorded but did not answer for (its room dropped unseen) is found again
+    by the same name, address and account naming that room: ranked as it was, in the new room,
+    once — and the address's ranked count is not spent a second time."""
+    day, where = date(2026, 11, 28), "203.0.113.7"
+    assert await any_storage.claim_daily_attempt(
+        day, "ada", NOW, address=where, per_address=2, account="acc", room="R1"
+    )
+    assert await any_storage.claim_daily_attempt(
+        day, "ada", NOW, address=where, per_address=2, account="acc", room="R2", retrying=("R0", "R1")
+    )
+    assert await any_storage.daily_attempt_room(day, "acc") == "R2"
+    # found once: the same retry again is a second attempt of the name (unranked)
+    assert not await any_storage.claim_daily_attempt(
+        day, "ada", NOW, address=where, per_address=2, account="acc", room="R3", retrying=("R1",)
+    )
+    assert await any_storage.daily_attempt_room(day, "acc") == "R2"
+    # the address spent one ranked attempt, not two: a second name from it is still ranked
+    assert await any_storage.claim_daily_attempt(day, "bob", NOW, address=where, per_address=2, room="B1")
+
+
+async def test_a_daily_retry_naming_another_claims_room_or_from_elsewhere_is_not_that_claim(
+    any_storage: Storage,
+) -> None:
+    day = date(2026, 11, 28)
+    assert await any_storage.claim_daily_attempt(day, "ada", NOW, address="a1", room="R1")
+    assert not await any_storage.claim_daily_attempt(day, "ada", NOW, address="a2", room="R2", retrying=("R1",))
+    assert not await any_storage.claim_daily_attempt(
+        day, "ada", NOW, address="a1", account="x", room="R3", retrying=("R1",)
+    )
+    assert not await any_storage.claim_daily_attempt(day, "ada", NOW, address="a1", room="R4", retrying=("R9",))
+    # a retry whose earlier claim was never recorded is a first claim
+    assert await any_storage.claim_daily_attempt(day, "bob", NOW, address="a1", room="B2", retrying=("B1",))
+
+
+async def test_two_retries_of_one_lost_daily_claim_at_once_find_it_once(any_storage: Storage) -> None:
+    day = date(2026, 11, 28)
+    assert await any_storage.claim_daily_attempt(day, "ada", NOW, room="R1")
+    retries = [any_storage.claim_daily_attempt(day, "ada", NOW, room=f"S{i}", retrying=("R1",)) for i in range(6)]
+    assert sorted(await asyncio.gather(*retries)) == [False] * 5 + [True]
 
 
 async def test_a_database_failure_is_said_in_one_line_whatever_the_driver_adds(tmp_path: Path) -> None:
