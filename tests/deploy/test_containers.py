@@ -1,6 +1,6 @@
 """The container path, run for real: the images from deploy/Dockerfile and deploy/services.Dockerfile
 on a base built on this machine (.ci/base-image: debootstrap + docker import, so Docker Hub need
-not be reachable), the compose stack of deploy/compose.yaml up — three instances, nginx, Redis and
+not be reachable) — the server's holding the compiled build, its default — the compose stack of deploy/compose.yaml up — three instances, nginx, Redis and
 PostgreSQL, every one on the host's network — a race played through nginx, and one instance's
 container killed mid-race: every acknowledged move is in the results, every game stored once.
 
@@ -139,8 +139,12 @@ async def test_a_race_through_the_compose_stack_survives_a_killed_container(stac
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{BASE}/metrics") as metrics:
             assert metrics.status == 404, "nginx does not proxy /metrics"
-        async with http.get("http://127.0.0.1:18081/metrics") as metrics:
-            assert metrics.status == 200, "each instance's own metrics port"
+        for port in (18081, 18082, 18083):
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as metrics:
+                assert metrics.status == 200, "each instance's own metrics port"
+                text = await metrics.text()
+            # the image holds the compiled build (deploy/Dockerfile's default)
+            assert 'compiled="true"' in text.split("halfmoon_build_info{", 1)[1].split("}", 1)[0], port
         async with http.post(f"{BASE}/api/rooms", json={"code": CODE}) as created:
             assert created.status == 201, await created.text()
             room = (await created.json())["room"]
