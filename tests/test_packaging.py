@@ -271,18 +271,7 @@ def test_the_client_alone_needs_no_database_stack(dist: Path, tmp_path: Path) ->
 
 #: What a player's install registers: the engine's commands and the terminal client's.
 PLAYER_COMMANDS = {
-    "bot",
-    "deal",
-    "history",
-    "join",
-    "link",
-    "new",
-    "play",
-    "quick",
-    "race",
-    "replay",
-    "verify",
-    "watch",
+    "bot", "deal", "history", "join", "link", "new", "play", "quick", "race", "replay", "verify", "watch"
 }
 
 

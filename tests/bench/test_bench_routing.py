@@ -38,10 +38,8 @@ def test_the_quick_routing_run_plays_the_same_moves_in_every_set_up(tmp_path: Pa
     assert all(cpu >= 0 for run in runs.values() for cpu in run["instance_cpu_s"])
     assert all(sum(run["instance_cpu_s"]) > 0 for run in runs.values())
     # what Redis did per move is counted, the room log's appends among it
-    assert all(
-        any(name.startswith(("evalsha", "fcall", "eval")) for name in run["redis_calls_per_move"])
-        for run in runs.values()
-    ), [run["redis_calls_per_move"] for run in runs.values()]
+    assert all(any(name.startswith(("evalsha", "fcall", "eval")) for name in run["redis_calls_per_move"])
+               for run in runs.values()), [run["redis_calls_per_move"] for run in runs.values()]
     # one owner per room: nothing is ever published
     assert all(run["publish_per_move"] == 0 for run in runs.values())
     # routed by room, every member reaches the room's owner; round robin relays some to it

@@ -32,10 +32,7 @@ GAME = {
 def test_a_ghost_counts_its_cards_and_moves_on_the_clock() -> None:
     ghost = Ghost.from_game(GAME)
     assert [(s.at, s.removed, s.moves, s.score) for s in ghost.steps] == [
-        (0, 2, 1, 10),
-        (1000, 5, 2, 25),
-        (1500, 2, 1, 10),
-        (4000, 4, 2, 20),
+        (0, 2, 1, 10), (1000, 5, 2, 25), (1500, 2, 1, 10), (4000, 4, 2, 20),
     ]
     assert ghost.at(999).removed == 2 and ghost.at(1000).removed == 5 and ghost.at(3999).removed == 2
     assert ghost.at(-1).removed == 0  # before its first step: the deal

@@ -59,51 +59,18 @@ def test_the_join_message_carries_the_key_only_when_there_is_one() -> None:
 
 
 def test_the_history_screen_hides_what_the_server_hides_and_marks_clean_wins() -> None:
-    game = {
-        "game": "g1",
-        "mode": "race",
-        "room": "K7WQ2M",
-        "code": None,
-        "daily_date": None,
-        "name": "Ada",
-        "score": 10,
-        "moves": 1,
-        "time_ms": 4000,
-        "outcome": "gave_up",
-        "undos": 0,
-        "clean": False,
-        "finished_at": 1_795_900_000_000,
-        "ranked": True,
-        "unranked_reason": None,
-    }
-    won = {
-        **game,
-        "code": "HM1-N-AAAAAAA",
-        "mode": "solo",
-        "score": 520,
-        "outcome": "won",
-        "clean": True,
-        "ranked": False,
-        "unranked_reason": "casual",
-    }
-    data = {
-        "name": "Ada",
-        "games": 2,
-        "ranked_games": 1,
-        "wins": 0,
-        "clean_wins": 0,
-        "streak": 0,
-        "daily_today": False,
-        "best": [],
-        "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [won]},
-        "recent": [game, won],
-    }
+    game = {"game": "g1", "mode": "race", "room": "K7WQ2M", "code": None, "daily_date": None, "name": "Ada",
+            "score": 10, "moves": 1, "time_ms": 4000, "outcome": "gave_up", "undos": 0, "clean": False,
+            "finished_at": 1_795_900_000_000, "ranked": True, "unranked_reason": None}
+    won = {**game, "code": "HM1-N-AAAAAAA", "mode": "solo", "score": 520, "outcome": "won", "clean": True,
+           "ranked": False, "unranked_reason": "casual"}
+    data = {"name": "Ada", "games": 2, "ranked_games": 1, "wins": 0, "clean_wins": 0, "streak": 0,
+            "daily_today": False, "best": [], "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [won]},
+            "recent": [game, won]}
     text = "\n".join(history_lines(data, SERVER, "it"))
     assert "In classifica: partite 1 · vittorie 0 · vittorie pulite (senza annullare) 0" in text
-    assert (
-        "Fuori classifica (amichevoli su un codice noto prima della partenza, tentativi ripetuti, bot, troppo"
+    assert "Fuori classifica (amichevoli su un codice noto prima della partenza, tentativi ripetuti, bot, troppo" \
         " veloci): partite 1 · vittorie 1" in text
-    )
     assert "Miglior tempo per smazzata (✓ pulita)" not in text  # no ranked win: no ranked best
     assert "Miglior tempo per smazzata nelle amichevoli (✓ pulita)" in text
     assert "(nascosto)" in text and "2026-11-28" in text
@@ -114,41 +81,16 @@ def test_the_history_screen_hides_what_the_server_hides_and_marks_clean_wins() -
 
 
 def test_the_history_screen_in_english_counts_ranked_games_and_shows_casual_ones_apart() -> None:
-    line = {
-        "game": "g1",
-        "mode": "race",
-        "room": "K7WQ2M",
-        "code": "HM1-N-AAAAAAA",
-        "daily_date": None,
-        "name": "Ada",
-        "score": 520,
-        "moves": 48,
-        "time_ms": 60_000,
-        "outcome": "won",
-        "undos": 0,
-        "clean": True,
-        "finished_at": 1_795_900_000_000,
-        "ranked": False,
-        "unranked_reason": "too_fast",
-    }
-    data = {
-        "name": "Ada",
-        "games": 1,
-        "ranked_games": 0,
-        "wins": 0,
-        "clean_wins": 0,
-        "streak": 0,
-        "daily_today": False,
-        "best": [],
-        "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [line]},
-        "recent": [line],
-    }
+    line = {"game": "g1", "mode": "race", "room": "K7WQ2M", "code": "HM1-N-AAAAAAA", "daily_date": None,
+            "name": "Ada", "score": 520, "moves": 48, "time_ms": 60_000, "outcome": "won", "undos": 0, "clean": True,
+            "finished_at": 1_795_900_000_000, "ranked": False, "unranked_reason": "too_fast"}
+    data = {"name": "Ada", "games": 1, "ranked_games": 0, "wins": 0, "clean_wins": 0, "streak": 0,
+            "daily_today": False, "best": [], "casual": {"games": 1, "wins": 1, "clean_wins": 1, "best": [line]},
+            "recent": [line]}
     text = "\n".join(history_lines(data, SERVER, "en"))
     assert "Ranked: games 0 · wins 0 · clean wins (no undo) 0" in text
-    assert (
-        "Not ranked (casual games on a code known before the start, daily retries, bots, too fast): games 1 · "
+    assert "Not ranked (casual games on a code known before the start, daily retries, bots, too fast): games 1 · " \
         "wins 1 · clean wins 1" in text
-    )
     assert text.split("Latest games")[1].splitlines()[2].rstrip().endswith("too fast")
 
 
@@ -156,39 +98,15 @@ def test_the_history_screen_does_not_say_an_unranked_sealed_race_had_a_known_cod
     """Games not ranked for another reason than a known code — a sealed race finished too fast, a
     daily retry, a bot — are counted with the casual ones: the line that counts them names every
     reason, not only «code known before the start»."""
-    line = {
-        "game": "g1",
-        "mode": "race",
-        "room": "K7WQ2M",
-        "code": "HM1-S-" + "-".join(["ABCDEFG"] * 4),
-        "daily_date": None,
-        "name": "Ada",
-        "score": 55,
-        "moves": 5,
-        "time_ms": 400,
-        "outcome": "gave_up",
-        "undos": 0,
-        "clean": False,
-        "finished_at": 1_795_900_000_000,
-        "ranked": False,
-        "unranked_reason": "too_fast",
-    }
-    data = {
-        "name": "Ada",
-        "games": 1,
-        "ranked_games": 0,
-        "wins": 0,
-        "clean_wins": 0,
-        "streak": 0,
-        "daily_today": False,
-        "best": [],
-        "casual": {"games": 1, "wins": 0, "clean_wins": 0, "best": []},
-        "recent": [line],
-    }
-    for lang, reasons in (
-        ("it", ("noto prima della partenza", "ripetut", "bot", "troppo veloc")),
-        ("en", ("known before the start", "retr", "bot", "too fast")),
-    ):
+    line = {"game": "g1", "mode": "race", "room": "K7WQ2M", "code": "HM1-S-" + "-".join(["ABCDEFG"] * 4),
+            "daily_date": None, "name": "Ada", "score": 55, "moves": 5, "time_ms": 400, "outcome": "gave_up",
+            "undos": 0, "clean": False, "finished_at": 1_795_900_000_000, "ranked": False,
+            "unranked_reason": "too_fast"}
+    data = {"name": "Ada", "games": 1, "ranked_games": 0, "wins": 0, "clean_wins": 0, "streak": 0,
+            "daily_today": False, "best": [], "casual": {"games": 1, "wins": 0, "clean_wins": 0, "best": []},
+            "recent": [line]}
+    for lang, reasons in (("it", ("noto prima della partenza", "ripetut", "bot", "troppo veloc")),
+                          ("en", ("known before the start", "retr", "bot", "too fast"))):
         [counted] = [x for x in history_lines(data, SERVER, lang) if "partite 1 ·" in x or "games 1 ·" in x]
         assert all(reason in counted for reason in reasons), (lang, counted)
 
@@ -238,8 +156,6 @@ async def test_a_race_joined_from_the_terminal_shows_in_halfmoon_history(
     assert await asyncio.to_thread(args.func, args) == 0
     out = capsys.readouterr().out
     assert "Your games — Ada" in out and "Ranked: games 0 · wins 0" in out
-    assert (
-        "Not ranked (casual games on a code known before the start, daily retries, bots, too fast): games 1 · "
-        "wins 0" in out
-    )  # a race on a typed code
+    assert "Not ranked (casual games on a code known before the start, daily retries, bots, too fast): games 1 · " \
+        "wins 0" in out  # a race on a typed code
     assert "HM1-N-AAAAAAB" in out and "gave up" in out and key not in out

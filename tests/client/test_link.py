@@ -25,12 +25,8 @@ from tests.server.passkeys import SoftPasskey
 async def localhost_url(aiohttp_server: Callable[..., Awaitable[TestServer]], tmp_path: Path) -> str:
     """A server whose passkeys belong to ``localhost`` (no public URL: the request's own origin)."""
     settings = Settings(
-        data_dir=tmp_path,
-        db_url=f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}",
-        secret=b"client-tests",
-        solver_workers=0,
-        daily_requires_winnable=False,
-        rp_id="localhost",
+        data_dir=tmp_path, db_url=f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}", secret=b"client-tests",
+        solver_workers=0, daily_requires_winnable=False, rp_id="localhost",
     )
     server = await aiohttp_server(create_app(settings))
     return f"http://localhost:{server.port}"

@@ -242,33 +242,15 @@ def test_the_end_says_whether_the_result_is_ranked_and_why_not_in_both_languages
         ("it", "Fuori classifica: finita più in fretta di quanto una persona possa toccare le carte."),
     ):
         session, _ = running([summary("p1", "Ada"), summary("p2", "Bob")])
-        over = {
-            "type": "game_over",
-            "v": 1,
-            "seq": 4,
-            "outcome": "won",
-            "score": 520,
-            "moves": 48,
-            "time_ms": 4_000,
-            "ranked": False,
-            "unranked_reason": "too_fast",
-        }
+        over = {"type": "game_over", "v": 1, "seq": 4, "outcome": "won", "score": 520, "moves": 48,
+                "time_ms": 4_000, "ranked": False, "unranked_reason": "too_fast"}
         session.receive(over, T0)
         screen = race_screen(session, local_ms=T0, lang=lang)
         fits(screen)
         assert said in " ".join(screen.split())
     session, _ = running([summary("p1", "Ada"), summary("p2", "Bob")])
-    over = {
-        "type": "game_over",
-        "v": 1,
-        "seq": 4,
-        "outcome": "gave_up",
-        "score": 5,
-        "moves": 1,
-        "time_ms": 60_000,
-        "ranked": True,
-        "unranked_reason": None,
-    }
+    over = {"type": "game_over", "v": 1, "seq": 4, "outcome": "gave_up", "score": 5, "moves": 1,
+            "time_ms": 60_000, "ranked": True, "unranked_reason": None}
     session.receive(over, T0)
     assert "This result is ranked." in race_screen(session, local_ms=T0)
 
@@ -277,17 +259,6 @@ def test_a_bot_is_marked_on_the_track_and_in_the_results() -> None:
     session, _ = running([summary("p1", "Ada"), summary("p2", "bot-xyz-001", bot=True)])
     screen = race_screen(session, local_ms=T0)
     assert "bot-xyz- [bot]" in screen and "Ada [bot]" not in screen
-    results = [
-        {
-            "rank": 1,
-            "player": "p2",
-            "name": "bot-xyz-001",
-            "score": 520,
-            "moves": 48,
-            "time_ms": 1_000,
-            "outcome": "won",
-            "ranked": False,
-            "unranked_reason": "bot",
-        }
-    ]
+    results = [{"rank": 1, "player": "p2", "name": "bot-xyz-001", "score": 520, "moves": 48, "time_ms": 1_000,
+                "outcome": "won", "ranked": False, "unranked_reason": "bot"}]
     assert "bot-xyz-001 [bot]" in results_table(results, session.players)[1]

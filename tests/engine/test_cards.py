@@ -62,12 +62,18 @@ def test_symbols_in_english_and_in_the_seeds_italian() -> None:
 
 
 def test_face_cards_are_jack_queen_king() -> None:
-    assert [card.name for card in DECK if card.is_face] == [f"{rank}{suit}" for suit in "SHDC" for rank in "JQK"]
+    assert [card.name for card in DECK if card.is_face] == [
+        f"{rank}{suit}" for suit in "SHDC" for rank in "JQK"
+    ]
     assert {card.suit for card in DECK if card.is_red} == {"H", "D"}
 
 
 def test_exactly_five_kinds_of_pair_and_suits_do_not_matter() -> None:
-    kinds = {tuple(sorted((a.rank, b.rank))) for a, b in itertools.product(DECK, repeat=2) if is_pair(a, b)}
+    kinds = {
+        tuple(sorted((a.rank, b.rank)))
+        for a, b in itertools.product(DECK, repeat=2)
+        if is_pair(a, b)
+    }
     assert kinds == {(1, 10), (2, 9), (3, 8), (4, 7), (5, 6)}
     # every suit combination of a kind pairs
     assert all(is_pair(Card(5, s), Card(6, t)) for s in "SHDC" for t in "SHDC")

@@ -444,6 +444,7 @@ def test_repr_says_where_the_game_stands() -> None:
     assert str(game.code) == "HM1-N-AAAAAAB"
 
 
+
 # ``Game.has_legal_move`` was rewritten with a list of flags (e4ddc32). It must answer exactly what
 # the definition before it answered, for every position: a pair summing to 11 (A = 1) or a Jack, a
 # Queen and a King among the 12 pile tops and the 8 reserve slots. A differential test over many

@@ -88,15 +88,8 @@ def running_server(
     port = free_port()
     log = (tmp / "server.log").open("w")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _RUNNER,
-            str(port),
-            str(tmp / "halfmoon.db"),
-            str(tmp / "data"),
-            str(daily_ranked_per_address),
-        ],
+        [sys.executable, "-c", _RUNNER, str(port), str(tmp / "halfmoon.db"), str(tmp / "data"),
+         str(daily_ranked_per_address)],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=log,

@@ -65,9 +65,8 @@ def localhost_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("accounts")
     port = free_port()
     log = (tmp / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _RUNNER, str(port), str(tmp)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
-    )
+    proc = subprocess.Popen([sys.executable, "-c", _RUNNER, str(port), str(tmp)], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT)
     base = f"http://localhost:{port}"
     if not wait_answering(f"http://127.0.0.1:{port}/healthz", proc, 20):
         proc.kill()
@@ -98,13 +97,8 @@ class Device:
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.cdp: CDPSession = self.context.new_cdp_session(self.page)
         self.cdp.send("WebAuthn.enable")
-        options = {
-            "protocol": "ctap2",
-            "transport": "internal",
-            "hasResidentKey": True,
-            "hasUserVerification": True,
-            "isUserVerified": True,
-        }
+        options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+                   "hasUserVerification": True, "isUserVerified": True}
         self.authenticator = self.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
 
     def register(self, name: str) -> None:
@@ -134,12 +128,8 @@ class Device:
 
 def terminal_code(base: str, key: str) -> str:
     """A code as ``halfmoon link`` gets it for its player key."""
-    request = urllib.request.Request(
-        f"{base}/api/account/terminal",
-        data=b"{}",
-        method="POST",
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
+    request = urllib.request.Request(f"{base}/api/account/terminal", data=b"{}", method="POST",
+                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return str(json.loads(response.read())["code"])
 
@@ -261,13 +251,8 @@ def test_a_second_passkey_added_on_another_authenticator_signs_in_and_the_first_
         # the phone's platform authenticator goes (a new phone); a security key takes its place, and
         # "Add a passkey" (just after the account was made: a fresh sign-in) registers on it
         phone.cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": phone.authenticator})
-        options = {
-            "protocol": "ctap2",
-            "transport": "usb",
-            "hasResidentKey": True,
-            "hasUserVerification": True,
-            "isUserVerified": True,
-        }
+        options = {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True,
+                   "hasUserVerification": True, "isUserVerified": True}
         added = phone.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
         phone.authenticator = added["authenticatorId"]
         phone.page.locator("#account-add-passkey").click()
@@ -359,10 +344,8 @@ def test_chromiums_own_assertion_replayed_forged_or_from_another_origin_signs_no
             expect(desktop.page.locator("#account-signin")).to_be_visible()
             signed_out()
             answer = desktop.page.request.post(
-                f"{base}/api/account/signin",
-                data=json.dumps(sent[-1]),
-                headers={"Origin": base, "Content-Type": "application/json"},
-            )
+                f"{base}/api/account/signin", data=json.dumps(sent[-1]),
+                headers={"Origin": base, "Content-Type": "application/json"})
             assert answer.status == 400, (how, answer.text())  # that ceremony is spent either way
 
         # the genuine assertion signs in once; sent again it is refused, its ceremony spent
@@ -372,25 +355,18 @@ def test_chromiums_own_assertion_replayed_forged_or_from_another_origin_signs_no
         desktop.page.request.post(f"{base}/api/account/signout", headers={"Origin": base})
         signed_out()
         replayed = desktop.page.request.post(
-            f"{base}/api/account/signin",
-            data=json.dumps(sent[-1]),
-            headers={"Origin": base, "Content-Type": "application/json"},
-        )
+            f"{base}/api/account/signin", data=json.dumps(sent[-1]),
+            headers={"Origin": base, "Content-Type": "application/json"})
         assert (replayed.status, replayed.json()["error"]["code"]) == (400, "bad_ceremony")
         signed_out()
 
         # a genuine ceremony posted from another site's page: refused before it is looked at
-        options = desktop.page.request.post(
-            f"{base}/api/account/signin/options",
-            data="{}",
-            headers={"Origin": base, "Content-Type": "application/json"},
-        )
+        options = desktop.page.request.post(f"{base}/api/account/signin/options", data="{}",
+                                            headers={"Origin": base, "Content-Type": "application/json"})
         assert options.status == 200
         elsewhere = desktop.page.request.post(
-            f"{base}/api/account/signin",
-            data=json.dumps({**sent[-1], "ceremony": options.json()["ceremony"]}),
-            headers={"Origin": "http://evil.example", "Content-Type": "application/json"},
-        )
+            f"{base}/api/account/signin", data=json.dumps({**sent[-1], "ceremony": options.json()["ceremony"]}),
+            headers={"Origin": "http://evil.example", "Content-Type": "application/json"})
         assert (elsewhere.status, elsewhere.json()["error"]["code"]) == (403, "forbidden_origin")
         signed_out()
     finally:

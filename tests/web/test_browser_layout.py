@@ -140,9 +140,8 @@ SEPARATORS_ON_THEIR_LINE_JS = """() => (() => {
 
 @pytest.mark.parametrize(("lang", "width"), [("it", 390), ("it", 360), ("en", 360)])
 def test_the_home_links_row_never_starts_a_line_with_a_separator(pages: Pages, lang: str, width: int) -> None:
-    page = pages.new(
-        "/", viewport={"width": width, "height": 800}, locale=LOCALES[lang], settings={"lang": lang, "name": "Ann"}
-    )
+    page = pages.new("/", viewport={"width": width, "height": 800}, locale=LOCALES[lang],
+                     settings={"lang": lang, "name": "Ann"})
     page.wait_for_selector(".home-links a[href='/account']")
     on_their_line = page.evaluate(SEPARATORS_ON_THEIR_LINE_JS)
     assert len(on_their_line) == 4 and all(on_their_line), on_their_line

@@ -108,12 +108,9 @@ def test_the_history_page_after_three_games(pages: Pages, server: str) -> None:
     best = history.locator('tr[data-best="casual"]')
     expect(best).to_have_count(1)
     expect(best).to_contain_text(WON["code"])
-    expect(best.locator("td").nth(1)).to_have_text(
-        page.evaluate(
-            "ms => `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, '0')}`",
-            fastest["time_ms"],
-        )
-    )
+    expect(best.locator("td").nth(1)).to_have_text(page.evaluate(
+        "ms => `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, '0')}`", fastest["time_ms"]
+    ))
     expect(best.locator(".clean")).to_have_count(1 if fastest["clean"] else 0)
     expect(history.get_by_role("link", name="Rivedi").first).to_have_attribute("href", re.compile(r"^/replay/"))
     screenshot(page, "history-390x844")
@@ -194,10 +191,7 @@ def test_whether_each_game_is_ranked_shows_without_scrolling_sideways_on_a_phone
             for cell in (row.locator("td").nth(5), row.get_by_role("link", name="Rivedi")):
                 box = cell.bounding_box()
                 assert box is not None and box["x"] + box["width"] <= min(width, panel["x"] + panel["width"]) + 1, (
-                    width,
-                    n,
-                    box,
-                    panel,
+                    width, n, box, panel
                 )
         screenshot(page, f"history-sealed-{width}")
 

@@ -129,16 +129,8 @@ def test_rules_draw_the_layout_and_link_to_the_examples_which_step_through_the_s
     said = []
     for _ in range(8):
         page.click('[data-step="next"]')
-        said.append(
-            (
-                step.text_content() or "",
-                sorted(
-                    page.eval_on_selector_all(
-                        '.board [aria-pressed="true"]', "els => els.map(e => e.dataset.pos + ':' + e.dataset.card)"
-                    )
-                ),
-            )
-        )
+        said.append((step.text_content() or "", sorted(page.eval_on_selector_all(
+            '.board [aria-pressed="true"]', "els => els.map(e => e.dataset.pos + ':' + e.dataset.card)"))))
     assert said[0][1] == ["1:5S"]
     assert "5♠ (pila 1)" in said[1][0] and "A♥" in said[1][0] and "non è 11" in said[1][0]
     assert "R♥ (pila 3)" in said[2][0]
@@ -279,11 +271,8 @@ def test_5_replay_rings_the_removed_cards(pages: Pages) -> None:
     wait_board(page, game)
     for names in WON["moves"][:2]:
         page.click('[data-step="next"]')
-        ringed = dict(
-            page.eval_on_selector_all(
-                '.board [aria-pressed="true"]', "els => els.map(e => [e.dataset.pos, e.dataset.card])"
-            )
-        )
+        ringed = dict(page.eval_on_selector_all(
+            '.board [aria-pressed="true"]', "els => els.map(e => [e.dataset.pos, e.dataset.card])"))
         assert ringed == {n: game.card_at(POSITION_NAMES.index(n)).name for n in names}  # type: ignore[union-attr]
         game.push(Move.from_names(names))
         wait_board(page, game)
@@ -362,8 +351,7 @@ def test_motion_feedback_and_reduced_motion(pages: Pages) -> None:
     one = game.card_at(0)
     assert one is not None
     bad = next(
-        POSITION_NAMES[p]
-        for p, c in game.playable().items()
+        POSITION_NAMES[p] for p, c in game.playable().items()
         if p and not c.is_face and not one.is_face and c.rank + one.rank != 11
     )
     tap(page, "1")

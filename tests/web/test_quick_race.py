@@ -195,20 +195,10 @@ def test_with_no_ghost_the_offer_promises_none_keep_waiting_keeps_the_focus_and_
     the keyboard leaves the focus on Leave (not on the page's top); the same player's second tab
     is refused and says so on its screen (not «waiting for a rival»)."""
     words = {
-        "it": (
-            "Puoi continuare ad aspettare o giocare da solo.",
-            "Continua ad aspettare",
-            "Non sei in coda.",
-            "già in coda",
-            "Inizio",
-        ),
-        "en": (
-            "You can keep waiting or play solo.",
-            "Keep waiting",
-            "You are not in the queue.",
-            "queue already",
-            "Home",
-        ),
+        "it": ("Puoi continuare ad aspettare o giocare da solo.", "Continua ad aspettare", "Non sei in coda.",
+               "già in coda", "Inizio"),
+        "en": ("You can keep waiting or play solo.", "Keep waiting", "You are not in the queue.",
+               "queue already", "Home"),
     }[lang]
     with running_server(tmp_path, env=QUICK_ENV) as base:
         pages = Pages(browser, base)

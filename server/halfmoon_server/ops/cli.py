@@ -52,27 +52,22 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--db", dest="db_url", metavar="URL", help="SQLAlchemy async URL (HALFMOON_DB; default SQLite in the data dir)"
     )
     p.add_argument(
-        "--redis",
-        dest="redis_url",
-        metavar="URL",
+        "--redis", dest="redis_url", metavar="URL",
         help="join a cluster: live rooms in Redis, e.g. redis://127.0.0.1:6379/0 (HALFMOON_REDIS; "
         "default: one process, live rooms in a journal in the data dir)",
     )
     p.add_argument(
-        "--advertise",
-        metavar="URL",
+        "--advertise", metavar="URL",
         help="a cluster: this instance's internal URL, where the others relay the WebSockets of the rooms "
         "it owns (HALFMOON_ADVERTISE, default http://127.0.0.1:PORT)",
     )
     p.add_argument(
-        "--journal-sync",
-        choices=JOURNAL_SYNCS,
+        "--journal-sync", choices=JOURNAL_SYNCS,
         help="the embedded journal's durability: normal survives a killed process, full a power cut too "
         "(HALFMOON_JOURNAL_SYNC, default normal)",
     )
     p.add_argument(
-        "--journal-commit",
-        choices=JOURNAL_COMMITS,
+        "--journal-commit", choices=JOURNAL_COMMITS,
         help="where the embedded journal commits: auto on the event loop while the disk answers within 50 ms "
         "(journal-sync normal), else on its thread; thread always on its thread "
         "(HALFMOON_JOURNAL_COMMIT, default auto)",
@@ -86,25 +81,18 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("--countdown", dest="countdown_s", type=float, help="race countdown in seconds (default 3)")
     p.add_argument(
-        "--quick-max-players",
-        dest="quick_max_players",
-        type=int,
+        "--quick-max-players", dest="quick_max_players", type=int,
         help="players the quick-race queue puts in one race, 2-6 (HALFMOON_QUICK_MAX_PLAYERS, default 6)",
     )
     p.add_argument(
-        "--no-winnable-daily",
-        dest="daily_requires_winnable",
-        action="store_const",
-        const=False,
+        "--no-winnable-daily", dest="daily_requires_winnable", action="store_const", const=False,
         help="do not require the solver to prove the daily deal winnable",
     )
     p.add_argument(
         "--solver-workers", type=int, help="solver worker processes choosing the daily deal (0: a server thread)"
     )
     p.add_argument(
-        "--trust-forwarded",
-        action="store_const",
-        const=True,
+        "--trust-forwarded", action="store_const", const=True,
         help="behind a proxy: client addresses from X-Forwarded-For (HALFMOON_TRUST_FORWARDED=1)",
     )
     secrets = p.add_argument_group(
@@ -118,9 +106,7 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--metrics-host", help="the address of the --metrics-port listener (HALFMOON_METRICS_HOST, default 127.0.0.1)"
     )
     p.add_argument(
-        "--metrics-on-app-port",
-        action="store_const",
-        const=True,
+        "--metrics-on-app-port", action="store_const", const=True,
         help="also answer /metrics on the application's port (HALFMOON_METRICS_ON_APP_PORT=1; default: only on "
         "--metrics-port)",
     )
@@ -130,8 +116,7 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--log-level", type=str.upper, choices=LOG_LEVELS, help="logging level (HALFMOON_LOG_LEVEL, default INFO)"
     )
     p.add_argument(
-        "--log-format",
-        choices=("text", "json"),
+        "--log-format", choices=("text", "json"),
         help="text: readable lines; json: one object a line (HALFMOON_LOG_FORMAT, default text)",
     )
     p.set_defaults(func=run_serve)

@@ -67,7 +67,6 @@ __all__ = [
     "solve",
 ]
 
-
 class NoWinnableDealError(HalfMoonError):
     """No candidate daily code was proved winnable within the attempts allowed
     (:func:`first_winnable_daily`)."""
@@ -711,7 +710,9 @@ class _Search:
         h = self.h
         return max(sources, key=lambda q: h[q] if q < PILE_COUNT else -1)
 
-    def _safe_move(self, tops: list[list[int]], free: list[int], sources: list[list[int]]) -> tuple[int, ...] | None:
+    def _safe_move(
+        self, tops: list[list[int]], free: list[int], sources: list[list[int]]
+    ) -> tuple[int, ...] | None:
         """A move that keeps a won position won, if one is known (see docs/solver.md)."""
         left = self.left
         res_cnt = self.res_cnt

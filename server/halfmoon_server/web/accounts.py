@@ -237,7 +237,9 @@ def _with_cookie(response: web.Response, party: RelyingParty, secret: str) -> we
 
 def _without_cookie(response: web.Response, party: RelyingParty) -> web.Response:
     # (set_cookie with max_age 0, not del_cookie: aiohttp before 3.11 takes no secure/samesite there)
-    response.set_cookie(SESSION_COOKIE, "", max_age=0, path="/", secure=party.secure, httponly=True, samesite="Strict")
+    response.set_cookie(
+        SESSION_COOKIE, "", max_age=0, path="/", secure=party.secure, httponly=True, samesite="Strict"
+    )
     return response
 
 

@@ -222,7 +222,7 @@ async def create_room(request: web.Request) -> web.Response:
         except orjson.JSONDecodeError:
             raise ApiError(400, "bad_json", "the body is not valid JSON") from None
         if not isinstance(body, dict):
-            raise ApiError(400, "bad_json", 'the body must be a JSON object such as {"code": "HM1-N-AAAAAAB"}')
+            raise ApiError(400, "bad_json", "the body must be a JSON object such as {\"code\": \"HM1-N-AAAAAAB\"}")
         text = body.get("code")
         if text is not None and not isinstance(text, str):
             raise ApiError(400, "bad_code", "'code' must be a string such as \"HM1-N-AAAAAAB\"")
@@ -481,7 +481,9 @@ async def daily_ghost(request: web.Request) -> web.Response:
     storage = request.app[keys.STORAGE]
     mine = await storage.games_of_player(player, HISTORY_ROWS)
     if visibility.ghost_hidden(reader_finished_today=any(g.daily_date == today for g in mine)) is not None:
-        raise ApiError(403, "finish_your_attempt_first", "a daily ghost opens once your own attempt of today has ended")
+        raise ApiError(
+            403, "finish_your_attempt_first", "a daily ghost opens once your own attempt of today has ended"
+        )
     game_id = request.match_info["game"]
     game = await storage.get_game(game_id) if _GAME_ID_RE.fullmatch(game_id) else None
     if game is None or game.daily_date != today:

@@ -29,23 +29,9 @@ CONTENT_TYPES: Final = {
     ".txt": "text/plain; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
 }
-SPA_ROUTES: Final = (
-    "/",
-    "/play",
-    "/play/{code}",
-    "/r/{room}",
-    "/watch/{room}",
-    "/daily",
-    "/rules",
-    "/examples",
-    "/replay/{game}",
-    "/compare/{game}/{other}",
-    "/leaderboard",
-    "/leaderboard/{rest:.*}",
-    "/me",
-    "/account",
-    "/quick",
-)
+SPA_ROUTES: Final = ("/", "/play", "/play/{code}", "/r/{room}", "/watch/{room}", "/daily", "/rules", "/examples",
+                     "/replay/{game}", "/compare/{game}/{other}", "/leaderboard", "/leaderboard/{rest:.*}", "/me",
+                     "/account", "/quick")
 
 
 def static_dir(app: web.Application) -> Path:

@@ -23,36 +23,14 @@ SEAL = {"seed": "s" * 32, "contributions": []}
 ADA, BEA, CAL, DAN = ("a" * 64, "b" * 64, "c" * 64, "d" * 64)
 
 
-def seat(
-    player: str | None,
-    score: int,
-    *,
-    room: str = "ROOMAA",
-    code: str = "HM1-N-AAAAAAA",
-    seats: int = 3,
-    minute: int = 0,
-    sealed: bool = True,
-    ranked: bool = True,
-    name: str | None = None,
-) -> FinishedGame:
+def seat(player: str | None, score: int, *, room: str = "ROOMAA", code: str = "HM1-N-AAAAAAA", seats: int = 3,
+         minute: int = 0, sealed: bool = True, ranked: bool = True, name: str | None = None) -> FinishedGame:
     """A player's game of a race of ``seats`` seats (sealed, ranked and identified unless told)."""
     return FinishedGame(
-        nickname=name or (player or "bot")[:3],
-        code=code,
-        mode="race",
-        room=room,
-        score=score,
-        moves=score // 10,
-        time_ms=60_000 + minute,
-        outcome="gave_up",
-        record={"code": code, "moves": []},
-        ranked=ranked,
-        daily_date=None,
-        finished_at=T0 + timedelta(minutes=minute),
-        player=player,
-        seal=SEAL if sealed else None,
-        seats=seats,
-        unranked_reason=None if ranked else "bot",
+        nickname=name or (player or "bot")[:3], code=code, mode="race", room=room, score=score, moves=score // 10,
+        time_ms=60_000 + minute, outcome="gave_up", record={"code": code, "moves": []}, ranked=ranked,
+        daily_date=None, finished_at=T0 + timedelta(minutes=minute), player=player,
+        seal=SEAL if sealed else None, seats=seats, unranked_reason=None if ranked else "bot",
     )
 
 
@@ -63,14 +41,9 @@ async def store(storage: Storage, games: list[FinishedGame], room: str) -> None:
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Storage]:
-    url = (
-        "memory://"
-        if request.param == "memory"
-        else (
-            f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}"
-            if request.param == "sqlite"
-            else request.getfixturevalue("pg_database")
-        )
+    url = "memory://" if request.param == "memory" else (
+        f"sqlite+aiosqlite:///{tmp_path / 'halfmoon.db'}" if request.param == "sqlite"
+        else request.getfixturevalue("pg_database")
     )
     opened = await open_storage(url)
     yield opened
@@ -106,14 +79,8 @@ async def test_a_seat_that_removed_no_card_carries_no_weight(storage: Storage) -
     assert await storage.game_rating("ROOMAA-2") == (NOT_RATED, None)
     assert (await storage.player_rating(DAN, 10))[0] is None
     # alone with an idle identity: nobody moves
-    await store(
-        storage,
-        [
-            seat(ADA, 300, room="ROOMCC", code="HM1-N-CCCCCCC", seats=2),
-            seat(CAL, 0, room="ROOMCC", code="HM1-N-CCCCCCC", seats=2),
-        ],
-        "ROOMCC",
-    )
+    await store(storage, [seat(ADA, 300, room="ROOMCC", code="HM1-N-CCCCCCC", seats=2),
+                          seat(CAL, 0, room="ROOMCC", code="HM1-N-CCCCCCC", seats=2)], "ROOMCC")
     assert await storage.rate_due(T0, 100) == 1
     assert await storage.game_rating("ROOMCC-0") == (NOT_RATED, None)
 
@@ -130,11 +97,8 @@ async def test_the_first_race_moves_two_identities_the_same_with_or_without_an_i
 
 async def test_open_races_bots_and_anonymous_seats_are_not_rated(storage: Storage) -> None:
     await store(storage, [seat(ADA, 300, sealed=False, seats=2), seat(BEA, 200, sealed=False, seats=2)], "OPENAA")
-    await store(
-        storage,
-        [seat(ADA, 300, room="BOTSAA", seats=2), seat(BEA, 200, room="BOTSAA", ranked=False, seats=2)],
-        "BOTSAA",
-    )
+    await store(storage, [seat(ADA, 300, room="BOTSAA", seats=2),
+                          seat(BEA, 200, room="BOTSAA", ranked=False, seats=2)], "BOTSAA")
     await store(storage, [seat(ADA, 300, room="ANONAA", seats=2), seat(None, 200, room="ANONAA", seats=2)], "ANONAA")
     await storage.rate_due(T0, 100)
     for game in ("OPENAA-0", "OPENAA-1", "BOTSAA-0", "BOTSAA-1", "ANONAA-0", "ANONAA-1"):
@@ -185,9 +149,8 @@ async def test_the_rebuild_of_a_database_never_rated_rates_the_races_in_order(st
 async def test_the_leaderboard_holds_the_provisional_ratings_only_when_asked(storage: Storage) -> None:
     for n in range(PROVISIONAL_GAMES):
         room = f"P{n:05d}"
-        await store(
-            storage, [seat(ADA, 300, room=room, seats=2, minute=n), seat(BEA, 100, room=room, seats=2, minute=n)], room
-        )
+        await store(storage, [seat(ADA, 300, room=room, seats=2, minute=n),
+                              seat(BEA, 100, room=room, seats=2, minute=n)], room)
         await storage.rate_due(T0, 100)
         board = await storage.rating_board(10)
         assert board == [] if n < PROVISIONAL_GAMES - 1 else [r.player for r in board] == [ADA, BEA]
@@ -200,10 +163,8 @@ async def test_the_leaderboard_holds_the_provisional_ratings_only_when_asked(sto
 async def test_two_instances_sharing_a_database_rate_each_race_once(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    url = (
-        f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
-        if backend == "sqlite"
-        else request.getfixturevalue("pg_database")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}" if backend == "sqlite" else request.getfixturevalue(
+        "pg_database"
     )
     first, second = await open_storage(url), await open_storage(url)
     try:
@@ -277,9 +238,8 @@ async def test_the_rebuild_gives_the_jobs_numbers_when_a_key_is_linked_between_p
             room, code = f"R{n:05d}", f"HM1-N-{n:07d}"
             who = [people[(n + k) % 4] for k in range(3)]
             scores = [100 + (n * 37 + k * 53) % 300 for k in range(3)]
-            await store(
-                storage, [seat(p, s, room=room, code=code, minute=n) for p, s in zip(who, scores, strict=True)], room
-            )
+            await store(storage, [seat(p, s, room=room, code=code, minute=n) for p, s in zip(who, scores, strict=True)],
+                         room)
             if n % 3 == 2:
                 await storage.rate_due(T0, 2)
         while await storage.rate_due(T0, 100):

@@ -48,6 +48,7 @@ class Copy:
         self.lost = True
 
 
+
 async def stats(nodes: RedisClusterNodes, section: str) -> dict[int, dict[str, Any]]:
     return {port: await nodes.node(port, "INFO", section) for port in nodes.live}  # type: ignore[misc]
 

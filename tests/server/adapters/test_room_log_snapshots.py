@@ -129,7 +129,7 @@ async def test_a_journal_of_an_earlier_release_gets_a_snapshots_table(tmp_path: 
             "CREATE TABLE entries (room TEXT NOT NULL, n INTEGER NOT NULL, entry TEXT NOT NULL,"
             " PRIMARY KEY (room, n)) WITHOUT ROWID;"
         )
-        db.execute('INSERT INTO rooms VALUES (\'R1\', \'{"room": "R1", "v": 1}\')')
+        db.execute("INSERT INTO rooms VALUES ('R1', '{\"room\": \"R1\", \"v\": 1}')")
         db.executemany("INSERT INTO entries VALUES ('R1', ?, ?)", [(n, f'{{"k": "tick", "n": {n}}}') for n in (1, 2)])
     journal = JournalLog(path)
     await journal.open()

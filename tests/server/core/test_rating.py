@@ -23,21 +23,9 @@ def test_the_module_examples_run() -> None:
 
 def game(**changes: object) -> FinishedGame:
     base = FinishedGame(
-        nickname="Ada",
-        code="HM1-S-X",
-        mode="race",
-        room="ROOMAA",
-        score=40,
-        moves=4,
-        time_ms=60_000,
-        outcome="gave_up",
-        record={},
-        ranked=True,
-        daily_date=None,
-        finished_at=T0,
-        player=A,
-        seal={"seed": "s", "contributions": []},
-        seats=2,
+        nickname="Ada", code="HM1-S-X", mode="race", room="ROOMAA", score=40, moves=4, time_ms=60_000,
+        outcome="gave_up", record={}, ranked=True, daily_date=None, finished_at=T0, player=A,
+        seal={"seed": "s", "contributions": []}, seats=2,
     )
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
@@ -55,16 +43,8 @@ def test_a_sealed_ranked_identified_race_game_is_rateable_and_nothing_else() -> 
 def test_which_modes_rate_follows_their_rules_and_a_new_mode_of_sealed_races_rates_by_itself() -> None:
     assert [rules_for(m).rated for m in Mode] == [True, False, False]
     quick = ModeRules(
-        Mode.RACE,
-        lobby=False,
-        watchable=True,
-        rematch=False,
-        may_seal=True,
-        own_clock=False,
-        daily=False,
-        new_game=False,
-        ranked=Ranked.IF_SEALED,
-        time_limit=TimeLimit.HOST,
+        Mode.RACE, lobby=False, watchable=True, rematch=False, may_seal=True, own_clock=False, daily=False,
+        new_game=False, ranked=Ranked.IF_SEALED, time_limit=TimeLimit.HOST,
     )
     assert quick.rated is True  # not said: a mode whose results may be ranked rates
     assert dataclasses.replace(quick, rated=False).rated is False  # unless it says so

@@ -550,7 +550,7 @@ async def rematch_example() -> list[str]:
             clock.advance(5_000)
             await bob.send("give_up")
             await recv(bob, "race_over")
-            lines.append('(the race_over opens the rematch\'s commitment: see "Sealed races")')
+            lines.append("(the race_over opens the rematch's commitment: see \"Sealed races\")")
             for client in (ada, bob):
                 await client.close()
         finally:

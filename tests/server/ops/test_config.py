@@ -295,3 +295,4 @@ def test_the_documented_range_of_a_setting_is_the_one_it_takes(flag: str, field:
     for value in (low - 1, high + 1):
         with pytest.raises(SettingsError, match=field):
             Settings.from_env({}, **{field: value})
+

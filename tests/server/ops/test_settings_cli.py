@@ -54,19 +54,9 @@ async def test_halfmoon_serve_starts_and_logs_where_it_listens(tmp_path: Path) -
         port = probe.getsockname()[1]
     data = tmp_path / "data"
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "halfmoon",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data),
-        "--no-winnable-daily",
-        "--solver-workers",
-        "0",
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "HALFMOON_SECRET": ""},
+        sys.executable, "-m", "halfmoon", "serve", "--port", str(port), "--data-dir", str(data),
+        "--no-winnable-daily", "--solver-workers", "0",
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "HALFMOON_SECRET": ""},
     )
     try:
         async with aiohttp.ClientSession() as http:

@@ -26,7 +26,9 @@ DAY1 = date(2026, 11, 28)
 DAY2 = date(2026, 11, 29)
 
 
-async def _attempt(server: object, name: str, timeout: float = 5.0) -> tuple[WsClient, dict[str, Any], dict[str, Any]]:
+async def _attempt(
+    server: object, name: str, timeout: float = 5.0
+) -> tuple[WsClient, dict[str, Any], dict[str, Any]]:
     client = await WsClient.connect(server, name)  # type: ignore[arg-type]
     await client.send("daily", name=name)
     welcome = await client.next("welcome", timeout=timeout)

@@ -45,12 +45,7 @@ async def test_two_players_see_the_count_and_countdown_then_race_in_one_sealed_r
     server = await start_server(**QUICK)
     ada = await queued(server, 1)
     assert (await ada.next("queued")) == {
-        "type": "queued",
-        "v": 1,
-        "count": 1,
-        "starts_at": None,
-        "starts_in_ms": None,
-        "offer": False,
+        "type": "queued", "v": 1, "count": 1, "starts_at": None, "starts_in_ms": None, "offer": False,
     }
     clock.advance(2_000)
     bea = await queued(server, 2)

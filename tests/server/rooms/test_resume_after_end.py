@@ -52,7 +52,9 @@ async def test_a_won_solo_game_comes_back_with_its_game_over(start_server: Start
     await ada.session.close()
 
 
-async def test_a_daily_attempt_comes_back_ended_without_its_code(start_server: StartServer, clock: ManualClock) -> None:
+async def test_a_daily_attempt_comes_back_ended_without_its_code(
+    start_server: StartServer, clock: ManualClock
+) -> None:
     server = await start_server()
     code = str(daily_code(DAY, b"test-secret", long=True))
     ada = await WsClient.connect(server, "ada")

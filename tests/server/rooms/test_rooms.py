@@ -104,7 +104,9 @@ async def test_resume_gives_a_snapshot_when_the_log_is_too_short_and_replaces_ol
     await ada.session.close()
 
 
-async def test_abandoned_rooms_are_closed_and_their_games_stored(start_server: StartServer, clock: ManualClock) -> None:
+async def test_abandoned_rooms_are_closed_and_their_games_stored(
+    start_server: StartServer, clock: ManualClock
+) -> None:
     server = await start_server(abandon_after_s=60, finished_ttl_s=60)
     live = server.app[keys.LOBBY].rooms
     ada = await WsClient.connect(server, "ada")

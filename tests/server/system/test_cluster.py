@@ -50,7 +50,6 @@ async def race_through_a_balancer(
         await play(client, LINE[:2], 1)
     return clients, tokens
 
-
 Cluster = Callable[[int], Awaitable[list[Instance]]]
 
 

@@ -24,7 +24,9 @@ QUICK_ENV = {"HALFMOON_QUICK_FILL_S": "1", "HALFMOON_QUICK_LONE_S": "60", "HALFM
 async def two_instances(tmp_path: Path, pg_database: str) -> AsyncIterator[tuple[Instance, Instance]]:
     require_service("redis-server", RedisServer.binary() is not None, "no redis-server binary; apt-get install redis")
     redis = await RedisServer(tmp_path / "redis").start()
-    one, two = (Instance(tmp_path / f"instance{k}", db=pg_database, redis=redis.url, env=QUICK_ENV) for k in (1, 2))
+    one, two = (
+        Instance(tmp_path / f"instance{k}", db=pg_database, redis=redis.url, env=QUICK_ENV) for k in (1, 2)
+    )
     try:
         await asyncio.gather(one.start(), two.start())
         yield one, two

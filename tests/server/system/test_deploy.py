@@ -188,17 +188,8 @@ async def test_the_site_snippet_passes_nginx_t_and_serves_a_game_over_tls(
     nginx_path: str, start_server: StartServer, tmp_path: Path
 ) -> None:
     text = re.sub(r"#.*", "", (DEPLOY / "nginx-site.conf").read_text())
-    for directive in (
-        "ssl_certificate ",
-        "ssl_certificate_key ",
-        "http2",
-        "gzip on;",
-        "limit_req zone=",
-        "limit_req_zone ",
-        "access_log ",
-        "alias ",
-        "proxy_set_header Upgrade $http_upgrade;",
-    ):
+    for directive in ("ssl_certificate ", "ssl_certificate_key ", "http2", "gzip on;", "limit_req zone=",
+                      "limit_req_zone ", "access_log ", "alias ", "proxy_set_header Upgrade $http_upgrade;"):
         assert directive in text, directive  # fmt: skip
     # as the systemd units run it behind nginx: the scheme and address from nginx's headers
     server = await start_server(trust_forwarded=True)
@@ -252,16 +243,9 @@ def test_the_systemd_units_are_hardened(unit: str, tmp_path: Path) -> None:
     """`systemd-analyze security --offline` rates each unit's exposure at most 3.0 (8.5 before).
     It reads the unit file alone: no running systemd is needed (none runs in a container)."""
     text = (DEPLOY / unit).read_text()
-    for option in (
-        "CapabilityBoundingSet=",
-        "RestrictAddressFamilies=",
-        "SystemCallFilter=@system-service",
-        "ProtectKernelTunables=true",
-        "ProtectKernelModules=true",
-        "ProtectKernelLogs=true",
-        "UMask=0077",
-        "LoadCredential=secret:",
-    ):
+    for option in ("CapabilityBoundingSet=", "RestrictAddressFamilies=", "SystemCallFilter=@system-service",
+                   "ProtectKernelTunables=true", "ProtectKernelModules=true", "ProtectKernelLogs=true", "UMask=0077",
+                   "LoadCredential=secret:"):
         assert option in text, option  # fmt: skip
     tool = shutil.which("systemd-analyze")
     if tool is None:
@@ -311,7 +295,8 @@ def test_the_runbooks_routing_check_names_only_rooms_served_by_two_instances(tmp
     site = (DEPLOY / "nginx-site.conf").read_text()
     assert re.search(r"upstream=\$upstream_addr room=\$halfmoon_room';", site), "the log line the check reads"
     line = (
-        '127.0.0.1 - [2026-12-06T11:13:44+00:00] "GET {uri} HTTP/1.1" {status} 120 0.5 "ua" upstream={up} room={room}\n'
+        '127.0.0.1 - [2026-12-06T11:13:44+00:00] "GET {uri} HTTP/1.1" {status} 120 0.5 "ua" '
+        "upstream={up} room={room}\n"
     )
     entries = [
         ("/ws?room=AAAAAA", 101, "127.0.0.1:8081", "AAAAAA"),
@@ -340,3 +325,4 @@ def test_the_runbook_gives_the_sites_websocket_rate_limit_as_configured() -> Non
     assert zone is not None and burst is not None
     runbook = " ".join((DEPLOY / "RUNBOOK.md").read_text().split())
     assert f"{zone.group(1)} new WebSockets a second in bursts of {burst.group(1)}" in runbook
+

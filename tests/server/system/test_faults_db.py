@@ -242,10 +242,7 @@ async def test_readyz_names_a_blackholed_redis_within_its_budget(
         status, body, took = await timed_get(http, url)
         assert status == 503 and body["status"] == "unavailable", body
         assert body["checks"] == {
-            "database": "ok",
-            "redis": "down: did not answer in 1.5 s",
-            "solver": "off",
-            "draining": "no",
+            "database": "ok", "redis": "down: did not answer in 1.5 s", "solver": "off", "draining": "no"
         }
         assert took < HEALTH_BOUND_S, f"/readyz took {took:.2f} s"
         assert (await timed_get(http, str(server.make_url("/healthz"))))[0] == 200, "liveness asks no Redis"

@@ -30,6 +30,7 @@ PAUSED = 12  # moves each player tries while the replica lags
 TOTAL = 30  # moves each player plays
 
 
+
 class Player:
     """A client that plays :data:`LINE` in order through refusals: a move refused ``unavailable``
     (not confirmed saved) is sent again; if it went in after all, the engine refuses the resend

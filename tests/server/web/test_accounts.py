@@ -100,20 +100,10 @@ async def devices(server: TestServer) -> Any:
 
 async def store_game(server: TestServer, game_id: str, player_key: str, minutes: int) -> None:
     game = FinishedGame(
-        nickname="Ada",
-        code="HM1-N-AAAAAAA",
-        mode="solo",
-        room="ABCDEF",
-        score=520,
-        moves=48,
-        time_ms=60_000,
-        outcome="won",
-        record={"code": "HM1-N-AAAAAAA", "moves": []},
-        ranked=False,
-        daily_date=None,
+        nickname="Ada", code="HM1-N-AAAAAAA", mode="solo", room="ABCDEF", score=520, moves=48, time_ms=60_000,
+        outcome="won", record={"code": "HM1-N-AAAAAAA", "moves": []}, ranked=False, daily_date=None,
         finished_at=datetime(2026, 11, 28, 12, 0, tzinfo=UTC) + timedelta(minutes=minutes),
-        player=player_key_hash(player_key),
-        unranked_reason="casual",
+        player=player_key_hash(player_key), unranked_reason="casual",
     )
     await server.app[keys.STORAGE].save_game(game, game_id)
 
@@ -365,9 +355,7 @@ async def test_bad_input_is_a_clear_error_and_changes_nothing(server: TestServer
     # a credential that is no credential at all, for a real ceremony
     _, options = await phone.call("POST", "/api/account/register/options", {"name": "Ada"})
     junk = {
-        "id": "AAAA",
-        "rawId": "AAAA",
-        "type": "public-key",
+        "id": "AAAA", "rawId": "AAAA", "type": "public-key",
         "response": {"clientDataJSON": "!!", "attestationObject": 3},
     }
     status, body = await phone.call("POST", "/api/account/register", answer(options, junk))
@@ -418,7 +406,9 @@ async def test_an_accounts_name_is_refused_to_other_identities_in_ranked_play(se
             await client.close()
 
 
-async def test_ceremonies_from_one_address_are_rate_limited(start_server: StartServer, clock: ManualClock) -> None:
+async def test_ceremonies_from_one_address_are_rate_limited(
+    start_server: StartServer, clock: ManualClock
+) -> None:
     server = await start_server(public_url=ORIGIN, account_burst=3, account_per_min=6)
     device = Device(server)
     try:

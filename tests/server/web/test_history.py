@@ -134,10 +134,7 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     daily, with_undo, clean = body["recent"]
     assert (clean["clean"], clean["undos"], clean["outcome"], clean["code"]) == (True, 0, "won", code)
     assert (clean["ranked"], clean["unranked_reason"], daily["ranked"], daily["unranked_reason"]) == (
-        False,
-        "casual",
-        True,
-        None,
+        False, "casual", True, None,
     )
     assert (with_undo["clean"], with_undo["undos"], with_undo["time_ms"]) == (False, 1, 24_000)
     assert clean["time_ms"] == 47_000  # the clock starts at the first move
@@ -161,19 +158,9 @@ async def test_the_history_after_three_games_counts_wins_clean_wins_best_time_an
     other = await history(server, another_key)
     assert other[:2] == (
         200,
-        {
-            "player": player_key_hash(another_key),
-            "name": None,
-            "games": 0,
-            "ranked_games": 0,
-            "wins": 0,
-            "clean_wins": 0,
-            "streak": 0,
-            "daily_today": False,
-            "best": [],
-            "casual": {"games": 0, "wins": 0, "clean_wins": 0, "best": []},
-            "recent": [],
-        },
+        {"player": player_key_hash(another_key), "name": None, "games": 0, "ranked_games": 0, "wins": 0,
+         "clean_wins": 0, "streak": 0, "daily_today": False, "best": [],
+         "casual": {"games": 0, "wins": 0, "clean_wins": 0, "best": []}, "recent": []},
     )
     async with aiohttp.ClientSession() as http:
         response = await http.get(
@@ -309,20 +296,9 @@ async def test_streaks_and_bests_count_ranked_games_only_and_casual_ones_apart(
 
     def game(mode: str, day: date | None, outcome: str, time_ms: int, reason: str | None, at: datetime) -> FinishedGame:
         return FinishedGame(
-            nickname="Ada",
-            code="HM1-N-AAAAAAA",
-            mode=mode,
-            room="ABCDEF",
-            score=520 if outcome == "won" else 40,
-            moves=48,
-            time_ms=time_ms,
-            outcome=outcome,
-            record={"code": "HM1-N-AAAAAAA", "moves": []},
-            ranked=reason is None,
-            daily_date=day,
-            finished_at=at,
-            player=player,
-            unranked_reason=reason,
+            nickname="Ada", code="HM1-N-AAAAAAA", mode=mode, room="ABCDEF", score=520 if outcome == "won" else 40,
+            moves=48, time_ms=time_ms, outcome=outcome, record={"code": "HM1-N-AAAAAAA", "moves": []},
+            ranked=reason is None, daily_date=day, finished_at=at, player=player, unranked_reason=reason,
             salt="ab" * 16 if mode == "race" and reason is None else None,
         )
 
@@ -338,10 +314,7 @@ async def test_streaks_and_bests_count_ranked_games_only_and_casual_ones_apart(
     assert (body["casual"]["games"], body["casual"]["wins"]) == (2, 1)
     assert [(b["game"], b["unranked_reason"]) for b in body["casual"]["best"]] == [("open", "casual")]
     assert [(line["game"], line["ranked"]) for line in body["recent"]] == [
-        ("open", False),
-        ("sealed", True),
-        ("t", True),
-        ("y", False),
+        ("open", False), ("sealed", True), ("t", True), ("y", False),
     ]
 
 
@@ -370,19 +343,9 @@ async def any_storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIt
 async def test_every_storage_lists_a_players_games_newest_first(any_storage: Storage) -> None:
     at = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
     base = FinishedGame(
-        nickname="Ada",
-        code="HM1-N-AAAAAAA",
-        mode="solo",
-        room="ABCDEF",
-        score=520,
-        moves=48,
-        time_ms=60_000,
-        outcome="won",
-        record={"code": "HM1-N-AAAAAAA", "moves": []},
-        ranked=True,
-        daily_date=None,
-        finished_at=at,
-        player="a" * 64,
+        nickname="Ada", code="HM1-N-AAAAAAA", mode="solo", room="ABCDEF", score=520, moves=48, time_ms=60_000,
+        outcome="won", record={"code": "HM1-N-AAAAAAA", "moves": []}, ranked=True, daily_date=None,
+        finished_at=at, player="a" * 64,
     )
     await any_storage.save_game(base, "g1")
     await any_storage.save_game(replace(base, finished_at=at + timedelta(minutes=5)), "g2")
@@ -392,13 +355,8 @@ async def test_every_storage_lists_a_players_games_newest_first(any_storage: Sto
     assert [g.id for g in await any_storage.games_of_player("a" * 64, 1)] == ["g2"]
     assert [g.undos for g in await any_storage.games_of_player("a" * 64, 10)] == [0, 0]
     await any_storage.save_game(
-        replace(
-            base,
-            record={"code": "HM1-N-AAAAAAA", "moves": [["1", "2"], "undo", ["1", "2"], "undo"]},
-            finished_at=at + timedelta(minutes=9),
-        ),
-        "undone",
-    )
+        replace(base, record={"code": "HM1-N-AAAAAAA", "moves": [["1", "2"], "undo", ["1", "2"], "undo"]},
+                finished_at=at + timedelta(minutes=9)), "undone")
     newest = (await any_storage.games_of_player("a" * 64, 1))[0]
     assert (newest.id, newest.undos, newest.nickname, newest.time_ms) == ("undone", 2, "Ada", 60_000)
     assert await any_storage.games_of_player("c" * 64, 10) == []

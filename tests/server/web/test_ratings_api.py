@@ -151,13 +151,8 @@ async def test_bad_input_is_a_clear_error(start_server: StartServer) -> None:
     assert (await get(server, "/api/games/..%2F/rating", 404))["error"]["code"] in ("no_such_game", "not_found")
     nobody = await get(server, f"/api/players/{'0' * 64}/rating")
     assert nobody == {
-        "player": "0" * 64,
-        "name": None,
-        "rating": None,
-        "provisional": True,
-        "games": 0,
-        "provisional_games": 5,
-        "history": [],
+        "player": "0" * 64, "name": None, "rating": None, "provisional": True, "games": 0,
+        "provisional_games": 5, "history": [],
     }
 
 

@@ -95,16 +95,8 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         board = await get(f"/api/leaderboard/{str(record.code).lower()}")
         assert [set(e) for e in board["entries"]] == [_required("LeaderboardEntry")]
         assert board["entries"][0] == {
-            "rank": 1,
-            "name": "Ada",
-            "score": 520,
-            "moves": 48,
-            "time_ms": 0,
-            "outcome": "won",
-            "game": over["game"],
-            "ranked": False,
-            "unranked_reason": "casual",
-            "others": [],  # a solo game: its code was known
+            "rank": 1, "name": "Ada", "score": 520, "moves": 48, "time_ms": 0, "outcome": "won", "game": over["game"],
+            "ranked": False, "unranked_reason": "casual", "others": [],  # a solo game: its code was known
         }
         assert board["ranked"] is False  # a deal code's board is a casual board
         deal = Deal.from_code(record.code).to_json()  # the cards, for a client's replay
@@ -190,22 +182,9 @@ async def test_static_client_and_single_page_routes(start_server: StartServer, t
     (tmp_path / "secret.txt").write_text("not for the web")
     server = await start_server(static_dir=static)
     async with aiohttp.ClientSession() as http:
-        for path in (
-            "/",
-            "/play/HM1-N-AAAAAAB",
-            "/r/K7WQ2M",
-            "/watch/K7WQ2M",
-            "/daily",
-            "/rules",
-            "/examples",
-            "/replay/abc",
-            "/leaderboard",
-            "/leaderboard/HM1-N-AAAAAAB",
-            "/leaderboard/ratings",
-            "/me",
-            "/account",
-            "/quick",
-        ):
+        for path in ("/", "/play/HM1-N-AAAAAAB", "/r/K7WQ2M", "/watch/K7WQ2M", "/daily", "/rules", "/examples",
+                     "/replay/abc", "/leaderboard", "/leaderboard/HM1-N-AAAAAAB", "/leaderboard/ratings", "/me",
+                     "/account", "/quick"):
             response = await http.get(server.make_url(path))
             assert response.status == 200, path
             assert response.content_type == "text/html" and "Half Moon" in await response.text()
@@ -325,13 +304,8 @@ async def test_casual_and_ranked_rows_through_rest_and_a_daily_board_of_ranked_r
 
     first, retry = await daily("Eve"), await daily("EVE")
     said = {
-        "open race": open_race["Ada"],
-        "sealed": sealed["Bea"],
-        "bot": sealed["bot-1"],
-        "hasty": hasty["Cy"],
-        "solo": solo,
-        "daily first": first,
-        "daily retry": retry,
+        "open race": open_race["Ada"], "sealed": sealed["Bea"], "bot": sealed["bot-1"], "hasty": hasty["Cy"],
+        "solo": solo, "daily first": first, "daily retry": retry,
     }
     assert {what: (o["ranked"], o["unranked_reason"]) for what, o in said.items()} == {
         "open race": (False, "casual"),
@@ -350,8 +324,7 @@ async def test_casual_and_ranked_rows_through_rest_and_a_daily_board_of_ranked_r
     board = await get(f"/api/leaderboard/{code}")
     assert board["ranked"] is False
     assert {(e["name"], e["ranked"], e["unranked_reason"]) for e in board["entries"]} == {
-        ("Ada", False, "casual"),
-        ("Dee", False, "casual"),
+        ("Ada", False, "casual"), ("Dee", False, "casual"),
     }
     day = await get("/api/daily/2026-11-28/leaderboard")
     assert day["ranked"] is True
