@@ -126,8 +126,9 @@ class Storage(Protocol):
         ``room``: where the attempt is played (found again by :meth:`daily_attempt_room`).
         ``retrying``: the rooms of earlier claims of this name, address and account whose answers
         were lost (the caller dropped those rooms before anybody saw a card of them); if one of
-        them was recorded, it is this claim — moved to ``room``, ranked as it was — once: of two
-        retries of one claim, one alone finds it."""
+        them was recorded and no claim of the day sharing its name, address or account was made
+        since (whoever made it may have seen the cards), it is this claim — moved to ``room``,
+        ranked as it was — once: of two retries of one claim, one alone finds it."""
         ...
 
     async def daily_attempt_room(self, day: date, account: str) -> str | None:

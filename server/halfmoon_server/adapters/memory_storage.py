@@ -41,6 +41,8 @@ class MemoryStorage:
         self.daily_codes: dict[date, str] = {}
         # (day, name key) -> the claim's room, whether it is ranked, its address and its account
         self.daily_attempts: dict[tuple[date, str], tuple[str | None, bool, str | None, str | None]] = {}
+        #: the claims a later claim of the day shared a name, an address or an account with
+        self.looked_since: set[tuple[date, str]] = set()
         self.ranked_addresses: list[tuple[date, str]] = []  # one per ranked attempt
         # (day, account) -> the room of the account's attempt and whether it is ranked
         self.account_attempts: dict[tuple[date, str], tuple[str | None, bool]] = {}
@@ -102,13 +104,30 @@ class MemoryStorage:
     ) -> bool:
         # no await until the claim is recorded: two claims at once take turns
         earlier = self.daily_attempts.get((day, name_key))
-        if earlier is not None and earlier[0] in retrying and earlier[2:] == (address, account):
+        if (
+            earlier is not None
+            and earlier[0] in retrying
+            and earlier[2:] == (address, account)
+            and (day, name_key) not in self.looked_since
+        ):
             # the claim whose answer was lost: this one, moved to its new room
             self.daily_attempts[(day, name_key)] = (room, *earlier[1:])
             if account is not None:
                 self.account_attempts[(day, account)] = (room, earlier[1])
             return earlier[1]
+        # whoever makes this claim may see the cards: no earlier claim sharing its name, address or
+        # account is handed back after a lost answer
+        for (d, key), (_, _, where, whose) in self.daily_attempts.items():
+            if d == day and (
+                key == name_key
+                or (address is not None and where == address)
+                or (account is not None and whose == account)
+            ):
+                self.looked_since.add((d, key))
         if account is not None and (day, account) in self.account_attempts:
+            kept_room, kept_ranked = self.account_attempts[(day, account)]
+            if kept_room in retrying:  # its attempt's room was dropped unseen: it is played here now
+                self.account_attempts[(day, account)] = (room, kept_ranked)
             return False
         if earlier is not None:
             if account is not None:  # unranked (the name was played today), and the account's attempt

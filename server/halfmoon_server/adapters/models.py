@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     UniqueConstraint,
     text,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -107,6 +108,9 @@ class DailyAttemptRow(Base):
     account: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: the room it is played in (0010): another signed-in device of the account resumes it there
     room: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    #: a later claim of the day shared its name, address or account (0011): whoever made it may
+    #: have seen the cards, so a lost answer to this claim is no longer handed back ranked
+    looked_since: Mapped[bool] = mapped_column(Boolean, default=False, server_default=true())
 
     __table_args__ = (Index("uq_daily_attempts_account", "day", "account", unique=True),)
 

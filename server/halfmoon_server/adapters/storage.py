@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection as SyncConnection
-from sqlalchemy import bindparam, delete, event, func, insert, select, text, update
+from sqlalchemy import bindparam, delete, event, func, insert, or_, select, text, update
 from sqlalchemy.engine import ExceptionContext, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -559,6 +559,7 @@ class SqlStorage:
                 found = await claimed_before()
                 if found is not None:
                     return found
+            await mark_looked_at()
             try:
                 async with self._sessions.begin() as session:
                     ranked = True
@@ -594,6 +595,10 @@ class SqlStorage:
                         )
                     )
             except IntegrityError:
+                if retrying:  # the earlier claim, committed while this one looked (PostgreSQL)
+                    found = await claimed_before()
+                    if found is not None:
+                        return found
                 if account is not None:  # the name's attempt is taken: the account's is spent all the same
                     await spend_the_accounts()
                 return False
@@ -606,12 +611,29 @@ class SqlStorage:
                 DailyAttemptRow.day == day,
                 DailyAttemptRow.name_key == name_key,
                 DailyAttemptRow.room.in_(retrying),
+                DailyAttemptRow.looked_since.is_(False),
                 DailyAttemptRow.address.is_(None) if address is None else DailyAttemptRow.address == address,
                 DailyAttemptRow.account.is_(None) if account is None else DailyAttemptRow.account == account,
             ]
             statement = update(DailyAttemptRow).where(*same).values(room=room).returning(DailyAttemptRow.ranked)
             async with self._sessions.begin() as session:
                 return (await session.execute(statement)).scalar_one_or_none()
+
+        async def mark_looked_at() -> None:
+            # whoever makes this claim may see the cards: no earlier claim of the day sharing its
+            # name, address or account is handed back after a lost answer (``retrying``)
+            shared = [DailyAttemptRow.name_key == name_key]
+            if address is not None:
+                shared.append(DailyAttemptRow.address == address)
+            if account is not None:
+                shared.append(DailyAttemptRow.account == account)
+            statement = (
+                update(DailyAttemptRow)
+                .where(DailyAttemptRow.day == day, DailyAttemptRow.looked_since.is_(False), or_(*shared))
+                .values(looked_since=True)
+            )
+            async with self._sessions.begin() as session:
+                await session.execute(statement)
 
         async def spend_the_accounts() -> None:
             # an unranked attempt (its name was played today) is still the account's attempt of the
@@ -631,7 +653,18 @@ class SqlStorage:
                         )
                     )
             except IntegrityError:  # the account has an attempt of the day already
-                pass
+                if retrying:  # its row names a room dropped unseen: the attempt is played here now
+                    moved = (
+                        update(DailyAttemptRow)
+                        .where(
+                            DailyAttemptRow.day == day,
+                            DailyAttemptRow.name_key == f"ACCOUNT:{account}",
+                            DailyAttemptRow.room.in_(retrying),
+                        )
+                        .values(room=room)
+                    )
+                    async with self._sessions.begin() as session:
+                        await session.execute(moved)
 
         return await self._run("cannot record the daily attempt", claim)
 

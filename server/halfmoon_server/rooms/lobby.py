@@ -567,9 +567,9 @@ class Lobby:
         except StorageError as exc:
             log.warning("a daily attempt could not be set up: %s", exc)
             if room is not None:
-                await self._discard(room)  # nobody saw a card of it
                 if asked:  # the database may have recorded the claim: asked again, it is this one
                     self._remember_unsure_claim(claim, room.id)
+                await self._discard(room)  # nobody saw a card of it
             raise Refusal("unavailable", "the daily challenge cannot be set up right now; try again") from None
         finally:
             self._claiming -= 1
@@ -584,7 +584,9 @@ class Lobby:
     def _remember_unsure_claim(self, claim: tuple[date, str, str, str | None], room: str) -> None:
         """Keep the room of a daily claim the database did not answer for, so that the same name,
         address and account asking again get that claim back (ranked as it was) rather than a
-        second, unranked one. Bounded: today's claims only, the newest :data:`UNSURE_CLAIMS`."""
+        second, unranked one — unless a claim sharing its name, address or account was made
+        since, on any instance (the database says: its cards may have been seen). Bounded:
+        today's claims only, the newest :data:`UNSURE_CLAIMS`."""
         for stale in [c for c in self._unsure_claims if c[0] != claim[0]]:
             del self._unsure_claims[stale]
         rooms = self._unsure_claims.pop(claim, ())

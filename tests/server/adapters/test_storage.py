@@ -15,11 +15,12 @@ from typing import Any
 import aiohttp
 import pytest
 from alembic import command
-from sqlalchemy import inspect, text
+from sqlalchemy import insert, inspect, text
 
 from halfmoon.codes import daily_code, sealed_code
 from halfmoon.protocol import ranking_key
 from halfmoon_server.adapters.memory_storage import MemoryStorage
+from halfmoon_server.adapters.models import DailyAttemptRow
 from halfmoon_server.adapters.storage import (
     FinishedGame,
     SqlStorage,
@@ -87,7 +88,7 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
             "account_sessions",
             "account_tokens",
         }
-        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0010"
+        assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0011"
 
     await check_storage_contract(SqlStorage(engine))
 
@@ -405,6 +406,68 @@ async def test_two_retries_of_one_lost_daily_claim_at_once_find_it_once(any_stor
     assert await any_storage.claim_daily_attempt(day, "ada", NOW, room="R1")
     retries = [any_storage.claim_daily_attempt(day, "ada", NOW, room=f"S{i}", retrying=("R1",)) for i in range(6)]
     assert sorted(await asyncio.gather(*retries)) == [False] * 5 + [True]
+
+
+@pytest.mark.parametrize(
+    ("lost", "look"),
+    [
+        ({"address": "a1", "account": "acc"}, {"name": "zed", "address": "a9", "account": "acc"}),
+        ({"address": "a1"}, {"name": "mal", "address": "a1"}),
+        ({"address": "a1"}, {"name": "ada", "address": "a2"}),
+    ],
+    ids=["another name of the account", "another name from the address", "the name from elsewhere"],
+)
+async def test_a_lost_daily_claim_is_spent_once_a_claim_sharing_its_name_address_or_account_was_made(
+    any_storage: Storage, lost: dict[str, str], look: dict[str, str]
+) -> None:
+    """Whoever makes a claim may see the day's cards: once a claim shares a name, an address or an
+    account with the lost one, asking again for the lost one is a second attempt (unranked)."""
+    day = date(2026, 11, 28)
+    assert await any_storage.claim_daily_attempt(day, "ada", NOW, per_address=3, room="R1", **lost)
+    await any_storage.claim_daily_attempt(
+        day, look["name"], NOW, address=look["address"], account=look.get("account"), room="L1"
+    )
+    assert not await any_storage.claim_daily_attempt(
+        day, "ada", NOW, per_address=3, room="R2", retrying=("R1",), **lost
+    )
+
+
+async def test_a_lost_unranked_daily_claim_of_an_account_moves_to_its_new_room(any_storage: Storage) -> None:
+    """The name was played today by somebody else: the account's attempt is unranked, and asked
+    again after a lost answer its room is the new one (another device resumes it there)."""
+    day = date(2026, 11, 28)
+    assert await any_storage.claim_daily_attempt(day, "ada", NOW, address="a0", room="R0")
+    assert not await any_storage.claim_daily_attempt(day, "ada", NOW, address="a1", account="acc", room="R1")
+    assert not await any_storage.claim_daily_attempt(
+        day, "ada", NOW, address="a1", account="acc", room="R2", retrying=("R1",)
+    )
+    assert await any_storage.daily_attempt_room(day, "acc") == "R2"
+
+
+async def test_a_daily_retry_made_while_the_lost_claim_still_commits_finds_it(db_url: str) -> None:
+    """The retry's first look misses a claim whose commit is still under way (PostgreSQL shows no
+    uncommitted row; SQLite makes the retry wait for its lock): the retry's insert then meets it,
+    and it is found then."""
+    storage = await open_storage(db_url)
+    assert isinstance(storage, SqlStorage)
+    day = date(2026, 11, 28)
+    try:
+        async with storage.engine.connect() as connection:
+            first = await connection.begin()
+            await connection.execute(
+                insert(DailyAttemptRow).values(
+                    day=day, name_key="ada", started_at=NOW, address="a1", ranked=True, account=None, room="R1"
+                )
+            )
+            retry = asyncio.create_task(
+                storage.claim_daily_attempt(day, "ada", NOW, address="a1", per_address=3, room="R2", retrying=("R1",))
+            )
+            await asyncio.sleep(0.5)
+            assert not retry.done()
+            await first.commit()
+        assert await retry is True
+    finally:
+        await storage.close()
 
 
 async def test_a_database_failure_is_said_in_one_line_whatever_the_driver_adds(tmp_path: Path) -> None:

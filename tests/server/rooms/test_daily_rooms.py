@@ -139,9 +139,11 @@ async def test_a_daily_attempt_recorded_before_the_database_failed_is_still_rank
     assert again["ranked"] is False and again["unranked_reason"] == "daily_retry"
 
 
-async def test_a_lost_daily_claim_is_not_handed_to_the_same_name_from_another_address(
+async def test_a_lost_daily_claim_is_spent_once_the_same_name_was_played_from_another_address(
     start_server: StartServer,
 ) -> None:
+    """Somebody else played 'Ada' (unranked, the name's claim is taken) and saw the cards: the lost
+    claim is not handed back to its address either — the name's attempt has been looked at."""
     server = await start_server(trust_forwarded=True)
     _claims_answering(server.app[keys.STORAGE], ["lost"])
     first = await WsClient.connect(server, "ada", headers={"X-Forwarded-For": "203.0.113.7"})
@@ -149,12 +151,31 @@ async def test_a_lost_daily_claim_is_not_handed_to_the_same_name_from_another_ad
     assert (await first.next("error"))["code"] == "unavailable"
     other = await WsClient.connect(server, "ada2", headers={"X-Forwarded-For": "198.51.100.9"})
     await other.send("daily", name="Ada")
-    welcome = await other.next("welcome")
-    assert welcome["ranked"] is False, "the name's claim stays the first address's"
+    assert (await other.next("welcome"))["ranked"] is False, "the name's claim stays the first address's"
     await first.send("daily", name="Ada")
-    assert (await first.next("welcome"))["ranked"] is True
+    assert (await first.next("welcome"))["ranked"] is False
     for client in (first, other):
         await client.close()
+
+
+async def test_a_lost_daily_claim_is_spent_once_another_name_was_played_from_its_address(
+    start_server: StartServer,
+) -> None:
+    """With one ranked attempt an address, 'Eve' is lost and 'Mallory' from the same address plays
+    unranked, seeing the cards: 'Eve' asked again is not ranked."""
+    server = await start_server(daily_ranked_per_address=1)
+    _claims_answering(server.app[keys.STORAGE], ["lost"])
+    eve = await WsClient.connect(server, "eve")
+    await eve.send("daily", name="Eve")
+    assert (await eve.next("error"))["code"] == "unavailable"
+    mallory = await WsClient.connect(server, "mallory")
+    await mallory.send("daily", name="Mallory")
+    assert (await mallory.next("welcome"))["ranked"] is False  # the address's ranked attempt is Eve's
+    await eve.send("daily", name="Eve")
+    again = await eve.next("welcome")
+    for client in (eve, mallory):
+        await client.close()
+    assert again["ranked"] is False
 
 
 async def test_lost_daily_claims_are_remembered_for_their_day_only(

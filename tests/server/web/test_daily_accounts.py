@@ -264,3 +264,32 @@ async def test_a_signed_in_devices_daily_is_unavailable_while_its_accounts_attem
     storage.daily_attempt_room = real_read  # type: ignore[method-assign]
     _, welcome = await daily(server, sockets, "Ada", phone.key, phone.cookie())
     assert welcome["type"] == "welcome" and welcome["ranked"] is True, "nothing was spent"
+
+
+async def test_a_lost_daily_claim_is_not_handed_back_after_the_account_looked_under_another_name(
+    server: TestServer, devices: Any, sockets: list[WsClient]
+) -> None:
+    """The account's claim of 'Ada' is recorded but its answer lost; the same device then plays
+    'Zed' (unranked: the account's attempt of the day is taken) and sees the cards. Asking for
+    'Ada' again is then a second look: not ranked."""
+    phone = devices()
+    assert (await phone.register(SoftPasskey(RP_ID, ORIGIN), name="Ada"))[0] == 201
+    storage = server.app[keys.STORAGE]
+    real_claim = storage.claim_daily_attempt
+    lost = [True]
+
+    async def claim(*args: Any, **kwargs: Any) -> bool:
+        ranked: bool = await real_claim(*args, **kwargs)
+        if lost.pop() if lost else False:
+            raise StorageError("the database did not answer within 3 s")
+        return ranked
+
+    storage.claim_daily_attempt = claim
+    _, first = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert first["type"] == "error" and first["code"] == "unavailable"
+    look, scouting = await daily(server, sockets, "Zed", phone.key, None)
+    assert scouting["type"] == "welcome" and scouting["ranked"] is False
+    await look.send("give_up")
+    await look.next("game_over")
+    _, again = await daily(server, sockets, "Ada", phone.key, phone.cookie())
+    assert again["type"] == "welcome" and again["ranked"] is False
