@@ -1,8 +1,9 @@
 """The container path, run for real: the images from deploy/Dockerfile and deploy/services.Dockerfile
 on a base built on this machine (.ci/base-image: debootstrap + docker import, so Docker Hub need
-not be reachable) — the server's holding the compiled build, its default — the compose stack of deploy/compose.yaml up — three instances, nginx, Redis and
-PostgreSQL, every one on the host's network — a race played through nginx, and one instance's
-container killed mid-race: every acknowledged move is in the results, every game stored once.
+not be reachable), the server's holding the compiled build (its default); the compose stack of
+deploy/compose.yaml up — three instances, nginx, Redis and PostgreSQL, every one on the host's
+network — a race played through nginx, and one instance's container killed mid-race: every
+acknowledged move is in the results, every game stored once.
 
 Needs dockerd and docker-compose (Debian's docker.io and docker-compose); skips with a reason
 where they are missing, except under CI=true (.ci/run installs and starts them)."""
@@ -88,7 +89,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     require_service("the base image (or debootstrap to build it)", buildable, "apt-get install debootstrap")
     taken = [port for port in PORTS if _port_taken(port)]
     assert not taken, f"deploy/compose.yaml needs these ports of 127.0.0.1, taken here: {taken}"
-    env = {**os.environ, "HALFMOON_BASE": "halfmoon-base:bookworm"}
+    env = {**os.environ, "HALFMOON_BASE": "halfmoon-base:bookworm", "HALFMOON_IMAGE_COMPILE": "1"}
     env["HALFMOON_SECRETS"] = str(tmp_path_factory.mktemp("compose") / "secrets")
     make_secrets(Path(env["HALFMOON_SECRETS"]))
     started = time.monotonic()
