@@ -230,8 +230,7 @@ async def run_bots(
             try:
                 await _first(task, welcomed)
             except BaseException:  # cancelled (another bot of the run failed): stop this one too
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                await _stop(task)
                 raise
         return await task
 
@@ -252,8 +251,7 @@ async def run_bots(
             others = [one(room_id, names[i], brains[i], asyncio.Event()) for i in range(1, count)]
             rest = await _all_or_first_error(others)
         except BaseException:  # (cancelled too while the host joins: another room of the run failed)
-            host.cancel()
-            await asyncio.gather(host, return_exceptions=True)
+            await _stop(host)
             raise
         return [await host, *rest]
 
@@ -281,9 +279,14 @@ async def _all_or_first_error(jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
                 raise error
         return [task.result() for task in tasks]
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await _stop(*tasks)
+
+
+async def _stop(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel ``tasks`` and wait until each has ended, its outcome retrieved (none is printed)."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _first(task: asyncio.Task[BotReport], event: asyncio.Event) -> None:
