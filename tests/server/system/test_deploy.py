@@ -98,9 +98,13 @@ def test_service_and_containers_run_halfmoon_serve() -> None:
     assert ports == upstreams == {8081, 8082, 8083}, "nginx.conf's upstreams are the compose instances"
     # PostgreSQL and Redis on ports of their own: not the host's own 5432 and 6379
     assert "5433" in services["db"]["command"] and "6380" in services["redis"]["command"]
-    # the dependencies in their own layer (before the sources), the health check on HALFMOON_PORT
-    order = [dockerfile.index(step) for step in ("COPY pyproject.toml", "pip install", "COPY server")]
+    # the image's stage: the dependencies in their own layer (before the server's wheel, which a
+    # first stage builds from the sources), the health check on HALFMOON_PORT
+    build, image = dockerfile.rsplit("\nFROM ${BASE}\n", 1)
+    order = [image.index(step) for step in ("COPY pyproject.toml", "pip install ", "COPY --from=wheel")]
     assert order == sorted(order)
+    assert "COPY server" not in image and "gcc" not in image, "no source and no compiler in the image"
+    assert "FROM ${BASE} AS wheel" in build and "COPY server" in build and "pip wheel" in build
     assert "ARG BASE=" in dockerfile and "FROM ${BASE}" in dockerfile, "the base is a build argument"
     assert "HALFMOON_PORT" in dockerfile[dockerfile.index("HEALTHCHECK") :]
     ignored = (ROOT / ".dockerignore").read_text().split()
