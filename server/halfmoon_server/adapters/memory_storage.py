@@ -114,16 +114,9 @@ class MemoryStorage:
             self.daily_attempts[(day, name_key)] = (room, *earlier[1:])
             if account is not None:
                 self.account_attempts[(day, account)] = (room, earlier[1])
+            self._mark_looked_at(day, name_key, address if per_address > 0 else None, account, but=name_key)
             return earlier[1]
-        # whoever makes this claim may see the cards: no earlier claim sharing its name, address or
-        # account is handed back after a lost answer
-        for (d, key), (_, _, where, whose) in self.daily_attempts.items():
-            if d == day and (
-                key == name_key
-                or (address is not None and where == address)
-                or (account is not None and whose == account)
-            ):
-                self.looked_since.add((d, key))
+        self._mark_looked_at(day, name_key, address if per_address > 0 else None, account)
         if account is not None and (day, account) in self.account_attempts:
             kept_room, kept_ranked = self.account_attempts[(day, account)]
             if kept_room in retrying:  # its attempt's room was dropped unseen: it is played here now
@@ -142,6 +135,23 @@ class MemoryStorage:
         if ranked and address is not None:
             self.ranked_addresses.append((day, address))
         return ranked
+
+    def _mark_looked_at(
+        self, day: date, name_key: str, address: str | None, account: str | None, but: str | None = None
+    ) -> None:
+        """Whoever makes a claim may see the cards: no other claim of the day sharing its name,
+        address or account (``but`` the claim's own) is handed back after a lost answer."""
+        for (d, key), (_, _, where, whose) in self.daily_attempts.items():
+            if (
+                d == day
+                and key != but
+                and (
+                    key == name_key
+                    or (address is not None and where == address)
+                    or (account is not None and whose == account)
+                )
+            ):
+                self.looked_since.add((d, key))
 
     async def daily_attempt_room(self, day: date, account: str) -> str | None:
         return self.account_attempts.get((day, account), (None, False))[0]

@@ -558,8 +558,8 @@ class SqlStorage:
             if retrying:
                 found = await claimed_before()
                 if found is not None:
+                    await mark_looked_at()
                     return found
-            await mark_looked_at()
             try:
                 async with self._sessions.begin() as session:
                     ranked = True
@@ -598,10 +598,13 @@ class SqlStorage:
                 if retrying:  # the earlier claim, committed while this one looked (PostgreSQL)
                     found = await claimed_before()
                     if found is not None:
+                        await mark_looked_at()
                         return found
                 if account is not None:  # the name's attempt is taken: the account's is spent all the same
                     await spend_the_accounts()
+                await mark_looked_at()
                 return False
+            await mark_looked_at()
             return ranked
 
         async def claimed_before() -> bool | None:
@@ -620,16 +623,24 @@ class SqlStorage:
                 return (await session.execute(statement)).scalar_one_or_none()
 
         async def mark_looked_at() -> None:
-            # whoever makes this claim may see the cards: no earlier claim of the day sharing its
-            # name, address or account is handed back after a lost answer (``retrying``)
+            # whoever makes this claim may see the cards: no other claim of the day sharing its
+            # name, address (where the address has a limit) or account is handed back after a lost
+            # answer (``retrying``). Made after this claim's own insert, so a claim still committing
+            # that the insert waited for (the name's key, the account's index, the address's lock)
+            # is marked too.
             shared = [DailyAttemptRow.name_key == name_key]
-            if address is not None:
+            if address is not None and per_address > 0:  # (with no limit an address is nobody's)
                 shared.append(DailyAttemptRow.address == address)
             if account is not None:
                 shared.append(DailyAttemptRow.account == account)
             statement = (
                 update(DailyAttemptRow)
-                .where(DailyAttemptRow.day == day, DailyAttemptRow.looked_since.is_(False), or_(*shared))
+                .where(
+                    DailyAttemptRow.day == day,
+                    DailyAttemptRow.looked_since.is_(False),
+                    or_(*shared),
+                    DailyAttemptRow.room.is_distinct_from(room),  # (this claim's own row)
+                )
                 .values(looked_since=True)
             )
             async with self._sessions.begin() as session:
@@ -658,7 +669,7 @@ class SqlStorage:
                         update(DailyAttemptRow)
                         .where(
                             DailyAttemptRow.day == day,
-                            DailyAttemptRow.name_key == f"ACCOUNT:{account}",
+                            DailyAttemptRow.account == account,
                             DailyAttemptRow.room.in_(retrying),
                         )
                         .values(room=room)
