@@ -100,7 +100,6 @@ class Storage(Protocol):
     async def games_of_player(self, player: str, limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under a player key's hash, newest first."""
         ...
-
     async def games_of_players(self, players: list[str], limit: int) -> list[PlayerGame]:
         """The newest ``limit`` games stored under any of these player key hashes (an account's),
         newest first."""
@@ -143,24 +142,19 @@ class Storage(Protocol):
         whose every seat is stored and that no pass rated, in the rating order, at most ``limit``;
         how many it took. Never on the way of a game being stored (a job of its own)."""
         ...
-
     async def rebuild_ratings(self, now: datetime) -> int:
         """Rate every stored race again, from the games (the races rated before in the order they
         were, then the rest as the job would): the same numbers as the job's. How many races."""
         ...
-
     async def rating_board(self, limit: int, *, provisional: bool = False) -> list[Rated]:
         """The best ratings, best first; the provisional ones only with ``provisional``."""
         ...
-
     async def player_rating(self, player: str, limit: int) -> tuple[Rated | None, list[RatedGame]]:
         """An identity's rating (None: never rated) and its newest ``limit`` changes, newest first."""
         ...
-
     async def game_rating(self, game_id: str) -> tuple[str, RatedGame | None]:
         """``rated`` (with the change), ``due`` (the job has not come to it) or ``not_rated``."""
         ...
-
     async def close(self) -> None: ...
 
 
@@ -171,17 +165,14 @@ class Accounts(Protocol):
 
     async def put_token(self, token_hash: str, purpose: str, data: dict[str, Any], expires_ms: int) -> None:
         """Keep a one-time token (a ceremony's challenge, a device link) until ``expires_ms``."""
-
     async def take_token(self, token_hash: str, purpose: str, now_ms: int) -> dict[str, Any] | None:
         """The token's data, once: it is gone after this call whatever it answers. None: no such
         token for that purpose, or it expired. Two calls at once: only one gets the data."""
         ...
-
     async def create_account(self, account: Account, passkey: Passkey) -> bool:
         """Make the account with its first passkey; False (nothing made) when another account holds
         the name (by ``name_key``)."""
         ...
-
     async def account(self, account_id: str) -> Account | None: ...
     async def account_of_name(self, name_key: str) -> Account | None: ...
     async def add_passkey(self, passkey: Passkey) -> None: ...
@@ -192,22 +183,18 @@ class Accounts(Protocol):
         """Remove the account's passkey and end every session it signed in; False: no such passkey
         of that account (nothing changed)."""
         ...
-
     async def link_player(self, account_id: str, player: str, at_ms: int) -> bool:
         """Link a player key hash to the account (again: nothing changes); False when another
         account holds it (nothing changes)."""
         ...
-
     async def players_of(self, account_id: str) -> list[str]: ...
     async def account_of_player(self, player: str) -> str | None:
         """The id of the account a player key hash is linked to (None: none)."""
         ...
-
     async def add_session(self, session: Session) -> None: ...
     async def session(self, secret_hash: str, now_ms: int) -> Session | None:
         """The unexpired session whose secret hashes to ``secret_hash``."""
         ...
-
     async def sessions_of(self, account_id: str, now_ms: int) -> list[Session]: ...
     async def end_session(self, account_id: str, session_id: str) -> bool:
         """End the account's session by its public id; False: no such session of that account."""
@@ -277,7 +264,6 @@ class QueueStore(Protocol):
     async def waiting(self) -> list[tuple[Waiting, str]]:
         """Every place of an instance alive, with its holder."""
         ...
-
     async def claim(self, owner: str, ttl_ms: int) -> bool:
         """Whether ``owner`` holds the matching lock for the next ``ttl_ms`` (taken or renewed)."""
         ...

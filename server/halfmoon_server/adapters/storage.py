@@ -489,25 +489,8 @@ class SqlStorage:
             return []
         c = GameRow
         query = (
-            select(
-                c.id,
-                c.nickname,
-                c.code,
-                c.mode,
-                c.room,
-                c.score,
-                c.moves,
-                c.time_ms,
-                c.outcome,
-                c.daily_date,
-                c.finished_at,
-                c.salt,
-                c.undos,
-                c.seal,
-                c.ranked,
-                c.unranked_reason,
-                c.player,
-            )
+            select(c.id, c.nickname, c.code, c.mode, c.room, c.score, c.moves, c.time_ms, c.outcome, c.daily_date,
+                   c.finished_at, c.salt, c.undos, c.seal, c.ranked, c.unranked_reason, c.player)
             .where(c.player.in_(players))
             .order_by(c.finished_at.desc(), c.id)
             .limit(limit)
@@ -811,45 +794,22 @@ class SqlStorage:
             changes = rate_race(seats, current)
             for c in changes:
                 current[c.player] = c.after
-                latest[c.player] = {
-                    "player": c.player,
-                    "nickname": c.nickname,
-                    "mu": c.after.mu,
-                    "sigma": c.after.sigma,
-                    "games": c.after.games,
-                    "updated_at": now,
-                }
-                history.append(
-                    {
-                        "game_id": c.game_id,
-                        "player": c.player,
-                        "race": seq,
-                        "place": c.place,
-                        "mu_before": c.before.mu,
-                        "sigma_before": c.before.sigma,
-                        "mu_after": c.after.mu,
-                        "sigma_after": c.after.sigma,
-                        "games": c.after.games,
-                        "rated_at": now,
-                    }
-                )
-            rated.append(
-                {"seq": seq, "room": seats[0].room, "code": seats[0].code, "players": len(changes), "rated_at": now}
-            )
+                latest[c.player] = {"player": c.player, "nickname": c.nickname, "mu": c.after.mu,
+                                    "sigma": c.after.sigma, "games": c.after.games, "updated_at": now}
+                history.append({"game_id": c.game_id, "player": c.player, "race": seq, "place": c.place,
+                                "mu_before": c.before.mu, "sigma_before": c.before.sigma, "mu_after": c.after.mu,
+                                "sigma_after": c.after.sigma, "games": c.after.games, "rated_at": now})
+            rated.append({"seq": seq, "room": seats[0].room, "code": seats[0].code, "players": len(changes),
+                          "rated_at": now})
         fresh = [row for player, row in latest.items() if player not in known]
         moved = [{**row, "who": row["player"]} for player, row in latest.items() if player in known]
         if fresh:
             await conn.execute(insert(RatingRow), fresh)
         if moved:
             await conn.execute(
-                update(RatingRow)
-                .where(RatingRow.player == bindparam("who"))
-                .values(
-                    nickname=bindparam("nickname"),
-                    mu=bindparam("mu"),
-                    sigma=bindparam("sigma"),
-                    games=bindparam("games"),
-                    updated_at=bindparam("updated_at"),
+                update(RatingRow).where(RatingRow.player == bindparam("who")).values(
+                    nickname=bindparam("nickname"), mu=bindparam("mu"), sigma=bindparam("sigma"),
+                    games=bindparam("games"), updated_at=bindparam("updated_at"),
                 ),
                 [{k: v for k, v in row.items() if k != "player"} for row in moved],
             )
@@ -895,38 +855,16 @@ class SqlStorage:
                 await conn.execute(delete(RatedRaceRow))
                 await conn.execute(update(GameRow).where(GameRow.rating_due.is_not(None)).values(rating_due=None))
                 candidates = select(
-                    GameRow.id,
-                    GameRow.mode,
-                    GameRow.ranked,
-                    GameRow.player,
-                    GameRow.seal,
-                    GameRow.salt,
-                    GameRow.daily_date,
-                    GameRow.seats,
+                    GameRow.id, GameRow.mode, GameRow.ranked, GameRow.player, GameRow.seal, GameRow.salt,
+                    GameRow.daily_date, GameRow.seats,
                 ).where(GameRow.seats.is_not(None), GameRow.player.is_not(None), GameRow.ranked.is_(True))
                 due = [
-                    r.id
-                    for r in (await conn.execute(candidates)).all()
-                    if rateable(
-                        FinishedGame(
-                            nickname="",
-                            code="",
-                            mode=r.mode,
-                            room="",
-                            score=0,
-                            moves=0,
-                            time_ms=0,
-                            outcome="",
-                            record={},
-                            ranked=r.ranked,
-                            daily_date=r.daily_date,
-                            finished_at=now,
-                            salt=r.salt,
-                            player=r.player,
-                            seal=r.seal,
-                            seats=r.seats,
-                        )
-                    )
+                    r.id for r in (await conn.execute(candidates)).all()
+                    if rateable(FinishedGame(
+                        nickname="", code="", mode=r.mode, room="", score=0, moves=0, time_ms=0, outcome="",
+                        record={}, ranked=r.ranked, daily_date=r.daily_date, finished_at=now, salt=r.salt,
+                        player=r.player, seal=r.seal, seats=r.seats,
+                    ))
                 ]
                 for start in range(0, len(due), 500):
                     chunk = due[start : start + 500]
