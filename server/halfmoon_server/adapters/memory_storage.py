@@ -104,6 +104,7 @@ class MemoryStorage:
     ) -> bool:
         # no await until the claim is recorded: two claims at once take turns
         earlier = self.daily_attempts.get((day, name_key))
+        limited = address if per_address > 0 else None  # (with no limit an address is nobody's)
         if (
             earlier is not None
             and earlier[0] in retrying
@@ -114,9 +115,9 @@ class MemoryStorage:
             self.daily_attempts[(day, name_key)] = (room, *earlier[1:])
             if account is not None:
                 self.account_attempts[(day, account)] = (room, earlier[1])
-            self._mark_looked_at(day, name_key, address if per_address > 0 else None, account, but=name_key)
+            self._mark_looked_at(day, name_key, limited, account, but=name_key)
             return earlier[1]
-        self._mark_looked_at(day, name_key, address if per_address > 0 else None, account)
+        self._mark_looked_at(day, name_key, limited, account)
         if account is not None and (day, account) in self.account_attempts:
             kept_room, kept_ranked = self.account_attempts[(day, account)]
             if kept_room in retrying:  # its attempt's room was dropped unseen: it is played here now

@@ -598,8 +598,8 @@ class SqlStorage:
                 DailyAttemptRow.name_key == name_key,
                 DailyAttemptRow.room.in_(retrying),
                 DailyAttemptRow.looked_since.is_(False),
-                DailyAttemptRow.address.is_(None) if address is None else DailyAttemptRow.address == address,
-                DailyAttemptRow.account.is_(None) if account is None else DailyAttemptRow.account == account,
+                DailyAttemptRow.address.is_not_distinct_from(address),
+                DailyAttemptRow.account.is_not_distinct_from(account),
             ]
             statement = update(DailyAttemptRow).where(*same).values(room=room).returning(DailyAttemptRow.ranked)
             async with self._sessions.begin() as session:

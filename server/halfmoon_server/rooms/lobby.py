@@ -549,11 +549,9 @@ class Lobby:
         claim = (day, name_key(name), address, account)
         self._claiming += 1
         room: Room | None = None
-        asked = False
         try:
             code = DealCode.parse(await self.daily_service.code_for(day))
             room = await self._new_room(Mode.DAILY, code, daily_day=day, salt=self.daily_service.salt_for(day))
-            asked = True
             ranked = await self.storage.claim_daily_attempt(
                 day,
                 claim[1],
@@ -566,9 +564,8 @@ class Lobby:
             )
         except StorageError as exc:
             log.warning("a daily attempt could not be set up: %s", exc)
-            if room is not None:
-                if asked:  # the database may have recorded the claim: asked again, it is this one
-                    self._remember_unsure_claim(claim, room.id)
+            if room is not None:  # the claim was asked for: the database may have recorded it
+                self._remember_unsure_claim(claim, room.id)  # (before the await: a retry may come)
                 await self._discard(room)  # nobody saw a card of it
             raise Refusal("unavailable", "the daily challenge cannot be set up right now; try again") from None
         finally:
