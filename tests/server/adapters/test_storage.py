@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -444,6 +445,26 @@ async def test_a_lost_unranked_daily_claim_of_an_account_moves_to_its_new_room(a
     assert await any_storage.daily_attempt_room(day, "acc") == "R2"
 
 
+async def _made_while_a_claim_commits(
+    storage: SqlStorage, claim: Coroutine[Any, Any, bool], *, address_locked: bool = False, **row: Any
+) -> bool:
+    """What ``claim`` answers when it is made while another claim of 'ada' (room R1, from address
+    a1; ``row`` changes it) is written but not committed — and, with ``address_locked``, holds its
+    address's lock as a claim under a ranked limit does. The other claim commits after 0.5 s."""
+    day = date(2026, 11, 28)
+    values = dict(day=day, name_key="ada", started_at=NOW, address="a1", ranked=True, account=None, room="R1")
+    async with storage.engine.connect() as connection:
+        committing = await connection.begin()
+        if address_locked and connection.dialect.name == "postgresql":
+            await connection.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:a1"})
+        await connection.execute(insert(DailyAttemptRow).values(**{**values, **row}))
+        made = asyncio.create_task(claim)
+        await asyncio.sleep(0.5)
+        assert not made.done(), "it waited for the other claim's commit"
+        await committing.commit()
+    return await made
+
+
 async def test_a_daily_retry_made_while_the_lost_claim_still_commits_finds_it(db_url: str) -> None:
     """The retry's first look misses a claim whose commit is still under way (PostgreSQL shows no
     uncommitted row; SQLite makes the retry wait for its lock): the retry's insert then meets it,
@@ -452,27 +473,10 @@ async def test_a_daily_retry_made_while_the_lost_claim_still_commits_finds_it(db
     assert isinstance(storage, SqlStorage)
     day = date(2026, 11, 28)
     try:
-        async with storage.engine.connect() as connection:
-            first = await connection.begin()
-            await connection.execute(
-                insert(DailyAttemptRow).values(
-                    day=day, name_key="ada", started_at=NOW, address="a1", ranked=True, account=None, room="R1"
-                )
-            )
-            retry = asyncio.create_task(
-                storage.claim_daily_attempt(day, "ada", NOW, address="a1", per_address=3, room="R2", retrying=("R1",))
-            )
-            await asyncio.sleep(0.5)
-            assert not retry.done()
-            await first.commit()
-        assert await retry is True
+        retry = storage.claim_daily_attempt(day, "ada", NOW, address="a1", per_address=3, room="R2", retrying=("R1",))
+        assert await _made_while_a_claim_commits(storage, retry) is True
     finally:
         await storage.close()
-
-
-def _uncommitted_claim(day: date, **changes: Any) -> Any:
-    values = dict(day=day, name_key="ada", started_at=NOW, address="a1", ranked=True, account=None, room="R1")
-    return insert(DailyAttemptRow).values(**{**values, **changes})
 
 
 @pytest.mark.parametrize("shared", ["address", "account"])
@@ -483,32 +487,17 @@ async def test_a_look_made_while_the_lost_claim_still_commits_spends_it(db_url: 
     storage = await open_storage(db_url)
     assert isinstance(storage, SqlStorage)
     day = date(2026, 11, 28)
+    by_address = shared == "address"
+    account = None if by_address else "acc"
     try:
-        async with storage.engine.connect() as connection:
-            lost = await connection.begin()
-            if shared == "address" and connection.dialect.name == "postgresql":
-                await connection.execute(
-                    text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"daily:{day}:a1"}
-                )
-            await connection.execute(_uncommitted_claim(day, account="acc" if shared == "account" else None))
-            look = (
-                storage.claim_daily_attempt(day, "mal", NOW, address="a1", per_address=1, room="M1")
-                if shared == "address"
-                else storage.claim_daily_attempt(day, "zed", NOW, address="a9", account="acc", room="Z1")
-            )
-            looking = asyncio.create_task(look)
-            await asyncio.sleep(0.5)
-            await lost.commit()
-        assert await looking is False
+        look = (
+            storage.claim_daily_attempt(day, "mal", NOW, address="a1", per_address=1, room="M1")
+            if by_address
+            else storage.claim_daily_attempt(day, "zed", NOW, address="a9", account="acc", room="Z1")
+        )
+        assert await _made_while_a_claim_commits(storage, look, address_locked=by_address, account=account) is False
         again = storage.claim_daily_attempt(
-            day,
-            "ada",
-            NOW,
-            address="a1",
-            per_address=1 if shared == "address" else 0,
-            room="R2",
-            retrying=("R1",),
-            account="acc" if shared == "account" else None,
+            day, "ada", NOW, address="a1", per_address=int(by_address), account=account, room="R2", retrying=("R1",)
         )
         assert await again is False
     finally:

@@ -11,6 +11,7 @@ import pytest
 
 from halfmoon_server.clock import ManualClock, day_start_ms
 from halfmoon_server.errors import StorageError
+from halfmoon_server.rooms.lobby import UNSURE_CLAIMS, UNSURE_ROOMS_A_CLAIM
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
@@ -193,3 +194,20 @@ async def test_lost_daily_claims_are_remembered_for_their_day_only(
     assert (await client.next("error"))["code"] == "unavailable"
     assert [(c[0], c[1]) for c in lobby._unsure_claims] == [(date(2026, 11, 29), "bea")], "yesterday's is gone"
     await client.close()
+
+
+async def test_lost_daily_claims_are_remembered_up_to_their_bounds(start_server: StartServer) -> None:
+    """The lobby keeps the newest UNSURE_CLAIMS lost claims of the day, each with its newest
+    UNSURE_ROOMS_A_CLAIM dropped rooms: no client can grow it past them."""
+    server = await start_server()
+    lobby = server.app[keys.LOBBY]
+    for n in range(UNSURE_CLAIMS + 5):
+        lobby._remember_unsure_claim((DAY, f"name-{n}", "addr", None), f"R{n}")
+    claims = list(lobby._unsure_claims)
+    assert len(claims) == UNSURE_CLAIMS and claims[-1][1] == f"name-{UNSURE_CLAIMS + 4}"
+    assert claims[0][1] == "name-5", "the oldest went first"
+    for n in range(UNSURE_ROOMS_A_CLAIM + 3):
+        lobby._remember_unsure_claim((DAY, "ada", "addr", None), f"A{n}")
+    rooms = lobby._unsure_claims[(DAY, "ada", "addr", None)]
+    assert rooms == tuple(f"A{n}" for n in range(3, UNSURE_ROOMS_A_CLAIM + 3))
+    assert len(lobby._unsure_claims) == UNSURE_CLAIMS
