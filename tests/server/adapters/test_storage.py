@@ -76,18 +76,9 @@ async def test_migrations_build_the_schema_and_storage_works(db_url: str) -> Non
 
     async with engine.connect() as conn:
         assert await conn.run_sync(tables) == {
-            "alembic_version",
-            "games",
-            "daily_challenges",
-            "daily_attempts",
-            "ratings",
-            "rating_history",
-            "rated_races",
-            "accounts",
-            "passkeys",
-            "account_players",
-            "account_sessions",
-            "account_tokens",
+            "alembic_version", "games", "daily_challenges", "daily_attempts",
+            "ratings", "rating_history", "rated_races",
+            "accounts", "passkeys", "account_players", "account_sessions", "account_tokens",
         }
         assert (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar_one() == "0011"
 
