@@ -25,10 +25,12 @@ def test_the_lone_round_measure_reports_the_threads_round_the_loops_round_the_ba
     assert set(summary) == {"journal", "auto", "inline", "hop"}
     assert all(case["us_per_append_median"] > 0 for case in summary.values())
     assert summary["inline"]["us_per_row_in_commits_of_50_median"] > 0
-    # the thread's round and the hop go through the journal's thread: it switches once an append;
+    # the thread's round and the hop go through the journal's thread: it switches once an append
+    # (waiting for the next job: voluntary; on a busy machine — another test on the other core — a
+    # part of them are preemptions instead, measured 0.58 + 0.44, so the two are counted together);
     # the rounds committed on the loop (auto) and the bare commit make no other thread switch for
-    # an append (a thread's timed wake-up may fall in a slow run — another test busy on the other
-    # core — a few times in all, far from one an append)
-    assert any(vol >= 0.9 for vol, _ in summary["journal"]["other_threads_switches_vol_invol"])
+    # an append (a thread's timed wake-up may fall in a slow run a few times in all, far from one an
+    # append)
+    assert any(vol + invol >= 0.9 for vol, invol in summary["journal"]["other_threads_switches_vol_invol"])
     for case in ("auto", "inline"):
         assert all(vol + invol < 0.5 for vol, invol in summary[case]["other_threads_switches_vol_invol"]), case
