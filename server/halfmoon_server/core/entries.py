@@ -176,7 +176,7 @@ class Abandon(LogEntry):
 class Recorded(LogEntry):
     kind = "recorded"
     game_id: str | None = _key("g")
-    stored: bool | None = _key("s")
+    stored: bool | None = _key("s")  # (older logs: the database had it when it was recorded)
     analysis: dict[str, Any] | None = field(default=None, metadata={"key": "a"})  # (old logs: ignored)
 
 

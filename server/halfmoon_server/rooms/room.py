@@ -58,7 +58,6 @@ from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
     "CLOSE_MOVED",
-    "RECORD_WAIT_S",
     "BackgroundTasks",
     "Room",
     "RoomServices",
@@ -75,8 +74,6 @@ _MAX_TIMER_S = 3600.0
 ARRIVALS = frozenset({"join", "connect"})
 ARRIVAL_BURST = 60.0
 ARRIVAL_PER_S = 1.0
-#: How long a finished game's first write may take before game_over goes out without it.
-RECORD_WAIT_S = 2.0
 #: How long a command whose outcome was unknown is remembered, in case it shows up in the log.
 ORPHAN_MS = 120_000
 _SERIALS = itertools.count(1)
@@ -602,20 +599,14 @@ class Room:
             self.state.settle(job, self.clock.now_ms(), failed=failed)
 
     async def _record(self, player_id: str) -> bool:
-        """Record a finished game: log its id (fixed up front) at once — the player's
-        ``game_over`` and the race's results do not wait for the database long — storing it
-        first when the database takes it within :data:`RECORD_WAIT_S`. True: it was not stored."""
-        stored_as = self.state.game_id(player_id)
-        recorded: Entry = {"k": "recorded", "p": player_id, "g": stored_as}
-        try:  # the usual case: the database takes it at once, before game_over goes out
-            async with asyncio.timeout(RECORD_WAIT_S):
-                await self.services.recorder.store(self.state.finished(player_id, self.clock.now_ms()), stored_as)
-            recorded["s"] = True
-        except Exception as exc:  # down or slow: game_over goes out now, the write is tried again
-            why = str(exc) or f"no answer within {RECORD_WAIT_S:g} s"  # a TimeoutError says nothing
-            log.warning("room %s: storing a game failed (%s); it stays in the room's log", self.id, why)
-        await self.append_quietly(recorded)
-        return not recorded.get("s")
+        """Record a finished game: log its id (fixed up front) — the player's ``game_over`` and
+        the race's results go out with it, never waiting for the database — then store it and log
+        ``stored``, as the outbox's later tries do. True: it was not recorded, or not stored (the
+        outbox tries again after its backoff)."""
+        await self.append_quietly({"k": "recorded", "p": player_id, "g": self.state.game_id(player_id)})
+        if player_id in self.state.race.unrecorded:  # the log did not take it: tried again later
+            return True
+        return await self._store(ResultJob(STORE, player_id))
 
     async def _store(self, job: ResultJob) -> bool:
         """Store a recorded game (the room's log is the result's outbox: it survives the database

@@ -81,6 +81,21 @@ class FlakyStorage(MemoryStorage):
         await super().save_game(game, game_id)
 
 
+class HeldStorage(MemoryStorage):
+    """A database that is up but slow: each write waits until :attr:`gate` is opened."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.waiting = 0
+
+    async def save_game(self, game: FinishedGame, game_id: str) -> None:
+        self.waiting += 1
+        await self.gate.wait()
+        self.waiting -= 1
+        await super().save_game(game, game_id)
+
+
 async def _room(log: MemoryLog, clock: ManualClock, storage: MemoryStorage | None = None) -> Room:
     header = room_header("K7WQ2M", Mode.SOLO, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
     header["config"] = asdict(RaceConfig())
@@ -177,6 +192,32 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
         await room.tick()
         await tasks.settle()
     assert storage.attempts == 4
+    await room.services.recorder.close()
+    room.close_timer()
+
+
+async def test_game_over_goes_out_while_the_database_is_still_writing_the_game() -> None:
+    """The game's id is fixed up front: its end is logged (``recorded``) and the player told at
+    once; the write follows and logs ``stored``, the room kept until it has."""
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    storage = HeldStorage()
+    room = await _room(log, clock, storage)
+    player, box = await _seated(room)
+    await room.submit({"k": "give_up", "p": player}, box)
+    async with asyncio.timeout(2.0):
+        while storage.waiting == 0:
+            await asyncio.sleep(0)
+    assert "game_over" in box.kinds(), "game_over waited for the database"
+    over = next(frame for frame in box.frames if frame["type"] == "game_over")
+    assert over["game"] == room.state.game_id(player) and storage.games == {}
+    assert [e["k"] for e in log.entries[room.id]][-1] == "recorded"
+    assert room.busy, "the room is the game's outbox until the database has it"
+    storage.gate.set()
+    await room.services.tasks.settle()
+    assert list(storage.games) == [over["game"]] and not room.busy
+    logged = [e["k"] for e in log.entries[room.id]]
+    assert logged.count("recorded") == 1 and logged.count("stored") == 1 and logged[-1] == "stored"
     await room.services.recorder.close()
     room.close_timer()
 

@@ -133,8 +133,12 @@ async def test_a_race_split_over_three_instances_with_a_spectator_survives_two_o
         ("Ada", 48, "won", ada_over["game"]),
         ("Bob", 2, "gave_up", bob_over["game"]),
     ]
-    async with aiohttp.ClientSession() as http:
-        board = await (await http.get(f"{three.base}/api/leaderboard/{CODE}")).json()
+    async with aiohttp.ClientSession() as http, asyncio.timeout(5):
+        while True:  # (game_over does not wait for the database: the writes follow it)
+            board = await (await http.get(f"{three.base}/api/leaderboard/{CODE}")).json()
+            if len(board["entries"]) >= 2:
+                break
+            await asyncio.sleep(0.05)
         past = await (await http.get(f"{three.base}/api/rooms/{room}")).json()
     assert [(e["name"], e["score"], e["moves"]) for e in board["entries"]] == [
         ("Ada", 520, 48),

@@ -145,6 +145,7 @@ async def sealed_race(server: Any, *, quick: bool = False) -> tuple[list[Party],
         await play_moves(bob, bob_game, 2)
         await ada.send("give_up")
         ada_over = await ada.next("game_over")  # Ada may know the deal from her game_over on
+        await server.app[keys.TASKS].settle()  # (her game's write follows it: the database has it now)
         # Bob still plays: nothing he, the spectator or a REST reader can reach holds the deal
         await server.app[keys.LOBBY].list_live(server.app[keys.SETTINGS].clock.now_ms())  # (the ticker's round)
         statuses = await rest(
@@ -170,6 +171,7 @@ async def sealed_race(server: Any, *, quick: bool = False) -> tuple[list[Party],
         await sam.next("race_over")
         await ada.next("race_over")
         rex_p.entitled_now()  # the race is over: anyone may know
+        await server.app[keys.TASKS].settle()  # (Bob's game is in the database)
         after = await rest(http, server, rex_p, f"/api/rooms/{room_id}", f"/api/games/{ada_over['game']}")
         assert after[0][1]["code"] == code and after[1][0] == 200
         stored = after[1][1]
@@ -501,6 +503,7 @@ async def test_a_bad_contribution_on_resume_rematch_or_accept_is_refused_and_cha
     for client in (ada, bob):
         await client.send("give_up")
     await ada.next("race_over")
+    await server.app[keys.TASKS].settle()  # (the games' writes, each logged as ``stored``, are done)
     await refused(ada, "rematch")
     await ada.send("rematch", entropy="a3" * 16)
     await bob.next("rematch")

@@ -71,7 +71,7 @@ def pg_proxy(pg_database: str) -> Iterator[tuple[TcpProxy, str]]:
 
 async def play_to_the_end(server: TestServer, name: str, moves: int) -> dict[str, Any]:
     """A solo game on :data:`CODE`: ``moves`` moves, then give up; its ``game_over``, which must
-    come within 5 s (it never waits for the database longer than room.RECORD_WAIT_S)."""
+    come within 5 s (it never waits for the database)."""
     return await solo_to_the_end(await WsClient.connect(server, name), CODE, name, moves, timeout=5.0)
 
 
