@@ -36,7 +36,8 @@ pinned to CPU 1, through real WebSockets:
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
 the acknowledgement latency (p50/p99/max), the time from a game's last move to its
-``game_over`` (p50/p99/max, and games stored ``null``: failed stores), the server's RSS over
+``game_over`` (p50/p99/max; failed stores: the server's database writes that failed in the
+window, ``halfmoon_db_write_errors``, and any ``game_over`` without its id), the server's RSS over
 time (and per player), and this client's own CPU share (a client near 100 % means the figures
 are the client's limit, not the server's). Results are JSON lines (``--out`` writes them all).
 
@@ -490,7 +491,8 @@ class Client:
             "game_over_ms": percentiles(tally.game_over),
             "games": tally.games,
             "games_per_s": round(tally.games / elapsed, 1),
-            "failed_stores": tally.failed_stores,
+            # (game_over goes out before the database write: the server's failed writes count too)
+            "failed_stores": tally.failed_stores + pauses.pop("db_write_errors", 0),
             "races": tally.races,
             "errors": tally.errors,
             "rss_mib_start": round(rss_before / 1024, 1),
@@ -516,10 +518,14 @@ class Client:
 
         kept: dict[str, float] = {}
         for family in text_string_to_metric_families(text):
-            if family.name not in ("halfmoon_gc_pause_seconds", "halfmoon_event_loop_delay_seconds"):
+            if family.name not in (
+                "halfmoon_gc_pause_seconds",
+                "halfmoon_event_loop_delay_seconds",
+                "halfmoon_db_write_errors",
+            ):
                 continue
             for sample in family.samples:
-                if sample.name.endswith(("_bucket", "_count", "_sum")):
+                if sample.name.endswith(("_bucket", "_count", "_sum", "_total")):
                     labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
                     kept[f"{sample.name}{{{labels}}}"] = sample.value
         return kept
@@ -528,7 +534,7 @@ class Client:
 def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
     """What the run's window added to the pause histograms: per GC generation the collections,
     their total time and how many took over 10 ms; the lag probes (every 0.25 s) over 10 and
-    50 ms."""
+    50 ms; and the database writes that failed (every operation)."""
 
     def added(key: str) -> float:
         return after.get(key, 0.0) - before.get(key, 0.0)
@@ -550,6 +556,7 @@ def pause_counts(before: dict[str, float], after: dict[str, float]) -> dict[str,
         out["lag_probes"] = int(probes)
         out["lag_over_10ms"] = int(probes - added(f"{lag}_bucket{{le=0.01}}"))
         out["lag_over_50ms"] = int(probes - added(f"{lag}_bucket{{le=0.05}}"))
+    out["db_write_errors"] = int(sum(added(key) for key in after if key.startswith("halfmoon_db_write_errors_total")))
     return out
 
 

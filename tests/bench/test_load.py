@@ -133,3 +133,16 @@ def test_a_failed_peer_is_said_by_its_last_error_line_not_its_stack() -> None:
     )
     assert load._last_error(stderr) == "colyseus-load.mjs: a table failed: ServerError: seat reservation expired."
     assert load._last_error("") == "(nothing on stderr)"
+
+
+def test_the_servers_failed_database_writes_in_the_window_are_counted() -> None:
+    """``game_over`` goes out before the database write: a run's failed stores are read off the
+    server's ``halfmoon_db_write_errors`` (every operation), what the window added."""
+    load = _load_module()
+    before = {"halfmoon_db_write_errors_total{op=save_games}": 2.0}
+    after = {
+        "halfmoon_db_write_errors_total{op=save_games}": 5.0,
+        "halfmoon_db_write_errors_total{op=save_game}": 1.0,
+    }
+    assert load.pause_counts(before, after)["db_write_errors"] == 4
+    assert load.pause_counts(after, after)["db_write_errors"] == 0

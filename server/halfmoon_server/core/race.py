@@ -898,7 +898,7 @@ class Race:
         return []
 
     def recorded(self, player_id: str, game_id: str | None, now: int = 0) -> list[Event]:
-        """A finished game is recorded (``game_id`` None: storing it failed): the player's
+        """A finished game is recorded (its id logged; the database write follows): the player's
         :class:`GameOver`, and the :class:`RaceOver` once every game is recorded."""
         racer = self._racer(player_id)
         self.unrecorded.discard(player_id)

@@ -51,7 +51,7 @@ DUPLICATE: Final = 1  # applied already (delivered twice): ignore it
 GAP: Final = 2  # past a gap: fill the gap from the log first
 
 #: The kinds of :class:`ResultJob`.
-RECORD: Final = "record"  # store the game (waiting at most a moment) and log ``recorded``
+RECORD: Final = "record"  # log ``recorded`` (game_over goes out), then store the game and log ``stored``
 STORE: Final = "store"  # store a recorded game, then log ``stored``
 STORE_PARKED: Final = "store_parked"  # the same for a game of an earlier race (by its game id)
 
@@ -89,8 +89,9 @@ class ResultJob:
 class ResultOutbox:
     """The room's finished games on their way to the database, and when each is next tried.
 
-    A game ends (the race says so: ``Race.unrecorded``), is *recorded* (its id logged, stored or
-    not) and, if the database did not take it then, *stored* later (``stored`` logged). A rematch
+    A game ends (the race says so: ``Race.unrecorded``), is *recorded* (its id logged: the
+    player's ``game_over`` goes out) and then *stored* (``stored`` logged) once the database takes
+    it, at once or on a later try. (An older log's ``recorded`` may say the game was stored first.) A rematch
     *parks* the recorded games not stored yet, as they were, until their ``stored``. Everything
     here is rebuilt from the log; only the retry times are this instance's own."""
 
@@ -377,8 +378,8 @@ class RoomState:
 
     def pending(self, job: ResultJob) -> bool:
         """The job still has something to do (its result was not logged, or not applied)."""
-        if job.kind == RECORD:
-            return job.key in self.race.unrecorded
+        if job.kind == RECORD:  # (it stores the game too: pending until ``stored`` is logged)
+            return job.key in self.race.unrecorded or job.key in self.results.unstored
         if job.kind == STORE:
             return job.key in self.results.unstored
         return job.key in self.results.parked

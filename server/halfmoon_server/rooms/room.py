@@ -53,7 +53,7 @@ from halfmoon_server.core.room_state import (
 )
 from halfmoon_server.core.snapshots import restore_snapshot, take_snapshot
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import Outbox, RoomLog
+from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
@@ -603,10 +603,12 @@ class Room:
         the race's results go out with it, never waiting for the database — then store it and log
         ``stored``, as the outbox's later tries do. True: it was not recorded, or not stored (the
         outbox tries again after its backoff)."""
-        await self.append_quietly({"k": "recorded", "p": player_id, "g": self.state.game_id(player_id)})
+        game, stored_as = self.state.finished(player_id, self.clock.now_ms()), self.state.game_id(player_id)
+        await self.append_quietly({"k": "recorded", "p": player_id, "g": stored_as})
         if player_id in self.state.race.unrecorded:  # the log did not take it: tried again later
             return True
-        return await self._store(ResultJob(STORE, player_id))
+        # (the game as it ended, taken before the await: a rematch may replace the race meanwhile)
+        return await self._write(game, stored_as, {"k": "stored", "p": player_id, "g": stored_as})
 
     async def _store(self, job: ResultJob) -> bool:
         """Store a recorded game (the room's log is the result's outbox: it survives the database
@@ -619,6 +621,10 @@ class Room:
             assert job.kind == STORE_PARKED
             game, stored_as = self.state.results.parked[job.key], job.key
             stored = {"k": "stored", "g": stored_as}
+        return await self._write(game, stored_as, stored)
+
+    async def _write(self, game: FinishedGame, stored_as: str, stored: Entry) -> bool:
+        """Write a finished game, then log ``stored``. True: the database did not take it."""
         try:
             await self.services.recorder.store(game, stored_as)
         except Exception as exc:  # the database is down (or worse): keep the result, try again

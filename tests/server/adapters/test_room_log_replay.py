@@ -1,7 +1,7 @@
 """The room logs this release writes (tests/vectors/room_logs/journal.json and redis.json, from
-``tests/server/build_room_logs.py``) and those of the release before the log had a version
-(``journal-v0.json``, ``redis-v0.json``: a header without ``v``; ``journal-v1.json``,
-``redis-v1.json``: games stored before they were recorded) still replay: each golden log
+``tests/server/build_room_logs.py``) and those of earlier releases — before the log had a version
+(``journal-v0.json``, ``redis-v0.json``: a header without ``v``), and before ``game_over`` stopped
+waiting for the database (``journal-stored-first.json``, ``redis-stored-first.json``) — still replay: each golden log
 is put in a fresh journal or Redis exactly as it was stored, read back through
 :class:`JournalLog` or :class:`RedisLog`, and replayed on a fresh room, which must hold what the
 live room held when the log was written — its phase, seq, every player's snapshot, a
@@ -43,10 +43,10 @@ JOURNAL_V0 = json.loads(JOURNAL_PATH.with_name("journal-v0.json").read_text(enco
 REDIS_V0 = json.loads(REDIS_PATH.with_name("redis-v0.json").read_text(encoding="utf-8"))
 #: the same rooms as the release before game_over stopped waiting for the database wrote them (a
 #: game stored before its ``recorded``, which says so: ``"s": true``, and no ``stored`` after it)
-JOURNAL_V1 = json.loads(JOURNAL_PATH.with_name("journal-v1.json").read_text(encoding="utf-8"))
-REDIS_V1 = json.loads(REDIS_PATH.with_name("redis-v1.json").read_text(encoding="utf-8"))
-JOURNALS = {"current": JOURNAL, "v1": JOURNAL_V1, "v0": JOURNAL_V0}
-REDISES = {"current": REDIS, "v1": REDIS_V1, "v0": REDIS_V0}
+JOURNAL_STORED_FIRST = json.loads(JOURNAL_PATH.with_name("journal-stored-first.json").read_text(encoding="utf-8"))
+REDIS_STORED_FIRST = json.loads(REDIS_PATH.with_name("redis-stored-first.json").read_text(encoding="utf-8"))
+JOURNALS = {"current": JOURNAL, "stored-first": JOURNAL_STORED_FIRST, "v0": JOURNAL_V0}
+REDISES = {"current": REDIS, "stored-first": REDIS_STORED_FIRST, "v0": REDIS_V0}
 
 
 async def replayed(log: RoomLog, room_id: str) -> dict[str, Any]:

@@ -191,8 +191,17 @@ def test_a_failed_write_is_tried_again_after_a_backoff_that_doubles_to_its_maxim
 def test_a_job_whose_entry_was_not_logged_is_tried_again() -> None:
     state = _ended_solo(f"{HERE}:1")
     [job] = state.results_due(1_000)
-    state.settle(job, 1_000)  # the write went through, the ``recorded`` did not reach the log
+    state.settle(job, 1_000)  # the ``recorded`` did not reach the log
     assert state.pending(job) and state.results_next_due() == 1_500
+
+
+def test_a_recorded_game_whose_stored_was_not_logged_is_tried_again_after_the_backoff() -> None:
+    state = _ended_solo(f"{HERE}:1")
+    [job] = state.results_due(1_000)
+    _apply(state, {"k": "recorded", "p": "p1", "g": state.game_id("p1"), "t": 1_000, "o": f"{HERE}:2"})
+    state.settle(job, 1_000)  # the write went through, the ``stored`` did not reach the log
+    assert state.pending(job) and state.results_next_due() == 1_500  # (not the grace's 11_000)
+    assert state.results_due(1_500) == [ResultJob(STORE, "p1")]
 
 
 def test_the_backoff_constants_are_read_when_used(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ promises about the log and the database, deterministically (no PostgreSQL, no Re
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import asdict
 from typing import Any
 
@@ -94,6 +95,22 @@ class HeldStorage(MemoryStorage):
         await self.gate.wait()
         self.waiting -= 1
         await super().save_game(game, game_id)
+
+
+class SlowAckLog(MemoryLog):
+    """A log that applies a ``recorded`` at once but answers its append only once :attr:`gate` is
+    opened (a slow acknowledgement: a Redis ``WAIT`` for a replica)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def append(self, room_id: str, entry: dict[str, Any]) -> int:
+        number: int = await super().append(room_id, entry)
+        if entry["k"] == "recorded":
+            await self.gate.wait()
+        return number
 
 
 async def _room(log: MemoryLog, clock: ManualClock, storage: MemoryStorage | None = None) -> Room:
@@ -219,6 +236,41 @@ async def test_game_over_goes_out_while_the_database_is_still_writing_the_game()
     logged = [e["k"] for e in log.entries[room.id]]
     assert logged.count("recorded") == 1 and logged.count("stored") == 1 and logged[-1] == "stored"
     await room.services.recorder.close()
+    room.close_timer()
+
+
+async def test_a_rematch_before_the_recording_returns_stores_the_game_as_it_ended_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The game to write is taken when the game is recorded: a rematch applied while the
+    ``recorded`` append is still to answer replaces the race, not the game written."""
+    clock = ManualClock(T0)
+    log = SlowAckLog()
+    storage = MemoryStorage()
+    header = room_header("K7WQ2M", Mode.RACE, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
+    header["config"] = asdict(RaceConfig())
+    room = Room(header, RoomServices(clock, log, Recorder(storage), BackgroundTasks()))
+    assert await log.create(header)
+    log.follow(room)
+    box = Box()
+    await room.submit({"k": "join", "n": "Ada", "tok": "t0ken"}, box)
+    player = box.player_id
+    assert player is not None
+    await room.submit({"k": "start", "p": player}, box)
+    clock.advance(10_000)
+    await room.tick()
+    log.gate.clear()
+    await room.submit({"k": "give_up", "p": player}, box)
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert "race_over" in box.kinds()
+    ended = room.state.game_id(player), room.race.players[player].game
+    await room.submit({"k": "rematch", "p": player, "seed": "ab" * 32}, box)
+    log.gate.set()
+    await room.services.tasks.settle()
+    assert list(storage.games) == [ended[0]]
+    assert storage.games[ended[0]].moves == 0 and ended[1] is not room.race.players[player].game
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     room.close_timer()
 
 
