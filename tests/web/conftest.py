@@ -1,6 +1,7 @@
 """Browser-test set-up: a real Half Moon server on 127.0.0.1 (free port, temporary SQLite
 database) in a subprocess, Debian's chromium driven by Playwright (never a download), and the
-helpers that play on the board by clicks and compare it with the engine's game."""
+helpers that play on the board by clicks and compare it with the engine's game, and wait for a
+finished game to be stored."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -223,3 +225,39 @@ def play(page: Page, game: Game, names: list[str]) -> None:
     expect(page.locator('[data-stat="moves"]')).to_have_text(str(game.move_count))
     expect(page.locator('[data-stat="score"]')).to_have_text(str(game.score))
     wait_board(page, game)
+
+
+# -- a finished game, once stored --------------------------------------------------------------
+
+
+def wait_stored(base: str, game_id: str, *, within_s: float = 10.0) -> tuple[int, dict[str, Any]]:
+    """``GET /api/games/{game_id}`` once the game is stored: the status and body of its first
+    answer that is not a 404 (200 and the record; or a 403 while its deal is still played, or
+    its day's attempts have not all ended). game_over and race_over go out before the game is
+    written (within milliseconds, longer under load): a page that reads it once — a leaderboard,
+    the history — may miss it unless a test waits for this first."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/games/{game_id}", timeout=5) as response:
+                return response.status, dict(json.loads(response.read()))
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                return exc.code, dict(json.loads(exc.read()))
+        if time.monotonic() > deadline:
+            raise AssertionError(f"game {game_id} was not stored within {within_s} s")
+        time.sleep(0.1)
+
+
+def stored_game(base: str, game_id: str) -> dict[str, Any]:
+    """The game's record once it is stored (and open to all)."""
+    status, body = wait_stored(base, game_id)
+    assert status == 200, body
+    return body
+
+
+def ended_game(page: Page) -> str:
+    """The id of the game the page's end box tells of (its replay link's)."""
+    href = page.locator('.endbox a[href^="/replay/"]').get_attribute("href")
+    assert href is not None
+    return href.removeprefix("/replay/")

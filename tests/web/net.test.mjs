@@ -1,11 +1,12 @@
 // The browser's WebSocket link (net.js): which closes it reconnects after, and which it does not
 // (docs/protocol.md, "Connection closes"), against a stand-in WebSocket; and the URL each socket
-// opens, with the room it is for (docs/protocol.md, "Routing by room").
+// opens, with the room it is for (docs/protocol.md, "Routing by room"). And fetchStored, against a
+// stand-in fetch: a game told over may be stored a moment later, a 404 is asked again a while.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Connection, wsUrl } from "../../client/halfmoon_web/static/js/net.js";
+import { Connection, fetchStored, wsUrl } from "../../client/halfmoon_web/static/js/net.js";
 
 class FakeSocket {
   static OPEN = 1;
@@ -70,4 +71,48 @@ test("a URL given as a function is asked again for each socket: a reconnection n
   conn.open(); // (the reconnection, without waiting for its backoff)
   assert.deepEqual(FakeSocket.made.map((socket) => socket.url), ["ws://h/ws", "ws://h/ws?room=K7WQ2M"]);
   conn.close();
+});
+
+/** A stand-in fetch answering `statuses` in turn (the last one again once they run out); its calls. */
+function answering(...statuses) {
+  const calls = [];
+  globalThis.fetch = async (url, init) => {
+    calls.push([url, init]);
+    return { status: statuses[Math.min(calls.length, statuses.length) - 1] };
+  };
+  return calls;
+}
+
+test("a game not stored yet (404) is asked for again until it is", async () => {
+  const calls = answering(404, 404, 200);
+  const init = { headers: { Authorization: "Bearer k" } };
+  const response = await fetchStored("/api/games/g1", init, { every: 1, within: 50 });
+  assert.equal(response.status, 200);
+  assert.deepEqual(calls, [["/api/games/g1", init], ["/api/games/g1", init], ["/api/games/g1", init]]);
+});
+
+test("a game still not stored after the while is a 404: every 0.5 s for 5 s, then no more", async () => {
+  const calls = answering(404);
+  const waits = [];
+  const realSetTimeout = globalThis.setTimeout;
+  globalThis.setTimeout = (run, ms) => { waits.push(ms); return realSetTimeout(run, 0); };
+  try {
+    assert.equal((await fetchStored("/api/games/g2")).status, 404);
+  } finally {
+    globalThis.setTimeout = realSetTimeout;
+  }
+  assert.equal(calls.length, 11);
+  assert.deepEqual(waits, Array(10).fill(500));
+});
+
+test("any other answer, or a failure, is the caller's at once", async () => {
+  for (const status of [200, 403, 500, 503]) {
+    const calls = answering(status);
+    assert.equal((await fetchStored("/api/games/g3", undefined, { every: 1, within: 50 })).status, status);
+    assert.equal(calls.length, 1, `${status}`);
+  }
+  let tries = 0;
+  globalThis.fetch = async () => { tries += 1; throw new TypeError("Failed to fetch"); };
+  await assert.rejects(fetchStored("/api/games/g4", undefined, { every: 1, within: 50 }), TypeError);
+  assert.equal(tries, 1);
 });

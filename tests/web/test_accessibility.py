@@ -27,8 +27,7 @@ from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 from halfmoon_web import STATIC_DIR
 from tests.web.audits import AXE_JS, VNU_JAR, NuChecker, axe_violations, require_tool
-from tests.web.conftest import load_vector, tap
-from tests.web.test_ghosts import stored_game
+from tests.web.conftest import load_vector, stored_game, tap
 from tests.web.test_history import ws_game
 from tests.web.test_track import new_room
 
@@ -148,7 +147,9 @@ def statics(audit: Audit, games: dict[str, str]) -> None:
         ("/no/such/page", ".not-found", "404"),
     ]:
         page.goto(path)
-        expect(page.locator(ready).first).to_be_visible()
+        # (an unknown game's replay says so after a few seconds: a 404 is asked again, the game
+        # may have just finished)
+        expect(page.locator(ready).first).to_be_visible(timeout=10_000)
         audit.check(page, state)
         if state == "per-deal leaderboard":
             page.locator("button.more").first.click()

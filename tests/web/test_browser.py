@@ -16,7 +16,18 @@ from playwright.sync_api import FloatRect, Page, WebSocketRoute, expect
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
 from halfmoon.taps import matching_positions
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, tap, wait_board
+from tests.web.conftest import (
+    DESKTOP,
+    PHONE,
+    Pages,
+    ended_game,
+    load_vector,
+    play,
+    screenshot,
+    tap,
+    wait_board,
+    wait_stored,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -125,7 +136,9 @@ def test_a_complete_won_game_by_clicks(pages: Pages) -> None:
     expect(win.locator('[data-result="time"]')).to_have_text(page.locator('[data-stat="time"]').text_content() or "")
     assert page.locator(".board .slot.empty").count() == 20
     expect(page.get_by_role("button", name="Annulla")).to_be_disabled()
-    # the replay of the finished game steps through it on the board
+    # the replay of the finished game steps through it on the board (once stored: the replay
+    # page asks again for a few seconds, a test need not count on it)
+    wait_stored(pages.base, ended_game(page))
     page.click("text=Rivedi la partita")
     expect(page.locator('[data-stat="moves"]')).to_have_text("0")
     expect(page.locator(".replay .bar")).to_contain_text("Vinny")  # whose game this was

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from halfmoon.game import Game
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, screenshot, wait_board
+from tests.web.conftest import DESKTOP, PHONE, Pages, ended_game, load_vector, play, screenshot, wait_board, wait_stored
 
 WON = load_vector("won_game_browser.json")
 LOCALES = {"en": "en-US", "it": "it-IT"}
@@ -76,7 +76,8 @@ def test_the_end_box_figures_make_one_row(pages: Pages, size: str) -> None:
     assert len(tops) >= 3 and len(set(tops)) == 1, tops
     screenshot(page, f"layout-endbox-{size}")
     if size == "phone":
-        # the leaderboard of this deal: its table fits the phone, «Rivedi» included
+        # the leaderboard of this deal (once the game is stored): its table fits the phone, «Rivedi» included
+        wait_stored(pages.base, ended_game(page))
         page.goto(f"/leaderboard/{WON['code']}")
         page.wait_for_selector("table.results")
         wrap = page.locator(".scroll-x").first

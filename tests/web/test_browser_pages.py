@@ -9,11 +9,11 @@ import json
 import re
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 from websockets.sync.client import connect
 
 from tests.conftest import ROOT
-from tests.web.conftest import PHONE, Pages, screenshot
+from tests.web.conftest import PHONE, Pages, screenshot, wait_stored
 
 #: The seed's last rule, word for word, in the seed's Italian and its English rendering.
 LAST_RULE = {
@@ -38,7 +38,8 @@ def test_a_replay_of_an_unknown_game_says_so_in_a_panel_with_a_way_home(
 ) -> None:
     page = pages.new("/replay/PS-nosuchgame", locale=locale, viewport=PHONE)
     panel = page.locator("section.panel.replay-error")
-    expect(panel).to_be_visible()
+    # (after a few seconds: a game just finished may not be stored yet, a 404 is asked again)
+    expect(panel).to_be_visible(timeout=10_000)
     expect(panel.get_by_role("alert")).to_have_text(text)
     expect(panel).not_to_contain_text("there is no game")  # the server's English reason
     expect(panel).not_to_contain_text("Errore:")
@@ -47,6 +48,40 @@ def test_a_replay_of_an_unknown_game_says_so_in_a_panel_with_a_way_home(
     screenshot(page, f"replay-unknown-{locale}")
     link.click()
     expect(page.locator("#new-solo")).to_be_visible()
+
+
+def test_a_game_told_over_before_it_is_stored_opens_once_it_is(pages: Pages, server: str) -> None:
+    """game_over (and race_over) go out before the game is stored, a moment later: its replay, a
+    compare page and a ghost race against it ask again on a 404 for a few seconds instead of
+    saying at once there is no such game. The server's first two answers are stood in for by 404s."""
+    code = "HM1-N-AAAAAAB"
+    with connect(server.replace("http", "ws") + "/ws", origin=server) as ws:
+        ws.send(json.dumps({"type": "solo", "v": 1, "name": "Ugo", "code": code}))
+        ws.send(json.dumps({"type": "move", "v": 1, "positions": _any_move(code)}))
+        ws.send(json.dumps({"type": "give_up", "v": 1}))
+        game = str(_next_of(ws, "game_over")["game"])
+    wait_stored(server, game)
+    missing = {"error": {"code": "no_such_game", "message": f"there is no game {game!r}"}}
+    page = pages.new("/", viewport=PHONE, settings={"lang": "it", "name": "Ada"})
+    refused: list[str] = []
+
+    def not_yet(route: Route) -> None:
+        if len(refused) < 2:
+            refused.append(route.request.url)
+            route.fulfill(status=404, json=missing)
+        else:
+            route.continue_()
+
+    page.route(f"**/api/games/{game}", not_yet)
+    for path, shown in [
+        (f"/replay/{game}", page.locator('.replay [data-stat="code"]')),
+        (f"/compare/{game}/{game}", page.locator(".compare-line h2").first),
+        (f"/play/{code}?ghost={game}", page.locator('.track .lane[data-player="ghost"] .who')),
+    ]:
+        refused.clear()
+        page.goto(path)
+        expect(shown, path).to_contain_text(code if path.startswith("/replay/") else "Ugo")
+        assert len(refused) == 2, (path, refused)
 
 
 def test_a_daily_game_before_the_reveal_is_not_linked_and_its_replay_says_when_it_opens(pages: Pages) -> None:
@@ -142,8 +177,8 @@ def test_a_deal_codes_board_says_plainly_it_is_casual_in_italian_and_english(pag
     with connect(server.replace("http", "ws") + "/ws", origin=server) as ws:
         ws.send(json.dumps({"type": "solo", "v": 1, "name": "Ugo", "code": code}))
         ws.send(json.dumps({"type": "give_up", "v": 1}))
-        while json.loads(ws.recv(timeout=10))["type"] != "game_over":
-            pass
+        over = _next_of(ws, "game_over")
+    wait_stored(server, str(over["game"]))  # the board is read once
     page = pages.new(f"/leaderboard/{code}", viewport=PHONE, settings={"lang": "it", "name": "Ugo"})
     notice = page.locator("p.casual-board")
     expect(page.locator("table.results")).to_contain_text("Ugo")
@@ -176,7 +211,10 @@ def test_a_sealed_deals_board_marks_its_ranked_results_and_does_not_call_them_ca
         ws.send(json.dumps({"type": "solo", "v": 1, "name": "Ugo", "code": code}))
         ws.send(json.dumps({"type": "move", "v": 1, "positions": _any_move(code)}))
         ws.send(json.dumps({"type": "give_up", "v": 1}))
-        assert _next_of(ws, "game_over")["ranked"] is False
+        casual = _next_of(ws, "game_over")
+    assert casual["ranked"] is False
+    for game in (over["game"], casual["game"]):  # both stored: the board is read once
+        wait_stored(server, str(game))
     page = pages.new(f"/leaderboard/{code}", viewport=PHONE, settings={"lang": "it", "name": "Ugo"})
     rows = page.locator("table.results tbody tr")
     expect(rows).to_have_count(2)

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
 from halfmoon.game import Game, Move
-from tests.web.conftest import Pages, load_vector, play, screenshot, tops_of, wait_board
+from tests.web.conftest import Pages, load_vector, play, screenshot, tops_of, wait_board, wait_stored
 from tests.web.test_rematch import give_up
 from tests.web.test_track import new_room, wire
 
@@ -80,6 +80,9 @@ def test_the_results_open_where_two_racers_lines_parted(pages: Pages) -> None:
         bob.send("give_up")
         bob_game = bob.next("game_over")["game"]
         # Ada still plays the deal: the view says the games open once everyone has finished
+        # (Bob's game stored first: the server says no such game until then)
+        status, body = wait_stored(pages.base, bob_game)
+        assert status == 403, body
         early = pages.new(f"/compare/{bob_game}/{bob_game}", viewport=DESKTOP)
         expect(early.locator('.compare-error[data-error="game_hidden"] [role="alert"]')).to_have_text(
             "La partita si potrà rivedere quando avranno finito tutti i giocatori della sua gara."
@@ -89,6 +92,8 @@ def test_the_results_open_where_two_racers_lines_parted(pages: Pages) -> None:
         over = bob.next("race_over")
     games: dict[str, Any] = {line["name"]: line["game"] for line in over["results"]}
     assert games["Bob"] == bob_game and games["Ada"]
+    for game in games.values():
+        wait_stored(pages.base, game)
     # the results link Ada's game to Bob's
     link = ada.locator(".compare-links a")
     expect(link).to_have_text("Ada ⇄ Bob")
@@ -146,6 +151,7 @@ def test_the_results_open_where_two_racers_lines_parted(pages: Pages) -> None:
         cy.next("welcome")
         cy.send("give_up")
         other_deal = cy.next("game_over")["game"]
+    wait_stored(pages.base, other_deal)
     refused = pages.new(f"/compare/{games['Ada']}/{other_deal}", viewport=DESKTOP)
     expect(refused.locator('.compare-error[data-error="other_deal"] [role="alert"]')).to_contain_text(
         "non sono sulla stessa smazzata"

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, ViewportSize, expect
 from websockets.sync.client import connect
 
 from halfmoon.game import Game
-from tests.web.conftest import Pages, load_vector, play, screenshot, wait_board
+from tests.web.conftest import Pages, ended_game, load_vector, play, screenshot, wait_board, wait_stored
 
 WON = load_vector("won_records.json")["records"][0]
 PHONE_390: ViewportSize = {"width": 390, "height": 844}
@@ -31,7 +31,8 @@ def key_of(page: Page) -> str:
 
 def ws_game(base: str, key: str, code: str, *, undo_first: bool, win: bool) -> dict[str, Any]:
     """A solo game over the WebSocket with the browser's key, as a second device of the same
-    player would play it: won (with one undo first, if asked), or given up after one move."""
+    player would play it: won (with one undo first, if asked), or given up after one move. Its
+    game_over, once the game is stored (a history read before would not list it)."""
     moves = WON["moves"] if win else [next(iter(Game.from_code(code).legal_moves())).names()]
     with connect(base.replace("http", "ws") + "/ws", origin=base) as ws:
 
@@ -59,7 +60,9 @@ def ws_game(base: str, key: str, code: str, *, undo_first: bool, win: bool) -> d
             next_of("moved")
         if not win:
             send("give_up")
-        return next_of("game_over")
+        over = next_of("game_over")
+    wait_stored(base, str(over["game"]))
+    return over
 
 
 def test_the_history_page_after_three_games(pages: Pages, server: str) -> None:
@@ -76,6 +79,7 @@ def test_the_history_page_after_three_games(pages: Pages, server: str) -> None:
     for names in WON["moves"]:
         play(page, game, names)
     expect(page.locator('.endbox [data-outcome="won"]')).to_be_visible()
+    wait_stored(server, ended_game(page))
     # games 2 and 3: the same player key from elsewhere — a win with an undo, a game given up
     ws_game(server, key, WON["code"], undo_first=True, win=True)
     ws_game(server, key, "HM1-N-AAAAAAB", undo_first=False, win=False)
@@ -146,7 +150,8 @@ def test_a_new_browser_has_its_own_key_and_an_empty_history(pages: Pages) -> Non
 
 def ws_sealed_race_given_up(base: str, key: str) -> dict[str, Any]:
     """A sealed race (the server draws the deal: a long ``HM1-S-…`` code) over the WebSocket
-    with the browser's key, started and given up at once: a ranked result."""
+    with the browser's key, started and given up at once: a ranked result. Its game_over, once
+    the game is stored."""
     request = urllib.request.Request(
         f"{base}/api/rooms", data=b"{}", headers={"Content-Type": "application/json"}, method="POST"
     )
@@ -166,7 +171,9 @@ def ws_sealed_race_given_up(base: str, key: str) -> dict[str, Any]:
         ws.send(json.dumps({"type": "start", "v": 1}))
         next_of("started")
         ws.send(json.dumps({"type": "give_up", "v": 1}))
-        return next_of("game_over")
+        over = next_of("game_over")
+    wait_stored(base, str(over["game"]))
+    return over
 
 
 def test_whether_each_game_is_ranked_shows_without_scrolling_sideways_on_a_phone(pages: Pages, server: str) -> None:
@@ -215,6 +222,7 @@ def test_the_history_pages_check_mark_columns_say_what_they_mean_and_the_streak_
     ada.get_by_role("button", name="Via!").click()
     give_up(ada)
     expect(ada.locator("table.results tbody tr")).to_have_count(1)
+    wait_stored(pages.base, ended_game(ada))
     ada.goto("/me")
     expect(ada.locator("h1")).to_contain_text("Le tue partite")
     # «Serie» is a series of races now: the days-in-a-row figure has a name of its own

@@ -17,7 +17,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
-from tests.web.conftest import PHONE, Pages, load_vector, play, screenshot, tap, wait_board
+from tests.web.conftest import PHONE, Pages, load_vector, play, screenshot, tap, wait_board, wait_stored
 from tests.web.test_browser import find_stall
 
 pytestmark = pytest.mark.browser
@@ -64,7 +64,7 @@ def new_room(base: str, code: str) -> str:
 
 
 def stored_game(base: str, moves: int) -> str:
-    """A finished solo game of WON's deal (``moves`` moves, then given up): its id."""
+    """A finished solo game of WON's deal (``moves`` moves, then given up): its id, once stored."""
     with wire(base) as ada:
         ada.send("solo", name="Ada", code=WON["code"])
         ada.next("welcome")
@@ -72,7 +72,9 @@ def stored_game(base: str, moves: int) -> str:
             ada.send("move", positions=names)
             ada.next("moved")
         ada.send("give_up")
-        return str(ada.next("game_over")["game"])
+        game = str(ada.next("game_over")["game"])
+    wait_stored(base, game)
+    return game
 
 
 def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:

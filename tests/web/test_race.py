@@ -15,7 +15,18 @@ from websockets.sync.client import connect
 
 from halfmoon.game import Game, Move
 from halfmoon.positions import POSITION_NAMES
-from tests.web.conftest import DESKTOP, PHONE, Pages, load_vector, play, running_server, screenshot, wait_board
+from tests.web.conftest import (
+    DESKTOP,
+    PHONE,
+    Pages,
+    ended_game,
+    load_vector,
+    play,
+    running_server,
+    screenshot,
+    wait_board,
+    wait_stored,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -155,7 +166,10 @@ def test_two_players_race_while_a_third_browser_watches(pages: Pages) -> None:
     # the host's desktop sidebar shows every column of the results table
     width = ada.evaluate("document.querySelector('.opponents').clientWidth")
     assert ada.evaluate("document.querySelector('table.results').offsetWidth") <= width
-    # the deal's leaderboard lists the race's games, with replays
+    # the deal's leaderboard lists the race's games, with replays (once both are stored: the
+    # board is read once)
+    for page in (ada, bob):
+        wait_stored(pages.base, ended_game(page))
     board = pages.new(f"/leaderboard/{WON['code']}")
     expect(board.locator("main h2")).to_contain_text(WON["code"])
     names = board.locator("table.results tbody tr td:nth-child(2)").all_text_contents()

@@ -11,6 +11,7 @@ import { openLive, utcDay } from "./live.js";
 import { accountPage } from "./account.js";
 import { openQueue } from "./queue.js";
 import { historyPage, playerKey } from "./me.js";
+import { fetchStored } from "./net.js";
 import { ratingsBoard } from "./ratings.js";
 import { replayBoards } from "./replay.js";
 import { RULES } from "./rules.js";
@@ -447,8 +448,9 @@ function apiError(data) {
   return data && data.error && typeof data.error === "object" ? data.error.message || data.error.code : null;
 }
 
-async function getJson(url, init) {
-  const response = await fetch(url, init);
+/** `get`: fetch, or fetchStored for a game that may have just finished (net.js). */
+async function getJson(url, init, get = fetch) {
+  const response = await get(url, init);
   const data = await response.json().catch(() => null);
   if (!response.ok) {
     const error = new Error(apiError(data) || `${response.status} ${response.statusText}`);
@@ -544,7 +546,7 @@ function replay(id) {
   const heading = h("h1", { class: "sr-only" }, w.replay);
   const box = h("section", { class: "replay" }, heading, h("p", { class: "muted" }, w.loading));
   main.append(box);
-  getJson(`/api/games/${encodeURIComponent(id)}`).then((game) => {
+  getJson(`/api/games/${encodeURIComponent(id)}`, undefined, fetchStored).then((game) => {
     const frames = replayBoards(game.deal, game.moves);
     let at = 0;
     const stepInfo = h("p", { class: "step", role: "status" });

@@ -6,6 +6,7 @@ import { createBoard } from "./board.js";
 import { POSITION_NAMES, cardSymbol, parseCard, parsePosition } from "./cards.js";
 import { formatTime, h } from "./dom.js";
 import { errorText } from "./i18n.js";
+import { fetchStored } from "./net.js";
 import { replayBoards } from "./replay.js";
 
 /** A step's identity: "undo", or a move's positions in order (a record may name them in any order). */
@@ -39,12 +40,13 @@ function stepText(step, board, w, lang) {
   }).join(" + ");
 }
 
-/** The compare page into `main`: loads both records (the server refuses while their deal is in play). */
+/** The compare page into `main`: loads both records (the server refuses while their deal is in
+ * play; a game just finished may take a moment to be stored: fetchStored). */
 export function comparePage(main, w, lang, idA, idB) {
   document.title = `${w.compare} · Half Moon`;
   const box = h("section", { class: "compare" }, h("p", { class: "muted" }, w.loading));
   main.append(box);
-  const load = (id) => fetch(`/api/games/${encodeURIComponent(id)}`).then(async (response) => {
+  const load = (id) => fetchStored(`/api/games/${encodeURIComponent(id)}`).then(async (response) => {
     const data = await response.json().catch(() => null);
     if (response.ok) return data;
     throw Object.assign(new Error(String(response.status)), { code: data && data.error && data.error.code });

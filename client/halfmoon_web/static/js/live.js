@@ -10,7 +10,7 @@ import { errorText, t } from "./i18n.js";
 import { playerKey } from "./me.js";
 import { ratingLine } from "./ratings.js";
 import { modeRules } from "./modes.js";
-import { Connection, wsUrl } from "./net.js";
+import { Connection, fetchStored, wsUrl } from "./net.js";
 import { matchedName } from "./queue.js";
 import * as session from "./session.js";
 import { CANCELLED, REMOVED, tapMessage } from "./taps.js";
@@ -71,12 +71,12 @@ export function openLive(app, intent) {
   // this page's contributions to the sealed deal of the race `sentFor` (a round of the room): docs/protocol.md, "Sealed races"
   let sent = [];
   let sentFor = 0; // JOINED: the race the page joined (its round is not known when the join goes)
-  // a ghost race (`intent.ghost`: a stored game; a daily's, its progress only)
+  // a ghost race (`intent.ghost`: a stored game, or one about to be: fetchStored; a daily's, its progress only)
   let ghost = null;
   let ghostFailed = false;
   if (intent.ghost) {
     const id = encodeURIComponent(intent.ghost);
-    fetch(intent.kind === "daily" ? `/api/daily/${utcDay(Date.now())}/ghosts/${id}` : `/api/games/${id}`,
+    fetchStored(intent.kind === "daily" ? `/api/daily/${utcDay(Date.now())}/ghosts/${id}` : `/api/games/${id}`,
       { headers: { Authorization: `Bearer ${playerKey(localStorage)}` } })
       .then((response) => (response.ok ? response.json() : Promise.reject(new Error(String(response.status)))))
       .then((game) => { ghost = ghostOf(game); })

@@ -1,6 +1,7 @@
 // The WebSocket connection to /ws (docs/protocol.md, version 1): sending, decoding, and
 // reconnecting by itself with backoff; what to say on each new socket (hello) and the room's
-// event version are the session's (session.js).
+// event version are the session's (session.js). And the REST read of a game just finished
+// (fetchStored), which may not be stored yet.
 
 export const PROTOCOL_VERSION = 1;
 /** Close codes after which the socket stays closed (docs/protocol.md, "Connection closes"). */
@@ -13,6 +14,21 @@ const CLOSE_BAD_ROOM = 4003;
 export function wsUrl(loc, room = null) {
   const base = `${loc.protocol === "https:" ? "wss" : "ws"}://${loc.host}/ws`;
   return room ? `${base}?room=${encodeURIComponent(room)}` : base;
+}
+
+/**
+ * fetch(url, init) for a stored game, asked again while it answers 404: a game is told finished
+ * (game_over, race_over) before it is stored, which follows within milliseconds — longer under
+ * load, or while the database is down (docs/openapi.yaml, GET /api/games/{game}). Every `every`
+ * ms for up to `within` ms; resolves to the last response (a 404 still: no such game). Any other
+ * answer, or a failure, at once.
+ */
+export async function fetchStored(url, init, { every = 500, within = 5000 } = {}) {
+  for (let waited = 0; ; waited += every) {
+    const response = await fetch(url, init);
+    if (response.status !== 404 || waited + every > within) return response;
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
 }
 
 export class Connection {
