@@ -119,8 +119,10 @@ class Play:
     held: Room | None = None
 
     async def wait(self, ms: int) -> None:
-        """Let ``ms`` pass on the server's clock (on the system clock: a moment only), and its
+        """Let the rooms' writes of finished games end (each logs ``stored``: one order on every
+        run), then ``ms`` pass on the server's clock (on the system clock: a moment only), and its
         ticker settle what came due."""
+        await self.server.app[keys.TASKS].settle()
         if isinstance(self.clock, ManualClock):
             self.clock.advance(ms)
             await asyncio.sleep(0.08)  # the ticker runs every 0.02 s

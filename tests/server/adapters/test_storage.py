@@ -33,6 +33,7 @@ from halfmoon_server.adapters.storage import (
 from halfmoon_server.core.records import PlayerGame
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import Storage
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer, admin
 from tests.server.support import WsClient, won_record
 
@@ -660,6 +661,7 @@ async def test_a_whole_server_in_memory(start_server: StartServer) -> None:
         await client.send("move", positions=step.names())  # type: ignore[union-attr]
         await client.next("moved")
     over = await client.next("game_over")
+    await server.app[keys.TASKS].settle()  # (game_over does not wait for the database: the write follows it)
     async with aiohttp.ClientSession() as http:
         board = await (await http.get(server.make_url(f"/api/leaderboard/{record.code}"))).json()
         game = await (await http.get(server.make_url(f"/api/games/{over['game']}"))).json()

@@ -77,6 +77,7 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     dan, _, dan_room = await _attempt(server, "Dan")
     dan_token = (dan.history[0])["token"]
 
+    await server.app[keys.TASKS].settle()  # (game_over does not wait for the database: the writes follow it)
     today = await (await http.get(server.make_url("/api/daily"))).json()
     assert today["date"] == "2026-11-28" and today["players"] == 2 and today["past"] == []
     assert day1_code not in str(today)
@@ -105,6 +106,7 @@ async def test_daily_challenge_across_a_date_change(start_server: StartServer, c
     # every attempt of the day has ended (each lasts at most 30 min): the code is public, records open
     clock.set(day_start_ms(DAY2) + 1_800_000)
     assert (await dan.next("game_over"))["outcome"] == "timed_out"  # his time ran out
+    await server.app[keys.TASKS].settle()  # (his game's write follows his game_over: the count holds it now)
     today = await (await http.get(server.make_url("/api/daily"))).json()
     revealed = today["past"][0]
     assert {k: v for k, v in revealed.items() if k not in ("salt", "commitment")} == {  # Ada, Bob, Dan ranked
@@ -269,11 +271,15 @@ async def test_the_daily_code_stays_off_every_rest_answer_until_the_day_is_over(
     await ada.send("give_up")
     over = await ada.next("game_over")
     assert over["code"] is None, "not even its own player learns the daily code before the day's reveal"
+    # (game_over does not wait for the database: once the write is done the stored game is read, and
+    # the room can expire after the clock's advance below)
+    await server.app[keys.TASKS].settle()
     code = str(daily_code(utc_day(clock.now_ms()), b"test-secret", long=True))
     assert all(code not in text for text in during)
     after = await rest_texts(over["game"])  # the attempt is over, the day is not
     assert all(code not in text for text in after), after
     assert json.loads(after[0])["code"] is None
+    assert json.loads(after[3])["error"]["code"] == "daily_hidden", "the stored game is found, and hidden"
     await ada.close()
     clock.advance(5_000)  # the finished room expires: its answer is rebuilt from the stored games
     for _ in range(100):

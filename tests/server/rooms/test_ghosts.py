@@ -11,6 +11,7 @@ from halfmoon.errors import InvalidRecordError
 from halfmoon.game import Game
 from halfmoon.record import GameRecord, replay
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
 from tests.server.support import WsClient
 
@@ -43,6 +44,7 @@ async def test_a_stored_game_carries_the_clock_time_of_each_step_undos_included(
     await ada.send("give_up")
     over = await ada.next("game_over")
     assert over["time_ms"] == 6_000
+    await server.app[keys.TASKS].settle()  # (game_over does not wait for the database: the write follows it)
     async with aiohttp.ClientSession() as http:
         response = await http.get(server.make_url(f"/api/games/{over['game']}"))
         assert response.status == 200

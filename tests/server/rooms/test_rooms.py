@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 
+from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.web import keys
 from tests.server.conftest import StartServer
@@ -203,33 +204,51 @@ async def _settle(server: Any, room_id: str) -> None:
 async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_connection(
     start_server: StartServer, monkeypatch: Any
 ) -> None:
-    """`Room.leave` hands the leaving connection to the recorder as `departing`; `_record` sends it
-    the `game_over` whenever the store finishes — even if that connection has meanwhile started a
-    solo game (or joined any other room). The frame carries the old room's `seq` and an outcome
-    `left`: a client that is now in its solo game sees its game end (and its `seq` jumps).
-    (Pre-existing: old rooms.py did the same with `notify=conn`.)"""
+    """`leave` keeps the leaving connection as the room's `departing` until the game's end is
+    logged (`recorded`): the `game_over` goes out then — not when the database has the game (the
+    write follows, and nothing waits for it: test_room.py's
+    test_game_over_goes_out_while_the_database_is_still_writing_the_game). Should that connection
+    have started a solo game (or joined any other room) meanwhile, the left race's `game_over` is
+    not sent to it: a client now in its solo game would take it for its solo game's end. The
+    `recorded` entry is held here (a slow room log) until Ada plays her solo game; then the race's
+    game is recorded and stored once all the same."""
     server = await start_server()
-    storage = server.app[keys.STORAGE]
-    release = asyncio.Event()
-    save = storage.save_game
+    room_log = server.app[keys.LOBBY].services.log
+    holding, release = asyncio.Event(), asyncio.Event()
+    append = room_log.append
+    race_room = ""
 
-    async def slow(game: Any) -> str:
-        if game.outcome == "left":
-            await release.wait()  # a slow database (or a slow post-game analysis)
-        return await save(game)
+    async def slow(room_id: str, entry: dict[str, Any]) -> int:
+        if room_id == race_room and entry["k"] == "recorded":
+            holding.set()
+            await release.wait()  # the log takes the game's end late
+        return await append(room_id, entry)
 
-    monkeypatch.setattr(storage, "save_game", slow)
-    _room_id, ada, bob = await _race_of_two(server)
+    monkeypatch.setattr(room_log, "append", slow)
+    race_room, ada, bob = await _race_of_two(server)
     await ada.send("leave")
     await bob.next("player_left")
-    await ada.send("solo", name="Ada")
+    async with asyncio.timeout(5):
+        await holding.wait()  # Ada's game is over, its end not logged yet: no game_over has gone out
+    code = str(won_record().code)
+    await ada.send("solo", name="Ada", code=code)
     welcome = await ada.next("welcome")
     assert welcome["room"]["mode"] == "solo" and welcome["room"]["phase"] == "running"
     release.set()
-    await asyncio.sleep(0.2)
-    after = ada.history[ada.history.index(welcome) + 1 :]
-    stray = [m for m in after if m["type"] == "game_over"]
+    await server.app[keys.TASKS].settle()  # the race's game is recorded (its game_over published), then stored
+    await ada.send("move", positions=next(iter(Game.from_code(code).legal_moves())).names())
+    await ada.next("moved")  # (after any frame the race sent her connection before it)
+    stray = [m for m in ada.history if m["type"] == "game_over"]
     assert stray == [], f"the solo game's connection got the race's game_over: {stray}"
+    entries = [e for e in journal_entries(server, race_room) if e.get("p") == "p1"]
+    assert [e["k"] for e in entries if e["k"] in ("recorded", "stored")] == ["recorded", "stored"]
+    await bob.send("give_up")
+    results = (await bob.next("race_over"))["results"]
+    left = next(line for line in results if line["name"] == "Ada")
+    assert left["outcome"] == "left" and left["game"] == entries[-1]["g"]
+    async with aiohttp.ClientSession() as http:
+        stored = await http.get(server.make_url(f"/api/games/{left['game']}"))
+        assert stored.status == 200 and (await stored.json())["outcome"] == "left"
     for client in (ada, bob):
         await client.close()
 

@@ -5,6 +5,7 @@ tells clients to connect again (close 1012)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import signal
 from pathlib import Path
@@ -90,8 +91,12 @@ async def test_a_killed_server_loses_no_acknowledged_move_and_the_race_goes_on(t
             ("Ada", 48, "won"),
             ("Bob", 3, "gave_up"),
         ]
-        async with aiohttp.ClientSession() as http:
-            board = await (await http.get(f"{inst.base}/api/leaderboard/{CODE}")).json()
+        async with aiohttp.ClientSession() as http, asyncio.timeout(5):
+            while True:  # (game_over does not wait for the database: the writes follow it)
+                board = await (await http.get(f"{inst.base}/api/leaderboard/{CODE}")).json()
+                if len(board["entries"]) >= 2:
+                    break
+                await asyncio.sleep(0.05)
         assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [
             ("Ada", 520, over["game"]),
             ("Bob", bob_acks[-1]["score"], bob_over["game"]),
@@ -120,9 +125,13 @@ async def test_a_crash_never_spends_a_ranked_daily_attempt(tmp_path: Path) -> No
         await again.send("give_up")
         over = await again.next("game_over")
         assert over["ranked"] is True, "the attempt that crashed is still the ranked one"
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession() as http, asyncio.timeout(5):
             day = (await (await http.get(f"{inst.base}/api/daily")).json())["date"]
-            ranked = await (await http.get(f"{inst.base}/api/daily/{day}/leaderboard")).json()
+            while True:  # (game_over does not wait for the database: the write follows it)
+                ranked = await (await http.get(f"{inst.base}/api/daily/{day}/leaderboard")).json()
+                if ranked["entries"]:
+                    break
+                await asyncio.sleep(0.05)
         assert [e["name"] for e in ranked["entries"]] == ["Cy"]
         await cy.close()
         await again.close()

@@ -249,13 +249,18 @@ async def test_a_daily_code_reaches_nobody_until_every_attempt_of_the_day_has_en
     await play_moves(ada, Game.from_code(code), 3)
     await ada.send("give_up")
     over = await ada.next("game_over")
+    # (her game's write follows game_over: once it is stored, the reads below are refused as hidden, not
+    # just not found)
+    await server.app[keys.TASKS].settle()
     room_id = welcome["room"]["room"]
     async with aiohttp.ClientSession() as http:
         paths = [f"/api/rooms/{room_id}", f"/api/games/{over['game']}", "/api/daily"]
         paths.append("/api/daily/2026-11-28/leaderboard")
-        await rest(http, server, rex_p, *paths)
+        hidden = [await rest(http, server, rex_p, *paths)]
         clock.set(day_start_ms(date(2026, 11, 29)) + 60_000)  # the day is over, an attempt may still run
-        await rest(http, server, rex_p, *paths)
+        hidden.append(await rest(http, server, rex_p, *paths))
+        # the stored game is found, and refused: the hidden path is what was read, not a 404
+        assert [(game[0], game[1]["error"]["code"]) for _, game, *_ in hidden] == [(403, "daily_hidden")] * 2
         clock.set(day_start_ms(date(2026, 11, 29)) + 1_800_000)  # every attempt of the day has ended
         rex_p.entitled_now()
         answers = await rest(http, server, rex_p, *paths)

@@ -70,7 +70,9 @@ KEYS = {name: secrets.token_urlsafe(32) for name in ("Ada", "Bob", "Cy")}
 
 
 async def rating_of(server: TestServer, game: str) -> dict[str, Any]:
-    """Poll the game's rating as the end screen does, until it is no longer due."""
+    """Poll the game's rating as the end screen does, until it is no longer due (once the game is
+    stored: until then the game is not found, as game_over does not wait for the database)."""
+    await server.app[keys.TASKS].settle()
     for _ in range(100):
         body: dict[str, Any] = await get(server, f"/api/games/{game}/rating")
         if body["status"] != "due":

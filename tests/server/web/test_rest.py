@@ -89,6 +89,7 @@ async def test_rest_answers_match_the_document(start_server: StartServer, clock:
         over = await player.next("game_over")
         await player.next("race_over")
         await player.close()
+        await server.app[keys.TASKS].settle()  # (game_over does not wait for the database: the write follows it)
         room = await get(f"/api/rooms/{solo_room}")
         assert room["phase"] == "finished" and room["results"][0]["game"] == over["game"]
         assert _required("PlayerSummary") <= set(room["players"][0])
@@ -129,6 +130,7 @@ async def test_a_leaderboard_lists_each_players_best_game_and_no_solo_game_left(
     await solo("ada", 1, "give_up")
     await solo("Bob", 3, "leave")  # left: not a result
     await solo("Cy", 1, "give_up")
+    await server.app[keys.TASKS].settle()  # (each game_over comes before its game's write)
     async with aiohttp.ClientSession() as http:
         board = await (await http.get(server.make_url(f"/api/leaderboard/{code}"))).json()
     lines = [
@@ -303,6 +305,7 @@ async def test_casual_and_ranked_rows_through_rest_and_a_daily_board_of_ranked_r
         return over
 
     first, retry = await daily("Eve"), await daily("EVE")
+    await server.app[keys.TASKS].settle()  # (each game_over comes before its game's write)
     said = {
         "open race": open_race["Ada"], "sealed": sealed["Bea"], "bot": sealed["bot-1"], "hasty": hasty["Cy"],
         "solo": solo, "daily first": first, "daily retry": retry,
