@@ -51,7 +51,7 @@ DUPLICATE: Final = 1  # applied already (delivered twice): ignore it
 GAP: Final = 2  # past a gap: fill the gap from the log first
 
 #: The kinds of :class:`ResultJob`.
-RECORD: Final = "record"  # log ``recorded`` (game_over goes out), then store the game and log ``stored``
+RECORD: Final = "record"  # log ``recorded`` (game_over goes out; the STORE that follows is due at once)
 STORE: Final = "store"  # store a recorded game, then log ``stored``
 STORE_PARKED: Final = "store_parked"  # the same for a game of an earlier race (by its game id)
 
@@ -121,13 +121,16 @@ class ResultOutbox:
         if ours:
             self._due[player_id] = at
 
-    def recorded(self, player_id: str, at: int, *, stored: bool) -> None:
-        """A game's id was logged (``stored``: the database had it already)."""
+    def recorded(self, player_id: str, at: int, *, stored: bool, ours: bool = False) -> None:
+        """A game's id was logged (``stored``: the database had it already, in an older log);
+        ``ours``: by this instance, which writes it at once (any other after the grace)."""
         self.changed = True
         self._forget(player_id)
         if not stored:
             self.unstored.add(player_id)
             self.recorded_at[player_id] = at
+            if ours:
+                self._due[player_id] = at
 
     def stored(self, player_id: str | None, stored_as: str | None, current: str | None) -> None:
         """``stored`` was logged for ``stored_as`` (``current``: the id of the player's game in
@@ -332,7 +335,8 @@ class RoomState:
             # rematch's parking)
             racer = None if player is None else race.players.get(player)
             if player is not None and entry.get("g") is not None and racer is not None and racer.finished:
-                self.results.recorded(player, entry["t"], stored=bool(entry.get("s")))
+                ours = not self.replaying and self.ours(entry)
+                self.results.recorded(player, entry["t"], stored=bool(entry.get("s")), ours=ours)
         elif kind == "stored":
             current = None if player is None else self.game_id(player)
             self.results.stored(player, entry.get("g"), current)
@@ -378,8 +382,8 @@ class RoomState:
 
     def pending(self, job: ResultJob) -> bool:
         """The job still has something to do (its result was not logged, or not applied)."""
-        if job.kind == RECORD:  # (it stores the game too: pending until ``stored`` is logged)
-            return job.key in self.race.unrecorded or job.key in self.results.unstored
+        if job.kind == RECORD:
+            return job.key in self.race.unrecorded
         if job.kind == STORE:
             return job.key in self.results.unstored
         return job.key in self.results.parked

@@ -53,7 +53,7 @@ from halfmoon_server.core.room_state import (
 )
 from halfmoon_server.core.snapshots import restore_snapshot, take_snapshot
 from halfmoon_server.errors import LogUnavailable, Refusal
-from halfmoon_server.ports import FinishedGame, Outbox, RoomLog
+from halfmoon_server.ports import Outbox, RoomLog
 from halfmoon_server.rooms.results import Recorder
 
 __all__ = [
@@ -597,23 +597,21 @@ class Room:
                 failed = await self._store(job)
         finally:
             self.state.settle(job, self.clock.now_ms(), failed=failed)
+        self._drive_results()  # what it made due (a recorded game's write: at once)
 
     async def _record(self, player_id: str) -> bool:
         """Record a finished game: log its id (fixed up front) — the player's ``game_over`` and
-        the race's results go out with it, never waiting for the database — then store it and log
-        ``stored``, as the outbox's later tries do. True: it was not recorded, or not stored (the
-        outbox tries again after its backoff)."""
-        game, stored_as = self.state.finished(player_id, self.clock.now_ms()), self.state.game_id(player_id)
-        await self.append_quietly({"k": "recorded", "p": player_id, "g": stored_as})
-        if player_id in self.state.race.unrecorded:  # the log did not take it: tried again later
-            return True
-        # (the game as it ended, taken before the await: a rematch may replace the race meanwhile)
-        return await self._write(game, stored_as, {"k": "stored", "p": player_id, "g": stored_as})
+        the race's results go out with it, never waiting for the database. Its write is a job of
+        its own, due at once (:meth:`_store`). True: the log did not take it."""
+        await self.append_quietly({"k": "recorded", "p": player_id, "g": self.state.game_id(player_id)})
+        return player_id in self.state.race.unrecorded
 
     async def _store(self, job: ResultJob) -> bool:
         """Store a recorded game (the room's log is the result's outbox: it survives the database
         being down, and the process dying), then log ``stored``. The write is idempotent on the
         id. True: the database did not take it."""
+        if not self.state.pending(job):  # (stored meanwhile, or parked by a rematch: its own job)
+            return False
         if job.kind == STORE:
             game, stored_as = self.state.finished(job.key, self.clock.now_ms()), self.state.game_id(job.key)
             stored: Entry = {"k": "stored", "p": job.key, "g": stored_as}
@@ -621,10 +619,6 @@ class Room:
             assert job.kind == STORE_PARKED
             game, stored_as = self.state.results.parked[job.key], job.key
             stored = {"k": "stored", "g": stored_as}
-        return await self._write(game, stored_as, stored)
-
-    async def _write(self, game: FinishedGame, stored_as: str, stored: Entry) -> bool:
-        """Write a finished game, then log ``stored``. True: the database did not take it."""
         try:
             await self.services.recorder.store(game, stored_as)
         except Exception as exc:  # the database is down (or worse): keep the result, try again

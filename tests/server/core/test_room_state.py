@@ -195,13 +195,19 @@ def test_a_job_whose_entry_was_not_logged_is_tried_again() -> None:
     assert state.pending(job) and state.results_next_due() == 1_500
 
 
-def test_a_recorded_game_whose_stored_was_not_logged_is_tried_again_after_the_backoff() -> None:
+def test_a_game_this_instance_recorded_is_written_at_once_and_another_instances_after_the_grace() -> None:
     state = _ended_solo(f"{HERE}:1")
     [job] = state.results_due(1_000)
     _apply(state, {"k": "recorded", "p": "p1", "g": state.game_id("p1"), "t": 1_000, "o": f"{HERE}:2"})
-    state.settle(job, 1_000)  # the write went through, the ``stored`` did not reach the log
-    assert state.pending(job) and state.results_next_due() == 1_500  # (not the grace's 11_000)
-    assert state.results_due(1_500) == [ResultJob(STORE, "p1")]
+    state.settle(job, 1_000)
+    assert not state.pending(job)
+    [write] = state.results_due(1_000)
+    assert write == ResultJob(STORE, "p1")  # (not after the grace's 11_000)
+    state.settle(write, 1_000)  # the write went through, the ``stored`` did not reach the log
+    assert state.pending(write) and state.results_next_due() == 1_500
+    theirs = _ended_solo("other:1")
+    _apply(theirs, {"k": "recorded", "p": "p1", "g": theirs.game_id("p1"), "t": 1_000, "o": "other:2"})
+    assert theirs.results_due(1_000) == [] and theirs.results_next_due() == 1_000 + UNRECORDED_GRACE_MS
 
 
 def test_the_backoff_constants_are_read_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
