@@ -91,6 +91,17 @@ async def solo_to_the_end(
         await client.close()
 
 
+async def leaderboard_holding(base: str, code: str, entries: int, *, within_s: float = 5.0) -> dict[str, Any]:
+    """The leaderboard of ``code`` at ``base`` (a real server's address) once it has at least
+    ``entries`` rows: ``game_over`` does not wait for the database, the writes follow it."""
+    async with aiohttp.ClientSession() as http, asyncio.timeout(within_s):
+        while True:
+            board: dict[str, Any] = await (await http.get(f"{base}/api/leaderboard/{code}")).json()
+            if len(board["entries"]) >= entries:
+                return board
+            await asyncio.sleep(0.05)
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
     try:

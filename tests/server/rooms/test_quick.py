@@ -194,11 +194,11 @@ async def test_queueing_spends_a_room_credit(start_server: StartServer) -> None:
 
 
 async def test_a_queued_connection_is_not_closed_as_roomless(start_server: StartServer) -> None:
-    server = await start_server(**QUICK, join_timeout_s=0.2)
+    server = await start_server(**QUICK, join_timeout_s=1.0)  # (Ada's queue must arrive within it)
     ada = await queued(server, 1)
     idle = await WsClient.connect(server, "idle")
     await ada.next("queued")
-    await idle.drain(0.8)
+    await idle.drain(2.0)
     assert idle.closed and not ada.closed
     for client in (ada, idle):
         await client.close()

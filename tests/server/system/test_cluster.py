@@ -21,7 +21,7 @@ import pytest
 from halfmoon.game import Move
 from tests.ports import free_port
 from tests.server.instances import Instance, RedisServer, wait_healthy
-from tests.server.support import WsClient, check_hidden_information, won_record
+from tests.server.support import WsClient, check_hidden_information, leaderboard_holding, won_record
 from tests.server.system.test_deploy import nginx_config
 from tests.server.system.test_durability import play, resume
 
@@ -133,12 +133,8 @@ async def test_a_race_split_over_three_instances_with_a_spectator_survives_two_o
         ("Ada", 48, "won", ada_over["game"]),
         ("Bob", 2, "gave_up", bob_over["game"]),
     ]
-    async with aiohttp.ClientSession() as http, asyncio.timeout(5):
-        while True:  # (game_over does not wait for the database: the writes follow it)
-            board = await (await http.get(f"{three.base}/api/leaderboard/{CODE}")).json()
-            if len(board["entries"]) >= 2:
-                break
-            await asyncio.sleep(0.05)
+    board = await leaderboard_holding(three.base, CODE, 2)
+    async with aiohttp.ClientSession() as http:
         past = await (await http.get(f"{three.base}/api/rooms/{room}")).json()
     assert [(e["name"], e["score"], e["moves"]) for e in board["entries"]] == [
         ("Ada", 520, 48),

@@ -16,7 +16,7 @@ import pytest
 
 from halfmoon.game import Move
 from tests.server.instances import Instance
-from tests.server.support import WsClient, won_record
+from tests.server.support import WsClient, leaderboard_holding, won_record
 
 pytestmark = pytest.mark.slow  # real servers killed and restarted
 
@@ -91,12 +91,7 @@ async def test_a_killed_server_loses_no_acknowledged_move_and_the_race_goes_on(t
             ("Ada", 48, "won"),
             ("Bob", 3, "gave_up"),
         ]
-        async with aiohttp.ClientSession() as http, asyncio.timeout(5):
-            while True:  # (game_over does not wait for the database: the writes follow it)
-                board = await (await http.get(f"{inst.base}/api/leaderboard/{CODE}")).json()
-                if len(board["entries"]) >= 2:
-                    break
-                await asyncio.sleep(0.05)
+        board = await leaderboard_holding(inst.base, CODE, 2)
         assert [(e["name"], e["score"], e["game"]) for e in board["entries"]] == [
             ("Ada", 520, over["game"]),
             ("Bob", bob_acks[-1]["score"], bob_over["game"]),
