@@ -97,17 +97,17 @@ class HeldStorage(MemoryStorage):
         await super().save_game(game, game_id)
 
 
-class SlowAckLog(MemoryLog):
-    """A log that applies a ``recorded`` at once but answers its append only once :attr:`gate` is
-    opened (a slow acknowledgement: a Redis ``WAIT`` for a replica)."""
+class SlowAckLog(Delegating):
+    """A memory log that applies a ``recorded`` at once but answers its append only once
+    :attr:`gate` is opened (a slow acknowledgement: a Redis ``WAIT`` for a replica)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(MemoryLog())
         self.gate = asyncio.Event()
         self.gate.set()
 
     async def append(self, room_id: str, entry: dict[str, Any]) -> int:
-        number: int = await super().append(room_id, entry)
+        number: int = await self.inner.append(room_id, entry)
         if entry["k"] == "recorded":
             await self.gate.wait()
         return number

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import aiohttp
+import pytest
 
 from halfmoon.game import Game
 from halfmoon_server.clock import ManualClock
@@ -201,6 +202,7 @@ async def _settle(server: Any, room_id: str) -> None:
     await room.tick()
 
 
+@pytest.mark.interpreted  # (JournalLog.append replaced)
 async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_connection(
     start_server: StartServer, monkeypatch: Any
 ) -> None:
