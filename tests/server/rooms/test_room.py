@@ -18,6 +18,7 @@ from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
 from halfmoon_server.core.commands import room_header
 from halfmoon_server.core.race import RaceConfig
+from halfmoon_server.core.room_state import STORE, ResultJob
 from halfmoon_server.errors import Refusal, StorageError
 from halfmoon_server.ports import FinishedGame
 from halfmoon_server.rooms import results
@@ -271,6 +272,10 @@ async def test_a_rematch_before_the_recording_returns_stores_the_game_as_it_ende
     assert list(storage.games) == [ended[0]]
     assert storage.games[ended[0]].moves == 0 and ended[1] is not room.race.players[player].game
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    # a write job of that game started late (spawned before the rematch parked it) leaves it to
+    # the parked game's own job: nothing written of the new race's seat, which has no game
+    assert await room._store(ResultJob(STORE, player)) is False
+    assert list(storage.games) == [ended[0]]
     room.close_timer()
 
 
