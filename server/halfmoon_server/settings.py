@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from halfmoon_server.clock import Clock, SystemClock
+from halfmoon_server.core.commands import LOG_VERSION
 from halfmoon_server.core.ranking import DEFAULT_TAP_FLOOR_MS
 from halfmoon_server.errors import SettingsError
 
@@ -162,6 +163,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "daily_time_limit_s", "HALFMOON_DAILY_TIME_LIMIT_S", int, "--daily-time-limit",
         "a daily attempt's time limit (s); the day's code opens this long after the day",
+    ),
+    Option(
+        "room_log_format", "HALFMOON_ROOM_LOG_FORMAT", int, "--room-log-format",
+        f"the format new rooms' logs are written in ({LOG_VERSION}; 1 while instances of a release without this "
+        "option, which read formats 0-1 only, still share the room logs: a rolling upgrade)",
     ),
     Option(
         "gc_freeze_s", "HALFMOON_GC_FREEZE_S", float, "--gc-freeze",
@@ -374,6 +380,11 @@ class Settings:
     #: whole heap is unfrozen and collected once, freeing reference cycles that became garbage
     #: after they were frozen (one pause; 0: never). ``gc_freeze_s`` 0: frozen once, at start.
     gc_freeze_s: float = 2.0
+    #: The format new rooms' logs are written in (the header's ``v``): this release's
+    #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`), or 1 while instances of an earlier
+    #: release, which cannot read a newer format, still share the room logs (a rolling upgrade of a
+    #: cluster; deploy/RUNBOOK.md). Rooms of either format are read and played as their log began.
+    room_log_format: int = LOG_VERSION
     #: ...and every ``gc_freeze_light_s`` while the process (all its threads) uses under
     #: :data:`~halfmoon_server.web.app.LIGHT_LOAD_SHARE` of a core (0, or not below
     #: ``gc_freeze_s``: always ``gc_freeze_s``). Each young collection before a freeze walks what
@@ -551,6 +562,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if not 1 <= self.room_log_format <= LOG_VERSION:
+            raise SettingsError(f"room_log_format must be 1 to {LOG_VERSION}, not {self.room_log_format}")
         if not 0 <= self.snapshot_every <= 100_000:
             raise SettingsError(f"snapshot_every must be 0 (no snapshots) to 100000 entries, not {self.snapshot_every}")
         if not 1_000 <= self.max_room_entries <= 10_000_000:

@@ -21,8 +21,10 @@ spectator's, the results), taken from the room that played — not from a replay
 :data:`~halfmoon_server.core.commands.LOG_VERSION`); ``journal-v0.json`` and ``redis-v0.json``
 are the same rooms as the release before the version wrote them, and ``journal-stored-first.json``
 and ``redis-stored-first.json`` as the release before ``game_over`` stopped waiting for the database wrote them
-(its ``recorded`` came after the write, with ``"s": true``), kept as they are to show those still
-replay. A release that writes other logs regenerates the first two and keeps the ones it
+(its ``recorded`` came after the write, with ``"s": true``), and ``journal-v1.json`` and
+``redis-v1.json`` as the release before the entry that ends a game recorded it wrote them (log
+format 1: a ``recorded`` entry of its own after each game's end), kept as they are to show those
+still replay. A release that writes other logs regenerates the first two and keeps the ones it
 replaces beside them, with their tests.
 
 Regenerate with ``python -m tests.server.build_room_logs`` (from the repository root; Redis

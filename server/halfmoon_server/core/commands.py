@@ -19,7 +19,10 @@ itself and its salt), and ``o`` its origin: which instance and connection sent i
 id (so that instance can answer that connection alone).
 
 A room's header (:func:`room_header`) holds the log format's version ``v`` (:data:`LOG_VERSION`;
-a header without one is version 0, the logs written before: same entries, replayed unchanged),
+a header without one is version 0, the logs written before: same entries, replayed unchanged;
+from version 2, :data:`RECORDED_AT_END`, the entry that ends a game records it — its
+``game_over`` goes out with that entry — where a log of version 0 or 1 holds a ``recorded`` entry
+of its own after each game's end, and still does for as long as such a room lives),
 a sealed race's ``seed`` (its ``code`` is null: the deal is derived at the start); a header of
 the previous release holds its ``code`` and ``salt``. A quick race's header also holds ``quick``
 (``{"seats": [the matched keys' hashes], "start_by": ms}``: :class:`~halfmoon_server.core.race.QuickSeats`;
@@ -71,11 +74,16 @@ Entry = dict[str, Any]
 
 #: The log format's version, in every room header (``"v"``); a header without one is version 0,
 #: the logs written before it was there: the entries are the same, and they replay unchanged.
-LOG_VERSION = 1
+LOG_VERSION = 2
+#: From this version on, a game is recorded by the entry that ends it (its ``game_over`` goes out
+#: with that entry's events); a log of an earlier version records each game with a ``recorded``
+#: entry of its own, appended after the game ended, and is replayed so.
+RECORDED_AT_END = 2
 
 __all__ = [
-    "CLIENT_KINDS", "COMMANDS", "ENDING_KINDS", "KINDS", "LOG_VERSION", "Command", "Entry", "LogEntry",
-    "apply_entry", "check_entry", "check_room_size", "is_listed", "log_version", "parse_entry", "room_header",
+    "CLIENT_KINDS", "COMMANDS", "ENDING_KINDS", "KINDS", "LOG_VERSION", "RECORDED_AT_END", "Command", "Entry",
+    "LogEntry", "apply_entry", "check_entry", "check_room_size", "is_listed", "log_version", "parse_entry",
+    "room_header",
 ]  # fmt: skip
 
 
@@ -289,6 +297,7 @@ def room_header(
     nonce: str,
     daily_day: str | None,
     listed: bool = False,
+    version: int = LOG_VERSION,
 ) -> Entry:
     """What a room is made of, before any command: its id, mode, deal (None: a sealed race's,
     derived at its start from the header's ``seed``), creation time, a random nonce (the game ids
@@ -296,9 +305,11 @@ def room_header(
     server, for a quick race) made it public — it is shown on the live list while it is in play
     (:func:`is_listed`); the key is written only then, so a private room's header is as before.
     An optional key needs no new :data:`LOG_VERSION`: a release that does not know it replays the
-    room the same (it only does not list it)."""
+    room the same (it only does not list it). ``version``: the log format to write (an earlier one
+    while instances that read no newer one share the logs: ``Settings.room_log_format``)."""
+    log_version({"v": version})  # (refused: a format this release does not write)
     header: Entry = {
-        "v": LOG_VERSION,
+        "v": version,
         "room": room_id,
         "mode": str(mode),
         "code": code,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from halfmoon_server.clock import utc_datetime
-from halfmoon_server.core.commands import Entry, apply_entry
+from halfmoon_server.core.commands import RECORDED_AT_END, Entry, apply_entry, log_version
 from halfmoon_server.core.events import Event, GameEnded, PlayerJoined
 from halfmoon_server.core.race import Race
 from halfmoon_server.core.records import FinishedGame
@@ -241,6 +241,10 @@ class RoomState:
         #: the spectators of every instance: the origin of each one's watch
         self.watchers: set[str] = set()
         self.results = ResultOutbox()
+        #: a game is recorded by the entry that ends it (a log of version
+        #: :data:`~halfmoon_server.core.commands.RECORDED_AT_END` or later); an older log's games
+        #: wait for a ``recorded`` entry of their own (a :data:`RECORD` job appends it)
+        self.records_at_end = log_version(header) >= RECORDED_AT_END
         #: the player the last applied entry was about (a join's: the new seat's)
         self.player: str | None = None
         #: the room's events numbered so far (the shell numbers them as it publishes them:
@@ -282,9 +286,7 @@ class RoomState:
         if entry["k"] != "tick":
             deadline = self.race.next_deadline()
             if deadline is not None and now >= deadline:
-                events = self.race.tick(now)
-                self._ended(events, entry)
-                return events
+                return self._ended(self.race.tick(now), entry)
         return _NO_EVENTS
 
     def apply(self, entry: Entry) -> list[Event] | None:
@@ -311,7 +313,7 @@ class RoomState:
         if kind in _AFTER:  # (not a move, nor an undo: those leave the room nothing to keep)
             self._keep(kind, entry, events, player)
         if race.unrecorded and events:  # (a game ends only into ``unrecorded``: most moves skip this)
-            self._ended(events, entry)
+            return self._ended(events, entry)
         return events
 
     def _keep(self, kind: str, entry: Entry, events: list[Event], player: str | None) -> None:
@@ -333,8 +335,11 @@ class RoomState:
             # (about a player whose game in this race has not ended — one in its lobby, or who
             # left it — it means nothing: an unstored game of nobody would stop the next
             # rematch's parking)
+            # (in a log whose games are recorded by the entry that ends them, an entry that records
+            # nothing — none is written there — changes nothing)
             racer = None if player is None else race.players.get(player)
-            if player is not None and entry.get("g") is not None and racer is not None and racer.finished:
+            took = bool(events) or not self.records_at_end
+            if took and player is not None and entry.get("g") is not None and racer is not None and racer.finished:
                 ours = not self.replaying and self.ours(entry)
                 self.results.recorded(player, entry["t"], stored=bool(entry.get("s")), ours=ours)
         elif kind == "stored":
@@ -344,10 +349,23 @@ class RoomState:
             self.tokens.pop(player, None)  # left the lobby: the seat is gone
             self.holders.pop(player, None)
 
-    def _ended(self, events: list[Event], entry: Entry) -> None:
+    def _ended(self, events: list[Event], entry: Entry) -> list[Event]:
+        """The games ``entry`` ended (its ``events``' :class:`GameEnded`), into the results outbox:
+        recorded there and then — their ``game_over`` (and the ``race_over`` once every game is)
+        follow in the same events, the write due at once on the instance that appended ``entry``
+        — or, in an older log, left for a ``recorded`` entry of their own. Returns the events."""
+        ours = not self.replaying and self.ours(entry)
+        at = entry["t"]
+        recorded: list[Event] = []
         for event in events:
             if isinstance(event, GameEnded):
-                self.results.ended(event.player, entry["t"], ours=not self.replaying and self.ours(entry))
+                player = event.player
+                if self.records_at_end:
+                    recorded += self.race.recorded(player, self.game_id(player), at)
+                    self.results.recorded(player, at, stored=False, ours=ours)
+                else:
+                    self.results.ended(player, at, ours=ours)
+        return events + recorded if recorded else events
 
     def _park(self, round_: int, now: int) -> None:
         """Before a rematch replaces the race's games: park the recorded games the database has

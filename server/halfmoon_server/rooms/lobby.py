@@ -230,6 +230,7 @@ class Lobby:
                 nonce=secrets.token_hex(8),
                 daily_day=daily_day.isoformat() if daily_day else None,
                 listed=listed,
+                version=self.settings.room_log_format,
             )
             header["config"] = asdict(self.config)
             if code is None:

@@ -390,6 +390,11 @@ class Room:
             if waiting is not None and kind in _SEATING:
                 self._mark_away_later(entry)
         msg_id: int | None = entry.get("id")
+        leaving: str | None = None
+        if outbox is not None and kind == "leave":
+            leaving = entry.get("p")
+            if leaving is not None:  # (before what came due: a deadline passed may end their game first)
+                self.departing[leaving] = outbox
         # whatever came due before this command is settled first, on every instance alike
         due = state.settle_due(entry)
         if due:
@@ -399,15 +404,19 @@ class Room:
             old = self.outboxes.pop(player, None) if player is not None else None
             if old is not None and old is not outbox:
                 old.close(4001, "resumed on another connection")
-        events = state.apply(entry)
+        try:
+            events = state.apply(entry)
+        except Refusal:
+            if leaving is not None:  # (not leaving after all)
+                self.departing.pop(leaving, None)
+            raise
         if events is None:
+            if leaving is not None:
+                self.departing.pop(leaving, None)
             return []
         player = state.player
-        if outbox is not None:
-            if kind == "watch" and not self.spectators:
-                self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
-            elif kind == "leave" and player is not None:
-                self.departing[player] = outbox
+        if outbox is not None and kind == "watch" and not self.spectators:
+            self.audience.start_watching()  # nobody here was kept up to date: the snapshot is the start
         self.publish(events, msg_id=msg_id)
         if outbox is not None:
             if kind in _SEATING:

@@ -1,7 +1,9 @@
 """The room logs this release writes (tests/vectors/room_logs/journal.json and redis.json, from
 ``tests/server/build_room_logs.py``) and those of earlier releases — before the log had a version
-(``journal-v0.json``, ``redis-v0.json``: a header without ``v``), and before ``game_over`` stopped
-waiting for the database (``journal-stored-first.json``, ``redis-stored-first.json``) — still replay: each golden log
+(``journal-v0.json``, ``redis-v0.json``: a header without ``v``), before ``game_over`` stopped
+waiting for the database (``journal-stored-first.json``, ``redis-stored-first.json``), and before
+the entry that ends a game recorded it (``journal-v1.json``, ``redis-v1.json``: a ``recorded``
+entry of its own after each game's end) — still replay: each golden log
 is put in a fresh journal or Redis exactly as it was stored, read back through
 :class:`JournalLog` or :class:`RedisLog`, and replayed on a fresh room, which must hold what the
 live room held when the log was written — its phase, seq, every player's snapshot, a
@@ -45,8 +47,12 @@ REDIS_V0 = json.loads(REDIS_PATH.with_name("redis-v0.json").read_text(encoding="
 #: game stored before its ``recorded``, which says so: ``"s": true``, and no ``stored`` after it)
 JOURNAL_STORED_FIRST = json.loads(JOURNAL_PATH.with_name("journal-stored-first.json").read_text(encoding="utf-8"))
 REDIS_STORED_FIRST = json.loads(REDIS_PATH.with_name("redis-stored-first.json").read_text(encoding="utf-8"))
-JOURNALS = {"current": JOURNAL, "stored-first": JOURNAL_STORED_FIRST, "v0": JOURNAL_V0}
-REDISES = {"current": REDIS, "stored-first": REDIS_STORED_FIRST, "v0": REDIS_V0}
+#: the same rooms as the release before the entry that ends a game recorded it wrote them (log
+#: format 1: each game's ``recorded`` an entry of its own, after the game's end)
+JOURNAL_V1 = json.loads(JOURNAL_PATH.with_name("journal-v1.json").read_text(encoding="utf-8"))
+REDIS_V1 = json.loads(REDIS_PATH.with_name("redis-v1.json").read_text(encoding="utf-8"))
+JOURNALS = {"current": JOURNAL, "v1": JOURNAL_V1, "stored-first": JOURNAL_STORED_FIRST, "v0": JOURNAL_V0}
+REDISES = {"current": REDIS, "v1": REDIS_V1, "stored-first": REDIS_STORED_FIRST, "v0": REDIS_V0}
 
 
 async def replayed(log: RoomLog, room_id: str) -> dict[str, Any]:
@@ -104,7 +110,10 @@ def test_the_golden_logs_hold_every_kind_of_room(release: str) -> None:
     sealed = journal["rooms"]["sealed_rematch"]["stored"]["header"]
     assert sealed["code"] is None and "seed" in sealed
     versions = {room["stored"]["header"].get("v") for room in journal["rooms"].values()}
-    assert versions == ({None} if release == "v0" else {LOG_VERSION})
+    assert versions == {"current": {LOG_VERSION}, "v1": {1}, "stored-first": {1}, "v0": {None}}[release]
+    # a game is recorded by the entry that ends it from format 2 on; before, by an entry of its own
+    kinds = {entry["k"] for room in journal["rooms"].values() for _, entry in room["stored"]["entries"]}
+    assert ("recorded" in kinds) == (release != "current")
 
 
 @pytest.mark.parametrize("release", list(JOURNALS))

@@ -41,7 +41,7 @@ def test_the_registry_is_the_list_of_kinds_and_says_which_are_checked_before_the
 
 def test_a_new_room_header_carries_the_log_format_version() -> None:
     header = room_header("K7WQ2M", Mode.RACE, None, created_at=5, nonce="n", daily_day=None)
-    assert header["v"] == LOG_VERSION == 1
+    assert header["v"] == LOG_VERSION == 2
 
 
 @pytest.mark.parametrize("kind", ["teleport", "", "MOVE"])

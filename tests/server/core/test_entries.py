@@ -28,7 +28,7 @@ from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.errors import Refusal
 
 GOLDEN = Path(__file__).parents[2] / "vectors" / "room_logs"
-FILES = ("journal.json", "redis.json", "journal-v0.json", "redis-v0.json")
+FILES = ("journal.json", "redis.json", "journal-v1.json", "redis-v1.json", "journal-v0.json", "redis-v0.json")
 
 
 def stored(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -138,7 +138,7 @@ def test_a_header_without_a_version_is_version_0_and_one_written_now_is_the_curr
     assert log_version(header) == LOG_VERSION
     for name in FILES:
         headers, _entries = stored(name)
-        assert {log_version(h) for h in headers} == ({0} if "-v0" in name else {LOG_VERSION})
+        assert {log_version(h) for h in headers} == ({0} if "-v0" in name else {1} if "-v1" in name else {LOG_VERSION})
 
 
 @pytest.mark.parametrize("version", ["1", True, -1, LOG_VERSION + 1, None])

@@ -10,6 +10,7 @@ import pytest
 from halfmoon.codes import DealCode
 from halfmoon.protocol import Mode
 from halfmoon_server.core import room_state
+from halfmoon_server.core.commands import RECORDED_AT_END
 from halfmoon_server.core.events import GameEnded, RaceStarted
 from halfmoon_server.core.race import Race, RaceConfig
 from halfmoon_server.core.room_state import (
@@ -32,8 +33,12 @@ CODE = "HM1-N-AAAAAAA"
 HERE = "inst1"
 
 
-def _state(mode: Mode = Mode.RACE, countdown_ms: int = 3000) -> RoomState:
-    header = {"room": "K7WQ2M", "mode": str(mode), "code": CODE, "created_at": 0, "nonce": "n0nce", "day": None}
+def _state(mode: Mode = Mode.RACE, countdown_ms: int = 3000, *, version: int | None = None) -> RoomState:
+    """A room's state; ``version``: its header's log format (None: a header without one, 0)."""
+    header: dict[str, Any] = {"room": "K7WQ2M", "mode": str(mode), "code": CODE, "created_at": 0, "nonce": "n0nce"}
+    header["day"] = None
+    if version is not None:
+        header["v"] = version
     race = Race("K7WQ2M", mode, DealCode.parse(CODE), RaceConfig(countdown_ms=countdown_ms), now=0)
     return RoomState(header, race, HERE)
 
@@ -130,12 +135,53 @@ def test_a_refused_command_raises_and_leaves_the_bookkeeping_as_it_was() -> None
 # -- the results outbox -----------------------------------------------------------------------------------
 
 
-def _ended_solo(origin: str, t: int = 1_000) -> RoomState:
-    state = _state(Mode.SOLO)
+def _ended_solo(origin: str, t: int = 1_000, *, version: int | None = None) -> RoomState:
+    state = _state(Mode.SOLO, version=version)
     _apply(state, {"k": "single", "n": "Ada", "th": "h", "r": True, "t": 0, "o": origin})
     events = _apply(state, {"k": "give_up", "p": state.player, "t": t, "o": origin})
     assert events is not None and any(isinstance(e, GameEnded) for e in events)
     return state
+
+
+def test_the_entry_that_ends_a_game_records_it_and_its_write_is_due_at_once_on_its_instance() -> None:
+    state = _ended_solo(f"{HERE}:1", version=RECORDED_AT_END)
+    assert state.records_at_end and not state.race.unrecorded
+    over = state.race.players["p1"]
+    assert over.game_id == state.game_id("p1")
+    assert state.results.unstored == {"p1"} and state.results.busy
+    assert state.results_due(1_000) == [ResultJob(STORE, "p1")]  # no RECORD job: nothing more to log
+    theirs = _ended_solo("other:1", version=RECORDED_AT_END)
+    assert theirs.results_due(1_000) == [] and theirs.results_next_due() == 1_000 + UNRECORDED_GRACE_MS
+    assert theirs.results_due(1_000 + UNRECORDED_GRACE_MS) == [ResultJob(STORE, "p1")]
+
+
+def test_the_entry_that_ends_a_game_carries_its_game_over_and_the_last_one_the_race_over() -> None:
+    state = _state(version=RECORDED_AT_END)
+    ada = _join(state, "Ada", 0, "a:1")
+    bob = _join(state, "Bob", 0, "a:2")
+    _apply(state, {"k": "start", "p": ada, "lim": 60, "t": 0, "o": "a:3"})
+    _apply(state, {"k": "tick", "t": 3_000, "o": "a:4"})  # the countdown's end
+    events = _apply(state, {"k": "give_up", "p": bob, "t": 5_000, "o": "a:5"})
+    assert events is not None
+    assert [type(e).__name__ for e in events][-2:] == ["GameEnded", "GameOver"]
+    assert events[-1].game == state.game_id(bob)
+    # the time limit ends Ada's game, and with it the race: one entry, both events
+    events = _apply(state, {"k": "tick", "t": 63_000, "o": "a:6"})
+    assert events is not None
+    assert [type(e).__name__ for e in events][-3:] == ["GameEnded", "GameOver", "RaceOver"]
+    assert {line.player: line.game for line in events[-1].results} == {p: state.game_id(p) for p in (ada, bob)}
+    assert state.results.unstored == {ada, bob} and not state.race.unrecorded
+
+
+def test_a_stray_recorded_entry_in_a_log_that_records_at_the_end_changes_nothing() -> None:
+    state = _ended_solo(f"{HERE}:1", version=RECORDED_AT_END)
+    _apply(state, {"k": "stored", "p": "p1", "g": state.game_id("p1"), "t": 1_100, "o": f"{HERE}:2"})
+    assert not state.results.busy
+    events = _apply(state, {"k": "recorded", "p": "p1", "g": state.game_id("p1"), "t": 1_200, "o": "other:3"})
+    assert events == [] and not state.results.busy and state.results_next_due() is None
+
+
+# -- a log of format 1 or older: each game recorded by a ``recorded`` entry of its own -----------------
 
 
 def test_a_game_this_instance_ended_is_recorded_at_once() -> None:

@@ -114,9 +114,14 @@ class SlowAckLog(Delegating):
         return number
 
 
-async def _room(log: MemoryLog, clock: ManualClock, storage: MemoryStorage | None = None) -> Room:
+async def _room(
+    log: MemoryLog, clock: ManualClock, storage: MemoryStorage | None = None, *, version: int | None = None
+) -> Room:
+    """A solo room on ``log``; ``version``: its header's log format (None: this release's)."""
     header = room_header("K7WQ2M", Mode.SOLO, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
     header["config"] = asdict(RaceConfig())
+    if version is not None:
+        header["v"] = version
     services = RoomServices(clock, log, Recorder(storage or MemoryStorage()), BackgroundTasks())
     assert await log.create(header)
     room = Room(header, services)
@@ -203,8 +208,7 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
         assert storage.attempts == attempts + 1, f"not tried again after {wait} ms"
     assert room.state.results.unstored == set() and not room.busy
     assert list(storage.games) == [room.state.game_id(player)]
-    logged = [e["k"] for e in log.entries[room.id]]
-    assert logged.count("recorded") == 1 and logged.count("stored") == 1
+    assert [e["k"] for e in log.entries[room.id]] == ["single", "give_up", "stored"]
     for _ in range(3):  # nothing is tried again once it has landed
         clock.advance(60_000)
         await room.tick()
@@ -214,28 +218,55 @@ async def test_a_failed_result_write_is_retried_with_backoff_and_lands_once(monk
     room.close_timer()
 
 
-async def test_game_over_goes_out_while_the_database_is_still_writing_the_game() -> None:
-    """The game's id is fixed up front: its end is logged (``recorded``) and the player told at
-    once; the write follows and logs ``stored``, the room kept until it has."""
+async def test_game_over_goes_out_with_the_entry_that_ends_the_game_while_the_database_writes_it() -> None:
+    """The game's id is fixed up front: the entry that ends the game records it — the player's
+    ``game_over`` is among that entry's frames, before any other task has run — and the write
+    follows and logs ``stored``, the room kept until it has."""
     clock = ManualClock(T0)
     log = MemoryLog()
     storage = HeldStorage()
     room = await _room(log, clock, storage)
     player, box = await _seated(room)
-    await room.submit({"k": "give_up", "p": player}, box)
+    events = await room.submit({"k": "give_up", "p": player}, box)
+    assert [type(event).__name__ for event in events] == ["PlayerChanged", "GameEnded", "GameOver", "RaceOver"]
+    assert box.kinds()[-2:] == ["game_over", "race_over"], "the end waited for more than its entry"
+    over = box.frames[-2]
+    assert over["game"] == room.state.game_id(player) and storage.games == {}
+    assert [e["k"] for e in log.entries[room.id]] == ["single", "give_up"], "the game's end took a second entry"
+    assert room.busy, "the room is the game's outbox until the database has it"
     async with asyncio.timeout(2.0):
         while storage.waiting == 0:
             await asyncio.sleep(0)
-    assert "game_over" in box.kinds(), "game_over waited for the database"
-    over = next(frame for frame in box.frames if frame["type"] == "game_over")
-    assert over["game"] == room.state.game_id(player) and storage.games == {}
-    assert [e["k"] for e in log.entries[room.id]][-1] == "recorded"
-    assert room.busy, "the room is the game's outbox until the database has it"
     storage.gate.set()
     await room.services.tasks.settle()
     assert list(storage.games) == [over["game"]] and not room.busy
-    logged = [e["k"] for e in log.entries[room.id]]
-    assert logged.count("recorded") == 1 and logged.count("stored") == 1 and logged[-1] == "stored"
+    assert [e["k"] for e in log.entries[room.id]] == ["single", "give_up", "stored"]
+    await room.services.recorder.close()
+    room.close_timer()
+
+
+async def test_a_room_of_an_older_log_format_records_each_game_with_an_entry_of_its_own() -> None:
+    """A room created by a release before games were recorded by the entry that ends them (log
+    format 1), still live after an upgrade, goes on as its log began: the game's end, then its
+    ``recorded`` (``game_over`` goes out with it), then the write and ``stored`` — so every
+    instance and every replay of that log agrees."""
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    storage = HeldStorage()
+    room = await _room(log, clock, storage, version=1)
+    player, box = await _seated(room)
+    events = await room.submit({"k": "give_up", "p": player}, box)
+    assert [type(event).__name__ for event in events] == ["PlayerChanged", "GameEnded"]
+    assert "game_over" not in box.kinds()
+    async with asyncio.timeout(2.0):
+        while storage.waiting == 0:
+            await asyncio.sleep(0)
+    assert box.kinds()[-2:] == ["game_over", "race_over"] and storage.games == {}
+    assert [e["k"] for e in log.entries[room.id]] == ["single", "give_up", "recorded"]
+    storage.gate.set()
+    await room.services.tasks.settle()
+    assert list(storage.games) == [room.state.game_id(player)] and not room.busy
+    assert [e["k"] for e in log.entries[room.id]] == ["single", "give_up", "recorded", "stored"]
     await room.services.recorder.close()
     room.close_timer()
 
@@ -243,13 +274,15 @@ async def test_game_over_goes_out_while_the_database_is_still_writing_the_game()
 async def test_a_rematch_before_the_recording_returns_stores_the_game_as_it_ended_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The game to write is taken when the game is recorded: a rematch applied while the
-    ``recorded`` append is still to answer replaces the race, not the game written."""
+    """The game to write is taken when the game is recorded: in a room of log format 1 (its
+    games recorded by entries of their own), a rematch applied while the ``recorded`` append is
+    still to answer replaces the race, not the game written."""
     clock = ManualClock(T0)
     log = SlowAckLog()
     storage = MemoryStorage()
     header = room_header("K7WQ2M", Mode.RACE, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
     header["config"] = asdict(RaceConfig())
+    header["v"] = 1
     room = Room(header, RoomServices(clock, log, Recorder(storage), BackgroundTasks()))
     assert await log.create(header)
     log.follow(room)

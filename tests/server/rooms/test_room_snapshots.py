@@ -181,8 +181,8 @@ async def test_past_the_cap_a_room_refuses_new_commands_and_still_takes_what_end
         assert "full" in refused.value.message
     assert (len(log.entries[room.id]), take_snapshot(room.state)) == before, "a refused command changes nothing"
     await room.submit({"k": "give_up", "p": player})  # what ends the room is still taken
-    await room.services.tasks.settle()  # ... and the game is recorded and stored (the room's own entries)
-    assert [e["k"] for e in log.entries[room.id][-3:]] == ["give_up", "recorded", "stored"]
+    await room.services.tasks.settle()  # ... and the game is recorded with it and stored (the room's own entry)
+    assert [e["k"] for e in log.entries[room.id][-3:]] == ["undo", "give_up", "stored"]
     assert not room.race.unrecorded
 
 

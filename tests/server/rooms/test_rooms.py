@@ -209,12 +209,14 @@ async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_con
     """`leave` keeps the leaving connection as the room's `departing` until the game's end is
     logged (`recorded`): the `game_over` goes out then — not when the database has the game (the
     write follows, and nothing waits for it: test_room.py's
-    test_game_over_goes_out_while_the_database_is_still_writing_the_game). Should that connection
+    test_game_over_goes_out_with_the_entry_that_ends_the_game_while_the_database_writes_it). Should that connection
     have started a solo game (or joined any other room) meanwhile, the left race's `game_over` is
     not sent to it: a client now in its solo game would take it for its solo game's end. The
     `recorded` entry is held here (a slow room log) until Ada plays her solo game; then the race's
-    game is recorded and stored once all the same."""
-    server = await start_server()
+    game is recorded and stored once all the same. (Only a room of log format 1 — created before
+    the entry that ends a game recorded it, still live after an upgrade — has that window: in this
+    release's rooms the `game_over` goes out with the `leave` itself.)"""
+    server = await start_server(room_log_format=1)  # its rooms are written as the previous release did
     room_log = server.app[keys.LOBBY].services.log
     holding, release = asyncio.Event(), asyncio.Event()
     append = room_log.append
