@@ -35,8 +35,8 @@ pinned to CPU 1, through real WebSockets:
   core (``--peers-players N`` resizes either).
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
-the acknowledgement latency (p50/p99/max), the time from a game's last move to its
-``game_over`` (p50/p99/max; failed stores: the server's database writes that failed in the
+the acknowledgement latency (p50/p99/max), the time from a game's last move (when it was due) to
+its ``game_over``'s arrival, timed as an acknowledgement is (p50/p99/max; failed stores: the server's database writes that failed in the
 window, ``halfmoon_db_write_errors``, and any ``game_over`` without its id), the server's RSS over
 time (and per player), and this client's own CPU share (a client near 100 % means the figures
 are the client's limit, not the server's). Results are JSON lines (``--out`` writes them all).
@@ -284,6 +284,7 @@ class Player:
         self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.due: dict[int, float] = {}  # message id → when the move was due (open loop) or sent
         self.acked = asyncio.Event()
+        self.over_at = 0.0  # when the last game_over arrived (perf_counter)
         self.reader = asyncio.get_running_loop().create_task(self.read())
 
     def expect(self, kind: str) -> asyncio.Future[dict[str, Any]]:
@@ -320,6 +321,8 @@ class Player:
                 continue
             future = self.waiting.pop(kind, None)
             if future is not None and not future.done():
+                if kind == "game_over":  # (timed on arrival, as an ack is: not when the player's task wakes)
+                    self.over_at = time.perf_counter()
                 future.set_result(data)
         for future in self.waiting.values():
             future.cancel()  # the connection closed
@@ -357,7 +360,7 @@ class Player:
                 due += interval
         over = await game_over
         if self.tally.measuring:
-            self.tally.game_over.append(time.perf_counter() - due)
+            self.tally.game_over.append(self.over_at - due)
             self.tally.games += 1
             if over.get("game") is None:
                 self.tally.failed_stores += 1

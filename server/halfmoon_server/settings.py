@@ -284,6 +284,11 @@ class Settings:
     #: A room's snapshot is stored beside its log every this many entries, so a restart, a
     #: takeover or a REST read replays at most about this many (0: no snapshots; docs/server.md).
     snapshot_every: int = 200
+    #: The format new rooms' logs are written in (the header's ``v``): this release's
+    #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`), or 1 while instances of an earlier
+    #: release, which cannot read a newer format, still share the room logs (a rolling upgrade of a
+    #: cluster; deploy/RUNBOOK.md). Rooms of either format are read and played as their log began.
+    room_log_format: int = LOG_VERSION
     #: Entries one room's log takes: past them a room refuses every command but those that end
     #: it (``room_log_full``; docs/server.md gives the reasoning behind the default).
     max_room_entries: int = 50_000
@@ -380,11 +385,6 @@ class Settings:
     #: whole heap is unfrozen and collected once, freeing reference cycles that became garbage
     #: after they were frozen (one pause; 0: never). ``gc_freeze_s`` 0: frozen once, at start.
     gc_freeze_s: float = 2.0
-    #: The format new rooms' logs are written in (the header's ``v``): this release's
-    #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`), or 1 while instances of an earlier
-    #: release, which cannot read a newer format, still share the room logs (a rolling upgrade of a
-    #: cluster; deploy/RUNBOOK.md). Rooms of either format are read and played as their log began.
-    room_log_format: int = LOG_VERSION
     #: ...and every ``gc_freeze_light_s`` while the process (all its threads) uses under
     #: :data:`~halfmoon_server.web.app.LIGHT_LOAD_SHARE` of a core (0, or not below
     #: ``gc_freeze_s``: always ``gc_freeze_s``). Each young collection before a freeze walks what
