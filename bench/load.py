@@ -36,9 +36,10 @@ pinned to CPU 1, through real WebSockets:
 
 Each run reports moves/s (median of 1-second windows), the server's CPU per move (from /proc),
 the acknowledgement latency (p50/p99/max), the time from a game's last move (when it was due) to
-its ``game_over``'s arrival, timed as an acknowledgement is (p50/p99/max; failed stores: the server's database writes that failed in the
-window, ``halfmoon_db_write_errors``, and any ``game_over`` without its id), the server's RSS over
-time (and per player), and this client's own CPU share (a client near 100 % means the figures
+its ``game_over``'s arrival, timed as an acknowledgement is (p50/p99/max; failed stores: the
+server's database writes that failed in the window, ``halfmoon_db_write_errors``, and any
+``game_over`` without its id), the server's RSS over time (and per player), and this client's own
+CPU share (a client near 100 % means the figures
 are the client's limit, not the server's). Results are JSON lines (``--out`` writes them all).
 
 ``--compare REV`` runs each configuration on the code of git revision REV (``git archive``) and

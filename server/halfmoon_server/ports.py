@@ -328,6 +328,12 @@ class RoomLog(Protocol):
     def unreachable(self, instance: str) -> None:
         """A connection to ``instance`` failed: :meth:`route` gives no URL for it for a while."""
 
+    def shared_reads(self) -> int | None:
+        """The newest room log format every instance sharing this log reads, as far as it is
+        known (None: no other instance reads it). A new room's log is written in no newer one, so
+        that during a rolling upgrade an instance of the earlier release can still take it over."""
+        ...
+
     async def adopt(self) -> list[str]:
         """Rooms whose owner stopped being heard from and whose lease ran out: a surviving
         instance takes them over (:meth:`claim`, then loads them)."""

@@ -165,7 +165,7 @@ OPTIONS: tuple[Option, ...] = (
         "a daily attempt's time limit (s); the day's code opens this long after the day",
     ),
     Option(
-        "room_log_format", "HALFMOON_ROOM_LOG_FORMAT", int, "--room-log-format",
+        "room_log_version", "HALFMOON_ROOM_LOG_VERSION", int, "--room-log-version",
         f"the format new rooms' logs are written in ({LOG_VERSION}; 1 while instances of a release without this "
         "option, which read formats 0-1 only, still share the room logs: a rolling upgrade)",
     ),
@@ -288,7 +288,7 @@ class Settings:
     #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`), or 1 while instances of an earlier
     #: release, which cannot read a newer format, still share the room logs (a rolling upgrade of a
     #: cluster; deploy/RUNBOOK.md). Rooms of either format are read and played as their log began.
-    room_log_format: int = LOG_VERSION
+    room_log_version: int = LOG_VERSION
     #: Entries one room's log takes: past them a room refuses every command but those that end
     #: it (``room_log_full``; docs/server.md gives the reasoning behind the default).
     max_room_entries: int = 50_000
@@ -562,8 +562,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be at least 1, not {getattr(self, name)}")
-        if not 1 <= self.room_log_format <= LOG_VERSION:
-            raise SettingsError(f"room_log_format must be 1 to {LOG_VERSION}, not {self.room_log_format}")
+        if not 1 <= self.room_log_version <= LOG_VERSION:
+            raise SettingsError(f"room_log_version must be 1 to {LOG_VERSION}, not {self.room_log_version}")
         if not 0 <= self.snapshot_every <= 100_000:
             raise SettingsError(f"snapshot_every must be 0 (no snapshots) to 100000 entries, not {self.snapshot_every}")
         if not 1_000 <= self.max_room_entries <= 10_000_000:

@@ -143,6 +143,9 @@ class _LocalLog:
     async def claim(self, room_id: str) -> Claim:
         return Claim(self.instance, mine=True)
 
+    def shared_reads(self) -> int | None:
+        return None  # (nobody else reads it)
+
     async def owner(self, room_id: str) -> str | None:
         return None
 

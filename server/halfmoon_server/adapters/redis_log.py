@@ -170,6 +170,11 @@ WAKE_BUCKETS = 16
 INSTANCES = "hm:instances"
 #: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
 ROUTES = "hm:routes"
+#: The newest room log format each instance reads (a hash: instance → version), written with its
+#: heartbeat. An instance of a release before it writes none: it reads format 1 at most.
+READS = "hm:reads"
+#: What an instance that says nothing of the formats it reads is taken to read.
+OLDEST_READS = 1
 HEARTBEAT_S = 1.0
 #: An instance not heard from for this long gets no relayed connection (they wait for its
 #: lease to run out instead, and take its rooms over).
@@ -253,6 +258,11 @@ def _owned_key(instance: str) -> str:
     return f"hm:owned:{{{instance}}}"
 
 
+def _version(raw: str | None) -> int:
+    """A log format version an instance advertised (anything else: the oldest)."""
+    return int(raw) if raw is not None and raw.isdigit() else OLDEST_READS
+
+
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -288,9 +298,14 @@ class RedisLog:
         wait_ms: int = 500,
         lease_ms: int = 3000,
         advertise: str | None = None,
+        reads: int = OLDEST_READS,
     ) -> None:
         self.url = url
         self.instance = new_instance_name()
+        #: the newest room log format this instance reads (advertised with its heartbeat)
+        self.reads = reads
+        #: the newest every live instance reads, as the last heartbeat found (none yet: the oldest)
+        self._shared_reads = OLDEST_READS
         #: how long a room's owner keeps it without renewing (ms)
         self.lease_ms = lease_ms
         #: this instance's internal URL, where the others relay its rooms' connections
@@ -908,6 +923,7 @@ class RedisLog:
         two — and, missing from the beat, it would be deleted as forgotten, its rooms unreachable
         through the others until its next beat."""
         routes = {_text(k): _text(v) for k, v in (await self.redis.hgetall(ROUTES)).items()}
+        reads = {_text(k): _text(v) for k, v in (await self.redis.hgetall(READS)).items()}
         now, beat = await self._beat(keys=[INSTANCES], args=[self.instance, 10 * DEAD_AFTER_MS], client=self.redis)
         ages = {_text(beat[k]): int(now) - int(float(beat[k + 1])) for k in range(0, len(beat), 2)}
         self._alive = {name for name, age in ages.items() if age < DEAD_AFTER_MS}
@@ -920,6 +936,18 @@ class RedisLog:
         if forgotten:
             await self.redis.hdel(ROUTES, *forgotten)
         self._routes = {name: url for name, url in routes.items() if name in ages}
+        if reads.get(self.instance) != str(self.reads):
+            await self.redis.hset(READS, self.instance, self.reads)
+            reads[self.instance] = str(self.reads)
+        gone = [name for name in reads if name not in ages]
+        if gone:
+            await self.redis.hdel(READS, *gone)
+        self._shared_reads = min((_version(reads.get(name)) for name in self._alive), default=OLDEST_READS)
+
+    def shared_reads(self) -> int | None:
+        """The newest room log format every live instance reads (an instance that says nothing
+        of it, a release before it did, reads format 1; before the first heartbeat, 1 too)."""
+        return min(self._shared_reads, self.reads)
 
     def alive(self, instance: str) -> bool:
         if instance == self.instance or self._alive is None:
@@ -934,6 +962,8 @@ class RedisLog:
         await asyncio.gather(*self._tasks, *self._background, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.redis.hdel(ROUTES, self.instance)
+        with contextlib.suppress(Exception):
+            await self.redis.hdel(READS, self.instance)
         if self._refreshing is not None:
             self._refreshing.cancel()
             await asyncio.gather(self._refreshing, return_exceptions=True)

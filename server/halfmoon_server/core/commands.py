@@ -306,8 +306,9 @@ def room_header(
     (:func:`is_listed`); the key is written only then, so a private room's header is as before.
     An optional key needs no new :data:`LOG_VERSION`: a release that does not know it replays the
     room the same (it only does not list it). ``version``: the log format to write (an earlier one
-    while instances that read no newer one share the logs: ``Settings.room_log_format``)."""
-    log_version({"v": version})  # (refused: a format this release does not write)
+    while instances that read no newer one share the logs: ``Settings.room_log_version``)."""
+    if not 1 <= version <= LOG_VERSION:
+        raise ValueError(f"a room log is written in format 1 to {LOG_VERSION}, not {version}")
     header: Entry = {
         "v": version,
         "room": room_id,

@@ -89,8 +89,9 @@ class ResultJob:
 class ResultOutbox:
     """The room's finished games on their way to the database, and when each is next tried.
 
-    A game ends (the race says so: ``Race.unrecorded``), is *recorded* (its id logged: the
-    player's ``game_over`` goes out) and then *stored* (``stored`` logged) once the database takes
+    A game ends (the race says so: ``Race.unrecorded``), is *recorded* (its id fixed: the player's
+    ``game_over`` goes out — by the entry that ended it, or, in a log of format 0 or 1, by a
+    ``recorded`` entry of its own) and then *stored* (``stored`` logged) once the database takes
     it, at once or on a later try. (An older log's ``recorded`` may say the game was stored first.) A rematch
     *parks* the recorded games not stored yet, as they were, until their ``stored``. Everything
     here is rebuilt from the log; only the retry times are this instance's own."""

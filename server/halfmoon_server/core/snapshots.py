@@ -54,8 +54,9 @@ from halfmoon_server.core.records import FinishedGame
 from halfmoon_server.core.room_state import RoomState
 from halfmoon_server.core.step_text import SEPARATOR, UnreadSteps, standing_text, steps_of, steps_text
 
-#: The snapshot format's version (``"v"``). It moves with the log format: a release that changes
-#: what replay builds bumps it, and a snapshot of another version is ignored (full replay).
+#: The snapshot format's version (``"v"``): a release that changes what replay builds, or what a
+#: snapshot holds, bumps it, and a snapshot of another version is ignored (full replay). A new log
+#: format need not: log format 2 replays into the same state a snapshot holds.
 SNAPSHOT_VERSION: Final = 1
 
 __all__ = ["SNAPSHOT_VERSION", "SnapshotError", "restore_snapshot", "snapshot_number", "take_snapshot"]

@@ -1,7 +1,7 @@
 """Where rooms come from and go: races made for a link (``POST /api/rooms``), solo games and
 daily attempts (started at once), the server's capacity and each address's room credits, the
 rooms this instance holds (made here, or loaded from the room log when a player of a room made
-elsewhere comes here), and the ticker that settles deadlines, records games nobody recorded,
+elsewhere comes here), and the ticker that settles deadlines, stores games nobody stored,
 notices players whose instance died, and closes abandoned rooms.
 
 The transport (:mod:`halfmoon_server.web.ws`, :mod:`halfmoon_server.web.rest`) asks the :class:`Lobby`
@@ -168,6 +168,22 @@ class Lobby:
         self.hold_ms = int(settings.finished_hold_s * 1000)
         #: the ticker's rounds look at a room with nothing pressing this often (:data:`QUIET_LOOK_ROUNDS`)
         self.quiet_look_ms = int(QUIET_LOOK_ROUNDS * settings.tick_s * 1000)
+        self._writes_version: int | None = None  # the log format new rooms were last written in
+
+    def _log_version(self) -> int:
+        """The log format a new room is written in: ``--room-log-version``, and no newer than
+        every instance sharing the room log reads (a rolling upgrade: an instance of the earlier
+        release may have to take the room over). Said in the log whenever it changes."""
+        version = self.settings.room_log_version
+        shared = self.log.shared_reads()
+        if shared is not None:
+            version = max(1, min(version, shared))
+        if version != self._writes_version:
+            capped = version != self.settings.room_log_version
+            why = " (an instance sharing the room log reads no newer)" if capped else ""
+            log.info("new rooms' logs are written in format %d%s", version, why)
+            self._writes_version = version
+        return version
 
     # -- rooms held here ---------------------------------------------------------------------------
 
@@ -230,7 +246,7 @@ class Lobby:
                 nonce=secrets.token_hex(8),
                 daily_day=daily_day.isoformat() if daily_day else None,
                 listed=listed,
-                version=self.settings.room_log_format,
+                version=self._log_version(),
             )
             header["config"] = asdict(self.config)
             if code is None:
@@ -357,6 +373,8 @@ class Lobby:
         try:
             room = Room(loaded.header, self.services)
         except Exception as exc:  # a header this version cannot read: a newer server's, or damaged
+            if hold:  # (claimed above: let it go, so an instance that reads it can take it)
+                self.log.unfollow(room_id)
             # (the kind of failure, not its text: a damaged header's deal code or seed is quoted there)
             why = exc.message if isinstance(exc, Refusal) else type(exc).__name__
             log.error("room %s cannot be rebuilt from its log: %s", room_id, why)

@@ -407,12 +407,10 @@ class Room:
         try:
             events = state.apply(entry)
         except Refusal:
-            if leaving is not None:  # (not leaving after all)
-                self.departing.pop(leaving, None)
+            self._settled(leaving, due)  # (not leaving after all)
             raise
         if events is None:
-            if leaving is not None:
-                self.departing.pop(leaving, None)
+            self._settled(leaving, due)
             return []
         player = state.player
         if outbox is not None and kind == "watch" and not self.spectators:
@@ -429,10 +427,22 @@ class Room:
                 self.watch_origins[outbox] = str(entry.get("o", ""))
                 outbox.room, outbox.player_id = self.id, None
                 self.welcome(outbox, None)
+        if leaving is not None and leaving not in state.race.unrecorded:
+            self.departing.pop(leaving, None)  # (told already, or nothing to tell: no game ended)
         self._arm_timer()
         if state.results.changed:
             self._drive_results()
         return events
+
+    def _settled(self, leaving: str | None, due: list[Event]) -> None:
+        """An entry that was refused, or meant nothing: a leave's connection is not departing;
+        whatever came due before it (a deadline that ended games) still gets its timer and jobs."""
+        if leaving is not None:
+            self.departing.pop(leaving, None)
+        if due:
+            self._arm_timer()
+            if self.state.results.changed:
+                self._drive_results()
 
     def _mark_away_later(self, entry: Entry) -> None:
         """A seat taken by a connection that closed before it was confirmed: mark it away once

@@ -23,6 +23,7 @@ from halfmoon_server.adapters.accounts import accounts_for
 from halfmoon_server.adapters.journal import JournalLog, MemoryLog
 from halfmoon_server.adapters.live_list import MemoryLiveList
 from halfmoon_server.adapters.storage import MEMORY_URL, open_storage
+from halfmoon_server.core.commands import LOG_VERSION
 from halfmoon_server.core.limits import AddressCount, CreatorLimits
 from halfmoon_server.errors import LogUnavailable, StorageError
 from halfmoon_server.ports import LiveList, RoomLog
@@ -147,6 +148,7 @@ async def open_room_log(settings: Settings) -> RoomLog:
             wait_ms=settings.redis_wait_ms,
             lease_ms=settings.owner_lease_ms,
             advertise=settings.advertised_url,
+            reads=LOG_VERSION,
         )
         await redis_log.open()
         return redis_log

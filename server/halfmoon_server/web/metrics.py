@@ -30,6 +30,7 @@ from prometheus_client.registry import Collector
 from halfmoon import __version__
 from halfmoon.compiled import compiled
 from halfmoon.protocol import Mode, Phase
+from halfmoon_server.core.commands import LOG_VERSION, log_version
 from halfmoon_server.core.rating import Rated, RatedGame
 from halfmoon_server.errors import StorageError
 from halfmoon_server.ports import DailyDay, FinishedGame, PlayerGame, Storage, StoredGame
@@ -194,6 +195,18 @@ class _LiveCollector(Collector):
         for (mode, phase), n in sorted(phases.items()):
             rooms.add_metric([mode, phase], n)
         yield rooms
+
+        formats = GaugeMetricFamily(
+            "halfmoon_rooms_by_log_version",
+            "Rooms held by this instance, by the format their log is written in (the header's v)",
+            labels=["version"],
+        )
+        versions: Tally[int] = Tally({version: 0 for version in range(1, LOG_VERSION + 1)})
+        for room in list(self.rooms()):
+            versions[log_version(room.state.header)] += 1
+        for version, n in sorted(versions.items()):
+            formats.add_metric([str(version)], n)
+        yield formats
 
         backlog = GaugeMetricFamily(
             "halfmoon_recording_backlog",

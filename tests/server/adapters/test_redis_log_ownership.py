@@ -163,3 +163,41 @@ async def test_an_instance_that_starts_during_anothers_heartbeat_keeps_its_route
         await one.close()
         await two.close()
         await raw.aclose()
+
+
+async def test_instances_tell_the_newest_log_format_they_read_and_each_knows_what_all_of_them_read(
+    redis_server: RedisServer,
+) -> None:
+    """Every heartbeat says which room log format this instance reads at most (``hm:reads``) and
+    learns the newest that every live instance reads: an instance that says nothing of it — one
+    of a release before it — reads format 1, so new rooms are written in format 1 while it runs."""
+    unopened = RedisLog(redis_server.url, reads=2)
+    assert unopened.shared_reads() == 1, "before any heartbeat: the oldest"
+    one = RedisLog(redis_server.url, lease_ms=600, reads=2)
+    two = RedisLog(redis_server.url, lease_ms=600, reads=2)
+    raw = Redis.from_url(redis_server.url)
+    await one.open()
+    await two.open()
+    try:
+        await one._beat_once()
+        assert one.shared_reads() == 2
+        assert await raw.hget("hm:reads", one.instance) == b"2"
+        seconds, micros = await raw.time()
+        await raw.zadd("hm:instances", {"older": seconds * 1000 + micros // 1000})  # heard from, silent on formats
+        await one._beat_once()
+        assert one.shared_reads() == 1
+        await raw.zrem("hm:instances", "older")  # it stops (a clean stop leaves the set at once)
+        await one._beat_once()
+        assert one.shared_reads() == 2
+        capped = RedisLog(redis_server.url, lease_ms=600, reads=1)  # reads no newer than 1 itself
+        await capped.open()
+        await one._beat_once()
+        assert one.shared_reads() == capped.shared_reads() == 1
+        await capped.close()
+        assert await raw.hget("hm:reads", capped.instance) is None, "a stopped instance's word stays"
+        await one._beat_once()
+        assert one.shared_reads() == 2
+    finally:
+        await one.close()
+        await two.close()
+        await raw.aclose()

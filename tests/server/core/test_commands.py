@@ -42,6 +42,11 @@ def test_the_registry_is_the_list_of_kinds_and_says_which_are_checked_before_the
 def test_a_new_room_header_carries_the_log_format_version() -> None:
     header = room_header("K7WQ2M", Mode.RACE, None, created_at=5, nonce="n", daily_day=None)
     assert header["v"] == LOG_VERSION == 2
+    older = room_header("K7WQ2M", Mode.RACE, None, created_at=5, nonce="n", daily_day=None, version=1)
+    assert older["v"] == 1  # (while an instance that reads no newer shares the log)
+    for version in (0, LOG_VERSION + 1):  # never written: one without ``v`` is 0; one not read yet
+        with pytest.raises(ValueError, match=f"format 1 to {LOG_VERSION}, not {version}"):
+            room_header("K7WQ2M", Mode.RACE, None, created_at=5, nonce="n", daily_day=None, version=version)
 
 
 @pytest.mark.parametrize("kind", ["teleport", "", "MOVE"])

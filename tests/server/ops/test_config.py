@@ -149,7 +149,7 @@ def test_every_limit_has_a_flag_a_variable_and_a_line_in_the_docs() -> None:
         shown = {int: lambda v: f"{v:,}" if v >= 10_000 else str(v), float: lambda v: f"{v:g}"}[option.kind](default)
         assert f"| `{shown}` |" in row or f"| {shown} |" in row, f"{option.flag}: default {shown} not in {row!r}"
         # (a value each takes: the log format is one of a few)
-        raw = "1" if option.field == "room_log_format" else "5000" if option.kind is int else "2.5"
+        raw = "1" if option.field == "room_log_version" else "5000" if option.kind is int else "2.5"
         from_flag = parser.parse_args(["serve", option.flag, raw])
         assert getattr(from_flag, option.field) == option.kind(raw)
         assert getattr(Settings.from_env({option.env: raw}), option.field) == option.kind(raw)
@@ -283,7 +283,7 @@ def test_a_quick_race_holds_two_to_six_players_and_no_more_than_a_race(raw: str,
         ("--snapshot-every", "snapshot_every"),
         ("--max-room-entries", "max_room_entries"),
         ("--owner-lease-ms", "owner_lease_ms"),
-        ("--room-log-format", "room_log_format"),
+        ("--room-log-version", "room_log_version"),
     ],
 )
 def test_the_documented_range_of_a_setting_is_the_one_it_takes(flag: str, field: str) -> None:

@@ -421,3 +421,47 @@ async def test_a_resume_by_a_player_a_rematch_left_out_is_refused_and_never_logg
     assert log.entries[room.id] == before, "a refused resume reached the log"
     await services.recorder.close()
     room.close_timer()
+
+
+async def _race_room(clock: ManualClock, storage: MemoryStorage) -> tuple[Room, MemoryLog, str, Box]:
+    """A running race of one (Ada, its host) with a 30 s time limit, on a memory log."""
+    log = MemoryLog()
+    header = room_header("K7WQ2M", Mode.RACE, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
+    header["config"] = asdict(RaceConfig())
+    room = Room(header, RoomServices(clock, log, Recorder(storage), BackgroundTasks()))
+    assert await log.create(header)
+    log.follow(room)
+    box = Box()
+    await room.submit({"k": "join", "n": "Ada", "tok": "t0ken"}, box)
+    assert box.player_id is not None
+    await room.submit({"k": "start", "p": box.player_id, "lim": 30}, box)
+    clock.advance(10_000)
+    await room.tick()  # the countdown's end
+    return room, log, box.player_id, box
+
+
+async def test_a_deadline_settled_before_an_entry_that_means_nothing_still_gets_its_games_written() -> None:
+    """The time limit passed, and the next entry is one the room ignores (a disconnect from a
+    connection that no longer holds the seat): the games the deadline ended are written at once,
+    not at the ticker's next round."""
+    clock = ManualClock(T0)
+    storage = MemoryStorage()
+    room, _log, player, box = await _race_room(clock, storage)
+    clock.advance(45_000)
+    events = await room.submit({"k": "disconnect", "p": player, "h": "gone:1"})
+    assert events == [] and "game_over" in box.kinds()
+    await room.services.tasks.settle()
+    assert list(storage.games) == [room.state.game_id(player)] and not room.busy
+    room.close_timer()
+
+
+async def test_a_leave_that_ends_no_game_leaves_no_departing_connection_behind() -> None:
+    """A player whose game is over who leaves is told nothing more: their connection is not kept
+    for a later race's ``game_over`` (after a rematch it could reach a connection now elsewhere)."""
+    clock = ManualClock(T0)
+    room, _log, player, box = await _race_room(clock, MemoryStorage())
+    await room.submit({"k": "give_up", "p": player}, box)
+    assert "game_over" in box.kinds() and not room.departing
+    await room.submit({"k": "leave", "p": player}, box)
+    assert not room.departing, "a finished player's leave kept their connection"
+    room.close_timer()

@@ -216,7 +216,7 @@ async def test_a_left_races_game_over_does_not_land_in_the_next_room_of_that_con
     game is recorded and stored once all the same. (Only a room of log format 1 — created before
     the entry that ends a game recorded it, still live after an upgrade — has that window: in this
     release's rooms the `game_over` goes out with the `leave` itself.)"""
-    server = await start_server(room_log_format=1)  # its rooms are written as the previous release did
+    server = await start_server(room_log_version=1)  # its rooms are written as the previous release did
     room_log = server.app[keys.LOBBY].services.log
     holding, release = asyncio.Event(), asyncio.Event()
     append = room_log.append

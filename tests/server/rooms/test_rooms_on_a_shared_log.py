@@ -24,7 +24,8 @@ from halfmoon.protocol import Mode
 from halfmoon_server.adapters.journal import JournalLog, new_instance_name
 from halfmoon_server.adapters.memory_storage import MemoryStorage
 from halfmoon_server.clock import ManualClock
-from halfmoon_server.core.commands import room_header
+from halfmoon_server.core import commands
+from halfmoon_server.core.commands import LOG_VERSION, room_header
 from halfmoon_server.core.race import RaceConfig
 from halfmoon_server.errors import LogUnavailable, Refusal
 from halfmoon_server.ports import Claim, Follower, LoadedRoom
@@ -58,6 +59,8 @@ class SharedStore:
         self.snapshots: dict[str, tuple[int, dict[str, Any]]] = {}
         self.views: list[FakeLog] = []
         self.dead: set[str] = set()
+        #: the newest log format every instance reads, as the heartbeats tell (None: not a cluster's)
+        self.reads: int | None = None
 
     def followers(self, room_id: str) -> list[Follower]:
         return [view.rooms[room_id] for view in self.views if room_id in view.rooms]
@@ -112,6 +115,12 @@ class FakeLog:
 
     def unfollow(self, room_id: str) -> None:
         self.rooms.pop(room_id, None)
+        owners = self.store.owners
+        if owners is not None and owners.get(room_id) == self.instance:
+            del owners[room_id]  # (its lease let go, as RedisLog does)
+
+    def shared_reads(self) -> int | None:
+        return self.store.reads
 
     async def room_ids(self) -> list[str]:
         return list(self.store.headers)
@@ -747,4 +756,56 @@ async def test_a_room_whose_owner_never_lets_go_is_refused_as_unavailable_not_wa
     with pytest.raises(Refusal) as refused:
         await lobby.find(room.id)  # each wait at most one lease: four tries, then a clear answer
     assert refused.value.code == "unavailable" and room.id not in lobby.rooms
+    room.close_timer()
+
+
+# -- the log format of new rooms, while instances of two releases share the log ----------------------------
+
+
+async def test_new_rooms_are_written_in_a_log_format_every_instance_sharing_the_log_reads(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SharedStore()
+    lobby = make_lobby(tmp_path / "a", clock, FakeLog(store))
+    versions = []
+    with caplog.at_level(logging.INFO, logger="halfmoon_server.lobby"):
+        for reads in (1, LOG_VERSION, None, 1):  # an instance of the earlier release comes and goes
+            store.reads = reads
+            room = await lobby.create_race(CODE, "10.0.0.1")
+            versions.append(room.state.header["v"])
+            room.close_timer()
+    assert versions == [1, LOG_VERSION, LOG_VERSION, 1]
+    said = [r.getMessage() for r in caplog.records if "written in format" in r.getMessage()]
+    assert said == [
+        "new rooms' logs are written in format 1 (an instance sharing the room log reads no newer)",
+        f"new rooms' logs are written in format {LOG_VERSION}",
+        "new rooms' logs are written in format 1 (an instance sharing the room log reads no newer)",
+    ]
+    capped = make_lobby(tmp_path / "b", clock, FakeLog(store), room_log_version=1)  # the operator's cap
+    store.reads = LOG_VERSION
+    room = await capped.create_race(CODE, "10.0.0.1")
+    assert room.state.header["v"] == 1
+    room.close_timer()
+
+
+@pytest.mark.interpreted  # (the log format this release reads, replaced)
+async def test_an_instance_that_cannot_read_a_rooms_log_lets_the_room_go_to_one_that_can(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SharedStore(owners=True)
+    newer = make_lobby(tmp_path / "new", clock, FakeLog(store))
+    older = make_lobby(tmp_path / "old", clock, FakeLog(store))
+    room = await newer.create_race(CODE, "10.0.0.1")
+    assert room.state.header["v"] == LOG_VERSION
+    newer._release(room)  # its owner lets it go (a restart): nobody owns it
+    assert store.owners == {}
+    monkeypatch.setattr(commands, "LOG_VERSION", LOG_VERSION - 1)  # the other is of a release before it
+    with pytest.raises(Refusal) as refused:
+        await older.find(room.id)
+    assert refused.value.code == "unavailable" and room.id not in older.rooms
+    assert store.owners == {}, "claimed by an instance that cannot serve it"
+    monkeypatch.setattr(commands, "LOG_VERSION", LOG_VERSION)
+    found = await newer.find(room.id)  # (not OwnedElsewhere: nobody else holds it)
+    assert found is not None and newer.rooms[room.id] is found
+    found.close_timer()
     room.close_timer()

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from halfmoon import __version__
 from halfmoon.compiled import compiled
 from halfmoon_server.clock import ManualClock
+from halfmoon_server.core.commands import LOG_VERSION
 from halfmoon_server.web import keys
 from tests.conftest import require_service
 from tests.ports import free_port
@@ -71,6 +72,8 @@ async def test_metrics_after_a_race(start_server: StartServer, clock: ManualCloc
     assert value(before, "halfmoon_connections", role="idle") == 1
     assert value(before, "halfmoon_rooms", mode="race", phase="lobby") == 1
     assert value(before, "halfmoon_rooms", mode="race", phase="running") == 0
+    assert value(before, "halfmoon_rooms_by_log_version", version=str(LOG_VERSION)) == 1
+    assert value(before, "halfmoon_rooms_by_log_version", version="1") == 0
 
     await ada.send("start", time_limit_s=600)
     await ada.next("started")
