@@ -155,10 +155,13 @@ class Member(Protocol):
 
 
 class Held(Protocol):
-    """A room as the gauges see it: its race's mode and phase."""
+    """A room as the gauges see it: its race's mode and phase, its state's log header."""
 
     @property
     def race(self) -> Any: ...
+
+    @property
+    def state(self) -> Any: ...
 
 
 class _LiveCollector(Collector):
