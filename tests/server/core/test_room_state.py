@@ -266,15 +266,17 @@ def test_the_backoff_constants_are_read_when_used(monkeypatch: pytest.MonkeyPatc
     assert outbox.next_due(set()) == 150
 
 
-def test_a_rematch_parks_the_unstored_games_and_their_stored_clears_them() -> None:
-    state = _state(countdown_ms=0)
+@pytest.mark.parametrize("version", [None, RECORDED_AT_END])
+def test_a_rematch_parks_the_unstored_games_and_their_stored_clears_them(version: int | None) -> None:
+    state = _state(countdown_ms=0, version=version)
     ada = _join(state, "Ada", 0, "a:1")
     bob = _join(state, "Bob", 0, "b:1")
     _apply(state, {"k": "start", "p": ada, "t": 10, "o": "a:2"})
     _apply(state, {"k": "tick", "t": 20, "o": "a:3"})
     for player in (ada, bob):
         _apply(state, {"k": "give_up", "p": player, "t": 30, "o": "a:4"})
-        _apply(state, {"k": "recorded", "p": player, "g": state.game_id(player), "t": 40, "o": "a:5"})
+        if version is None:  # (an older log: each game's ``recorded`` an entry of its own)
+            _apply(state, {"k": "recorded", "p": player, "g": state.game_id(player), "t": 40, "o": "a:5"})
     assert state.results.unstored == {ada, bob}
     first = {p: game_id("n0nce", p, 1) for p in (ada, bob)}
     _apply(state, {"k": "rematch", "p": ada, "seed": "5e" * 32, "t": 50, "o": "a:6"})
