@@ -166,8 +166,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "room_log_version", "HALFMOON_ROOM_LOG_VERSION", int, "--room-log-version",
-        f"the format new rooms' logs are written in ({LOG_VERSION}; 1 while instances of a release without this "
-        "option, which read formats 0-1 only, still share the room logs: a rolling upgrade)",
+        f"the newest format new rooms' logs are written in (1-{LOG_VERSION}); a cluster writes no newer one than "
+        "every instance heard from reads (1: before rolling back to a release that reads no newer)",
     ),
     Option(
         "gc_freeze_s", "HALFMOON_GC_FREEZE_S", float, "--gc-freeze",
@@ -284,10 +284,11 @@ class Settings:
     #: A room's snapshot is stored beside its log every this many entries, so a restart, a
     #: takeover or a REST read replays at most about this many (0: no snapshots; docs/server.md).
     snapshot_every: int = 200
-    #: The format new rooms' logs are written in (the header's ``v``): this release's
-    #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`), or 1 while instances of an earlier
-    #: release, which cannot read a newer format, still share the room logs (a rolling upgrade of a
-    #: cluster; deploy/RUNBOOK.md). Rooms of either format are read and played as their log began.
+    #: The newest format new rooms' logs are written in (the header's ``v``): this release's
+    #: (:data:`~halfmoon_server.core.commands.LOG_VERSION`) by default. In a cluster new rooms are
+    #: written in no newer one than every instance heard from reads (``RoomLog.shared_reads``: a
+    #: rolling upgrade needs no setting); 1 before rolling back to a release that reads no newer
+    #: (deploy/RUNBOOK.md). Rooms of every format are read and played as their log began.
     room_log_version: int = LOG_VERSION
     #: Entries one room's log takes: past them a room refuses every command but those that end
     #: it (``room_log_full``; docs/server.md gives the reasoning behind the default).

@@ -36,8 +36,9 @@ Redis Cluster, the clock of the room's master: keep the nodes' clocks in step, N
 **A Redis Cluster** (found at :meth:`RedisLog.open`: the node the URL names answers
 ``cluster_enabled:1``): every command and script touches the keys of one slot only — a room's
 keys share their hash tag; the wake set is split into buckets (``hm:wake:{b<N>}``), each on a
-slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances``, ``hm:routes`` and
-each ``hm:owned:{<instance>}`` are one key each. The group commit and the lease renewals send one
+slot of its own, and :meth:`RedisLog.due` reads them all; ``hm:instances``, ``hm:routes``,
+``{hm:instances}:reads`` (in the slot of ``hm:instances``) and each ``hm:owned:{<instance>}`` are
+one key each. The group commit and the lease renewals send one
 pipeline per master, to the master that owns each room's slot; a node that fails or answers
 ``MOVED`` makes the client learn the cluster's map again (a replica promoted).
 
@@ -50,7 +51,10 @@ slot and ``WAIT`` too, so no instance applies an entry the replicas lack.
 Across the cluster: ``hm:wake`` (a sorted set: room → when it next needs a look) lets a free
 instance settle a room that nobody owns (asleep); ``hm:instances`` (instance → last heartbeat,
 Redis's clock) tells which instances are heard from, ``hm:routes`` (instance → advertised URL)
-where each is reached. A dropped room leaves a tombstone for a while: nobody loads it again.
+where each is reached, ``{hm:instances}:reads`` (instance → version) the newest room log format
+each reads: new rooms are written in one every instance heard from reads
+(:meth:`RedisLog.shared_reads`). A dropped room leaves a tombstone for a while: nobody loads it
+again.
 """
 
 from __future__ import annotations
@@ -171,8 +175,9 @@ INSTANCES = "hm:instances"
 #: Each instance's advertised URL (a hash: instance → URL), written with its heartbeat.
 ROUTES = "hm:routes"
 #: The newest room log format each instance reads (a hash: instance → version), written with its
-#: heartbeat. An instance of a release before it writes none: it reads format 1 at most.
-READS = "hm:reads"
+#: heartbeat, in the slot of ``hm:instances`` (its hash tag). An instance of a release before it
+#: writes none: it reads format 1 at most.
+READS = "{hm:instances}:reads"
 #: What an instance that says nothing of the formats it reads is taken to read.
 OLDEST_READS = 1
 HEARTBEAT_S = 1.0
@@ -260,11 +265,13 @@ def _owned_key(instance: str) -> str:
 
 def _version(raw: str | None) -> int:
     """A log format version an instance advertised (anything else: the oldest)."""
-    return int(raw) if raw is not None and raw.isdigit() else OLDEST_READS
+    if raw is None or not (raw.isascii() and raw.isdigit() and len(raw) <= 3):
+        return OLDEST_READS
+    return int(raw)
 
 
 def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def _sync_key(room_id: str) -> str:
@@ -304,8 +311,10 @@ class RedisLog:
         self.instance = new_instance_name()
         #: the newest room log format this instance reads (advertised with its heartbeat)
         self.reads = reads
-        #: the newest every live instance reads, as the last heartbeat found (none yet: the oldest)
+        #: the newest every instance heard from reads, as the last heartbeat found (none yet: the
+        #: oldest), and until when (loop time) that holds: a heartbeat that fails makes it the oldest
         self._shared_reads = OLDEST_READS
+        self._shared_reads_until = 0.0
         #: how long a room's owner keeps it without renewing (ms)
         self.lease_ms = lease_ms
         #: this instance's internal URL, where the others relay its rooms' connections
@@ -910,6 +919,8 @@ class RedisLog:
                 if _stopping():
                     raise asyncio.CancelledError from exc
                 log.debug("Redis heartbeat failed: %s", exc)
+            except Exception:  # (what Redis held could not be read: the next beat tries again)
+                log.exception("Redis heartbeat failed")
             if _stopping():  # (a cancellation redis-py swallowed)
                 raise asyncio.CancelledError
 
@@ -942,11 +953,16 @@ class RedisLog:
         gone = [name for name in reads if name not in ages]
         if gone:
             await self.redis.hdel(READS, *gone)
-        self._shared_reads = min((_version(reads.get(name)) for name in self._alive), default=OLDEST_READS)
+        # (every instance still in the set, however long silent: a paused one may come back)
+        self._shared_reads = min((_version(reads.get(name)) for name in ages), default=OLDEST_READS)
+        self._shared_reads_until = asyncio.get_running_loop().time() + STALE_AFTER_MS / 1000
 
     def shared_reads(self) -> int | None:
-        """The newest room log format every live instance reads (an instance that says nothing
-        of it, a release before it did, reads format 1; before the first heartbeat, 1 too)."""
+        """The newest room log format every instance heard from reads (one that says nothing of
+        it, of a release before it did, reads format 1); 1 too before the first heartbeat, and
+        once the heartbeats have failed for :data:`STALE_AFTER_MS` (who runs is not known then)."""
+        if asyncio.get_running_loop().time() > self._shared_reads_until:
+            return OLDEST_READS
         return min(self._shared_reads, self.reads)
 
     def alive(self, instance: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from halfmoon_server.adapters.redis_log import RedisLog
+from halfmoon_server.adapters.redis_log import READS, RedisLog
 from halfmoon_server.errors import LogUnavailable
 from tests.server.instances import RedisServer
 
@@ -168,7 +168,7 @@ async def test_an_instance_that_starts_during_anothers_heartbeat_keeps_its_route
 async def test_instances_tell_the_newest_log_format_they_read_and_each_knows_what_all_of_them_read(
     redis_server: RedisServer,
 ) -> None:
-    """Every heartbeat says which room log format this instance reads at most (``hm:reads``) and
+    """Every heartbeat says which room log format this instance reads at most (:data:`READS`) and
     learns the newest that every live instance reads: an instance that says nothing of it — one
     of a release before it — reads format 1, so new rooms are written in format 1 while it runs."""
     unopened = RedisLog(redis_server.url, reads=2)
@@ -181,7 +181,7 @@ async def test_instances_tell_the_newest_log_format_they_read_and_each_knows_wha
     try:
         await one._beat_once()
         assert one.shared_reads() == 2
-        assert await raw.hget("hm:reads", one.instance) == b"2"
+        assert await raw.hget(READS, one.instance) == b"2"
         seconds, micros = await raw.time()
         await raw.zadd("hm:instances", {"older": seconds * 1000 + micros // 1000})  # heard from, silent on formats
         await one._beat_once()
@@ -194,7 +194,17 @@ async def test_instances_tell_the_newest_log_format_they_read_and_each_knows_wha
         await one._beat_once()
         assert one.shared_reads() == capped.shared_reads() == 1
         await capped.close()
-        assert await raw.hget("hm:reads", capped.instance) is None, "a stopped instance's word stays"
+        assert await raw.hget(READS, capped.instance) is None, "a stopped instance's word stays"
+        await one._beat_once()
+        assert one.shared_reads() == 2
+        # what is not a version counts as the oldest, and breaks no heartbeat; an entry of an
+        # instance gone from the set (it crashed long ago) is dropped
+        await raw.hset(READS, two.instance, "²")
+        await raw.hset(READS, "crashed", "2")
+        await one._beat_once()
+        assert one.shared_reads() == 1
+        assert await raw.hget(READS, "crashed") is None
+        await two._beat_once()  # (it says its own again)
         await one._beat_once()
         assert one.shared_reads() == 2
     finally:

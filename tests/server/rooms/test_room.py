@@ -465,3 +465,52 @@ async def test_a_leave_that_ends_no_game_leaves_no_departing_connection_behind()
     await room.submit({"k": "leave", "p": player}, box)
     assert not room.departing, "a finished player's leave kept their connection"
     room.close_timer()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("ended_by", ["the leave", "the time limit"])
+async def test_a_player_who_leaves_a_race_hears_how_their_game_ended_once(version: int, ended_by: str) -> None:
+    """A leave ends a player's game (or the time limit, passed just before it, did): their
+    connection, already out of the room's members, still gets that game's ``game_over`` — sent
+    with the leave in a log of format 2, with the ``recorded`` that follows in format 1 — and is
+    not kept once it has."""
+    clock = ManualClock(T0)
+    log = MemoryLog()
+    header = room_header("K7WQ2M", Mode.RACE, CODE, created_at=clock.now_ms(), nonce="n0nce", daily_day=None)
+    header["config"], header["v"] = asdict(RaceConfig()), version
+    room = Room(header, RoomServices(clock, log, Recorder(MemoryStorage()), BackgroundTasks()))
+    assert await log.create(header)
+    log.follow(room)
+    ada, bob = Box(), Box()
+    await room.submit({"k": "join", "n": "Ada", "tok": "t0ken"}, ada)
+    await room.submit({"k": "join", "n": "Bob", "tok": "t1ken"}, bob)
+    player = ada.player_id
+    assert player is not None
+    await room.submit({"k": "start", "p": player, "lim": 30}, ada)
+    clock.advance(10_000)
+    await room.tick()
+    if ended_by == "the time limit":
+        clock.advance(45_000)
+    room.detach(player, ada)  # as the WebSocket's leave does: out of the members first
+    ada.room = None
+    await room.submit({"k": "leave", "p": player}, ada)
+    await room.services.tasks.settle()
+    assert ada.kinds().count("game_over") == 1, ada.kinds()
+    assert not room.departing
+    room.close_timer()
+
+
+async def test_a_refused_command_after_a_deadline_passed_still_gets_the_games_it_ended_written() -> None:
+    """The time limit passed, and the next command is refused (a move in a game the limit ended):
+    the deadline's games are settled first, told, and written at once."""
+    clock = ManualClock(T0)
+    storage = MemoryStorage()
+    room, _log, player, box = await _race_room(clock, storage)
+    clock.advance(45_000)
+    move = next(iter(Game.from_code(CODE).legal_moves())).names()
+    with pytest.raises(Refusal):
+        await room.submit({"k": "move", "p": player, "m": move}, box)
+    assert "game_over" in box.kinds()
+    await room.services.tasks.settle()
+    assert list(storage.games) == [room.state.game_id(player)]
+    room.close_timer()
