@@ -192,21 +192,19 @@ class _LiveCollector(Collector):
         rooms = GaugeMetricFamily(
             "halfmoon_rooms", "Rooms held by this instance, by mode and phase", labels=["mode", "phase"]
         )
-        phases: Tally[tuple[str, str]] = Tally({(m.value, p.value): 0 for m in Mode for p in Phase})
-        for room in list(self.rooms()):
-            phases[(room.race.mode.value, room.race.phase.value)] += 1
-        for (mode, phase), n in sorted(phases.items()):
-            rooms.add_metric([mode, phase], n)
-        yield rooms
-
         formats = GaugeMetricFamily(
             "halfmoon_rooms_by_log_version",
             "Rooms held by this instance, by the format their log is written in (the header's v)",
             labels=["version"],
         )
+        phases: Tally[tuple[str, str]] = Tally({(m.value, p.value): 0 for m in Mode for p in Phase})
         versions: Tally[int] = Tally({version: 0 for version in range(1, LOG_VERSION + 1)})
-        for room in list(self.rooms()):
+        for room in list(self.rooms()):  # (one pass over the rooms for both gauges)
+            phases[(room.race.mode.value, room.race.phase.value)] += 1
             versions[log_version(room.state.header)] += 1
+        for (mode, phase), n in sorted(phases.items()):
+            rooms.add_metric([mode, phase], n)
+        yield rooms
         for version, n in sorted(versions.items()):
             formats.add_metric([str(version)], n)
         yield formats

@@ -127,6 +127,15 @@ async def test_metrics_after_a_race(start_server: StartServer, clock: ManualCloc
     assert value(closed, "halfmoon_connections", role="player") == 0
 
 
+async def test_rooms_are_counted_by_the_format_their_log_is_written_in(start_server: StartServer) -> None:
+    server = await start_server(room_log_version=1)  # (as while an instance of an earlier release runs)
+    async with aiohttp.ClientSession() as http:
+        assert (await http.post(server.make_url("/api/rooms"), json={})).status == 201
+    samples = await scrape(server)
+    assert value(samples, "halfmoon_rooms_by_log_version", version="1") == 1
+    assert value(samples, "halfmoon_rooms_by_log_version", version=str(LOG_VERSION)) == 0
+
+
 async def test_the_build_info_says_the_version_and_whether_the_server_runs_compiled(start_server: StartServer) -> None:
     samples = await scrape(await start_server())
     builds = [labels for (name, labels) in samples if name == "halfmoon_build_info"]
