@@ -14,7 +14,9 @@ pinned to CPU 1, through real WebSockets:
 - *open loop* (``--loop open --rate R``): moves are due on a schedule (R moves/s in all, each
   player at R/N a second, random phases) whether or not the server kept up; a move's latency runs
   from when it was *due* to its acknowledgement, so a stalled server shows in full (no
-  coordinated omission);
+  coordinated omission). Where the warm-up holds a whole race, the tables sit down at random
+  times over one race's length, so their games end spread out as in life (``--lockstep``: all
+  at once, the shape before December 7, 2026, when every game ended in the same instant);
 - the *echo ceiling* (``--echo``): the same connections against a bare aiohttp WebSocket echo
   server, each sending a move-sized frame and waiting for it back: what one core does with
   aiohttp and nothing else;
@@ -367,15 +369,31 @@ class Player:
                 self.tally.failed_stores += 1
 
 
+def first_race_delay(race_s: float, warmup_s: float, draw: float) -> float:
+    """How long an open loop's table waits before its first race (``draw`` uniform in [0, 1)):
+    tables sit down over one race's length, as players arrive in life — otherwise every table
+    plays in step and all their games end in the same instant (at 150 games a second, 750 game
+    ends in 0.2 s every 5 s). A race longer than the warm-up (thousands of players at a slow
+    pace) starts at once: its ends fall outside the window anyway, and every table is playing
+    when the window opens."""
+    return draw * race_s if race_s <= warmup_s else 0.0
+
+
 class Client:
     """Tables of players on one server, for closed- or open-loop runs."""
 
-    def __init__(self, base: str, deals: dict[str, list[list[str]]], rate: float | None, players: int) -> None:
+    def __init__(
+        self, base: str, deals: dict[str, list[list[str]]], rate: float | None, players: int, *, lockstep: bool = False
+    ) -> None:
         self.base = base
         self.deals = list(deals.items())
         self.tally = Tally()
         self.rate = rate
         self.players = players
+        #: every table's first race starts at once (the shape before December 7, 2026): in an open
+        #: loop every game then ends within the same fifth of a second, race after race
+        self.lockstep = lockstep
+        self.warmup = 0.0  # (set by run: a table's start is spread over at most the warm-up)
         self.stopping = False
         self.session: aiohttp.ClientSession | None = None
 
@@ -388,6 +406,9 @@ class Client:
         assert self.session is not None
         interval = self.players / self.rate if self.rate else None
         rng = random.Random(number)
+        if interval is not None and not self.lockstep:
+            moves = len(self.deals[number % len(self.deals)][1])
+            await asyncio.sleep(first_race_delay(moves * interval, self.warmup, rng.random()))
         race = 0
         while not self.stopping:
             code, line = self.deals[(number + race) % len(self.deals)]
@@ -416,6 +437,7 @@ class Client:
                 await player.send({"type": "leave", "v": 1})
 
     async def run(self, warmup: float, seconds: float, pid: int, samples: list[tuple[float, int]]) -> dict[str, Any]:
+        self.warmup = warmup
         connector = aiohttp.TCPConnector(limit=0)
         self.session = aiohttp.ClientSession(connector=connector)
         rss_before = rss_kib(pid)
@@ -742,6 +764,8 @@ class Config:
     rate: float | None = None
     seconds: float = 10.0
     warmup: float = 3.0
+    #: open loop: every table starts its first race at once (``--lockstep``; :class:`Client`)
+    lockstep: bool = False
 
 
 def matrix(minutes: float) -> list[Config]:
@@ -761,7 +785,7 @@ def matrix(minutes: float) -> list[Config]:
         # a heap that keeps growing (a few thousand rooms): the garbage collector's pauses show
         Config("open-2k-1k", 2000, "open", rate=1000, seconds=20, warmup=15),
         # games end fast (10 moves/s a player: a game in 5 s): finished game → game_over, stores
-        Config("games-200", 200, "open", rate=2000, seconds=20),
+        Config("games-200", 200, "open", rate=2000, seconds=20, warmup=6),
         Config("memory-1k", 1000, "open", rate=1000, seconds=60 * minutes, warmup=5),
     ]
 
@@ -820,7 +844,7 @@ def run_config(
     if config.loop in ("gamelike", "node-gamelike"):
         command = GAMELIKE if config.loop == "gamelike" else node_command("gamelike.mjs")
         with ceiling_server(command) as (base, process):
-            client = Client(base, deals, config.rate, config.players)
+            client = Client(base, deals, config.rate, config.players, lockstep=config.lockstep)
             result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, [])))
         return result
     if config.loop == "colyseus":
@@ -829,7 +853,8 @@ def run_config(
         return result
     with game_server(tree, env) as (base, process, logfile):
         samples: list[tuple[float, int]] = []
-        client = Client(base, deals, config.rate if config.loop == "open" else None, config.players)
+        rate = config.rate if config.loop == "open" else None
+        client = Client(base, deals, rate, config.players, lockstep=config.lockstep)
         result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, samples)))
         result["rss_series"] = [(round(t, 1), round(kib / 1024, 1)) for t, kib in samples]
         lines = logfile.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -1038,6 +1063,11 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration (and tree)")
     parser.add_argument("--env", nargs="*", default=[], metavar="VAR=VALUE", help="extra server environment")
+    parser.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="open loop: every table starts at once (the shape before December 7, 2026: all games end together)",
+    )
     parser.add_argument("--out", type=Path, help="write every result (JSON) here")
     parser.add_argument("--chart", nargs=2, type=Path, metavar=("RESULTS", "SVG"), help="draw the chart and stop")
     parser.add_argument(
@@ -1090,6 +1120,8 @@ def main() -> int:
             replace(c, seconds=args.seconds or c.seconds, warmup=c.warmup if args.warmup is None else args.warmup)
             for c in configs
         ]
+    if args.lockstep:
+        configs = [replace(c, lockstep=True) for c in configs]
     missing = peers_missing()
     if missing and any(c.loop in PEERS for c in configs):
         if args.peers or args.only:

@@ -146,3 +146,14 @@ def test_the_servers_failed_database_writes_in_the_window_are_counted() -> None:
     }
     assert load.pause_counts(before, after)["db_write_errors"] == 4
     assert load.pause_counts(after, after)["db_write_errors"] == 0
+
+
+def test_an_open_loops_tables_sit_down_over_one_race_when_the_warmup_holds_it() -> None:
+    """The tables' first races are spread over a race's length (their games then end spread
+    out, not all in one instant), but only where every table has started before the window
+    opens (``--lockstep``: every table at once, the shape of the runs before)."""
+    load = _load_module()
+    delays = [load.first_race_delay(4.8, 5.0, draw / 10) for draw in range(10)]
+    assert delays[0] == 0.0 and max(delays) < 4.8 and delays == sorted(delays)
+    assert len(set(delays)) == 10  # spread, not bunched
+    assert load.first_race_delay(96.0, 8.0, 0.9) == 0.0  # a race longer than the warm-up starts at once
