@@ -369,21 +369,28 @@ class Player:
                 self.tally.failed_stores += 1
 
 
-def first_race_delay(race_s: float, warmup_s: float, draw: float) -> float:
-    """How long an open loop's table waits before its first race (``draw`` uniform in [0, 1)):
-    tables sit down over one race's length, as players arrive in life — otherwise every table
-    plays in step and all their games end in the same instant (at 150 games a second, 750 game
-    ends in 0.2 s every 5 s). A race longer than the warm-up (thousands of players at a slow
-    pace) starts at once: its ends fall outside the window anyway, and every table is playing
-    when the window opens."""
-    return draw * race_s if race_s <= warmup_s else 0.0
+def first_race_spread(race_s: float, warmup_s: float) -> float:
+    """Over how many seconds an open loop's tables sit down for their first race: one race's
+    length, as players arrive in life — otherwise every table plays in step and all their games
+    end in the same instant (at 150 games a second, 750 game ends in 0.2 s every 5 s). 0 (all at
+    once, in step) when the race is longer than the warm-up, so that every table is playing when
+    the window opens: at 10,000 players a race (96 s at 5,000 moves/s) outlasts a 20 s window,
+    but a long run (``memory-1k``: 48 s races in 10 minutes) keeps its bursts of game ends."""
+    return race_s if race_s <= warmup_s + 1e-9 else 0.0  # (48 × 0.1 s is 4.800000000000001)
 
 
 class Client:
     """Tables of players on one server, for closed- or open-loop runs."""
 
     def __init__(
-        self, base: str, deals: dict[str, list[list[str]]], rate: float | None, players: int, *, lockstep: bool = False
+        self,
+        base: str,
+        deals: dict[str, list[list[str]]],
+        rate: float | None,
+        players: int,
+        *,
+        lockstep: bool = False,
+        seed: int = 0,
     ) -> None:
         self.base = base
         self.deals = list(deals.items())
@@ -393,7 +400,12 @@ class Client:
         #: every table's first race starts at once (the shape before December 7, 2026): in an open
         #: loop every game then ends within the same fifth of a second, race after race
         self.lockstep = lockstep
+        #: the draw of the tables' arrival times (``--seed``): which tables happen to sit down
+        #: close together, and so end their games close together
+        self.seed = seed
         self.warmup = 0.0  # (set by run: a table's start is spread over at most the warm-up)
+        #: the seconds over which the tables sat down (0: all at once): what a run reports
+        self.spread_s = 0.0
         self.stopping = False
         self.session: aiohttp.ClientSession | None = None
 
@@ -408,7 +420,10 @@ class Client:
         rng = random.Random(number)
         if interval is not None and not self.lockstep:
             moves = len(self.deals[number % len(self.deals)][1])
-            await asyncio.sleep(first_race_delay(moves * interval, self.warmup, rng.random()))
+            spread = first_race_spread(moves * interval, self.warmup)
+            if spread > 0:  # (a generator of its own: the moves' phases stay what they were)
+                self.spread_s = max(self.spread_s, spread)
+                await asyncio.sleep(random.Random(f"arrival {self.seed} {number}").random() * spread)
         race = 0
         while not self.stopping:
             code, line = self.deals[(number + race) % len(self.deals)]
@@ -438,6 +453,14 @@ class Client:
 
     async def run(self, warmup: float, seconds: float, pid: int, samples: list[tuple[float, int]]) -> dict[str, Any]:
         self.warmup = warmup
+        if self.rate and not self.lockstep:
+            race_s = len(self.deals[0][1]) * self.players / self.rate
+            if not first_race_spread(race_s, warmup):
+                print(
+                    f"load.py: a race ({race_s:.1f} s) outlasts the warm-up ({warmup:g} s): the tables sit down "
+                    "at once, and their games end in step",
+                    file=sys.stderr,
+                )
         connector = aiohttp.TCPConnector(limit=0)
         self.session = aiohttp.ClientSession(connector=connector)
         rss_before = rss_kib(pid)
@@ -520,6 +543,7 @@ class Client:
             # (game_over goes out before the database write: the server's failed writes count too)
             "failed_stores": tally.failed_stores + pauses.pop("db_write_errors", 0),
             "races": tally.races,
+            "tables_spread_s": round(self.spread_s, 2),  # (0: every table sat down at once)
             "errors": tally.errors,
             "rss_mib_start": round(rss_before / 1024, 1),
             "rss_mib_connected": round(rss_connected / 1024, 1),
@@ -766,6 +790,8 @@ class Config:
     warmup: float = 3.0
     #: open loop: every table starts its first race at once (``--lockstep``; :class:`Client`)
     lockstep: bool = False
+    #: the draw of the tables' arrival times (``--seed``; :class:`Client`)
+    seed: int = 0
 
 
 def matrix(minutes: float) -> list[Config]:
@@ -844,7 +870,7 @@ def run_config(
     if config.loop in ("gamelike", "node-gamelike"):
         command = GAMELIKE if config.loop == "gamelike" else node_command("gamelike.mjs")
         with ceiling_server(command) as (base, process):
-            client = Client(base, deals, config.rate, config.players, lockstep=config.lockstep)
+            client = Client(base, deals, config.rate, config.players, lockstep=config.lockstep, seed=config.seed)
             result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, [])))
         return result
     if config.loop == "colyseus":
@@ -854,7 +880,7 @@ def run_config(
     with game_server(tree, env) as (base, process, logfile):
         samples: list[tuple[float, int]] = []
         rate = config.rate if config.loop == "open" else None
-        client = Client(base, deals, rate, config.players, lockstep=config.lockstep)
+        client = Client(base, deals, rate, config.players, lockstep=config.lockstep, seed=config.seed)
         result.update(asyncio.run(client.run(config.warmup, config.seconds, process.pid, samples)))
         result["rss_series"] = [(round(t, 1), round(kib / 1024, 1)) for t, kib in samples]
         lines = logfile.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -1068,6 +1094,12 @@ def main() -> int:
         action="store_true",
         help="open loop: every table starts at once (the shape before December 7, 2026: all games end together)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="open loop: the draw of the tables' arrival times (which sit down, and end, close together)",
+    )
     parser.add_argument("--out", type=Path, help="write every result (JSON) here")
     parser.add_argument("--chart", nargs=2, type=Path, metavar=("RESULTS", "SVG"), help="draw the chart and stop")
     parser.add_argument(
@@ -1120,8 +1152,10 @@ def main() -> int:
             replace(c, seconds=args.seconds or c.seconds, warmup=c.warmup if args.warmup is None else args.warmup)
             for c in configs
         ]
-    if args.lockstep:
+    if args.lockstep or args.peers:  # (the Colyseus load client sits every table down at once)
         configs = [replace(c, lockstep=True) for c in configs]
+    if args.seed:
+        configs = [replace(c, seed=args.seed) for c in configs]
     missing = peers_missing()
     if missing and any(c.loop in PEERS for c in configs):
         if args.peers or args.only:

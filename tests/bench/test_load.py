@@ -4,6 +4,7 @@ are measured by hand and written in docs/benchmarks.md, never asserted here."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -151,9 +152,39 @@ def test_the_servers_failed_database_writes_in_the_window_are_counted() -> None:
 def test_an_open_loops_tables_sit_down_over_one_race_when_the_warmup_holds_it() -> None:
     """The tables' first races are spread over a race's length (their games then end spread
     out, not all in one instant), but only where every table has started before the window
-    opens (``--lockstep``: every table at once, the shape of the runs before)."""
+    opens; with ``lockstep`` every table sits down at once (the shape of the runs before). The
+    arrival times are drawn by ``seed`` alone: the moves' own phases do not change with it."""
     load = _load_module()
-    delays = [load.first_race_delay(4.8, 5.0, draw / 10) for draw in range(10)]
-    assert delays[0] == 0.0 and max(delays) < 4.8 and delays == sorted(delays)
-    assert len(set(delays)) == 10  # spread, not bunched
-    assert load.first_race_delay(96.0, 8.0, 0.9) == 0.0  # a race longer than the warm-up starts at once
+    assert load.first_race_spread(4.8, 10.0) == 4.8 and load.first_race_spread(48 * 0.1, 4.8) > 0
+    assert load.first_race_spread(96.0, 8.0) == 0.0  # a race longer than the warm-up: all at once
+
+    class Seated(Exception):
+        """The table went on to open its first room: where this test stops it."""
+
+    class Session:
+        def post(self, *args: object, **kwargs: object) -> None:
+            raise Seated
+
+    def first_waits(lockstep: bool, seed: int = 0) -> list[float]:
+        client = load.Client("http://127.0.0.1:1", {"code": [["A"]] * 48}, 100.0, 4, lockstep=lockstep, seed=seed)
+        client.session, client.warmup = Session(), 5.0  # a race: 48 moves × 0.04 s = 1.92 s
+        waits: list[float] = []
+
+        async def sleep(delay: float) -> None:
+            waits.append(delay)
+
+        async def sit_down() -> None:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(load.asyncio, "sleep", sleep)
+                for table in range(8):
+                    with pytest.raises(Seated):
+                        await client.table(table, [], None)
+            assert client.spread_s == (0.0 if lockstep else pytest.approx(1.92))
+
+        asyncio.run(sit_down())
+        return waits
+
+    assert first_waits(lockstep=True) == []
+    spread = first_waits(lockstep=False)
+    assert len(spread) == 8 and all(0 <= wait < 1.92 for wait in spread) and len(set(spread)) == 8
+    assert first_waits(lockstep=False, seed=1) != spread and first_waits(lockstep=False) == spread

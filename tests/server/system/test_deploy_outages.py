@@ -234,10 +234,11 @@ async def test_a_draining_instance_sends_its_players_to_the_other_one_through_ng
             assert player.ws is not None
             await player.ws.send_str(json.dumps({"type": "move", "v": 1, "positions": LINE[0].names()}))
             await player.next("moved")
-    except BaseException:
+    except Exception:
         for instance in (one, two):  # (shown with the failure: what each instance said meanwhile)
             if instance.log.exists():
-                print(f"--- {instance.log.name}, its last lines:\n{instance.log.read_text()[-6000:]}")
+                said = instance.log.read_text(errors="replace")[-6000:]
+                print(f"--- {instance.log.name}, its last lines:\n{said}")
         raise
     finally:
         for player in players:
