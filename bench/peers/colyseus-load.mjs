@@ -141,6 +141,7 @@ class Player {
   async play(line, interval, firstAt) {
     const gameOver = this.expect("game_over");
     let due = firstAt;
+    let timedFrom = firstAt;
     for (let number = 0; number < line.length; number++) {
       if (interval !== null) {
         due = Math.max(due, now() - 5 * interval); // a stall does not turn into a burst
@@ -150,7 +151,10 @@ class Player {
         due = now();
       }
       const answered = interval === null ? new Promise((resolve) => (this.acked = resolve)) : null;
-      this.due.set(number + 1, due);
+      // a timer may fire up to a millisecond before its time (libuv rounds): a move sent before it
+      // was due is timed from when it was sent, not from a due time still to come
+      timedFrom = Math.min(due, now());
+      this.due.set(number + 1, timedFrom);
       this.room.send("move", { type: "move", v: 1, positions: line[number], id: number + 1 });
       if (number === line.length - 1) break;
       if (answered !== null) await answered;
@@ -159,7 +163,7 @@ class Player {
     this.acked = null;
     const over = await gameOver;
     if (tally.measuring) {
-      tally.gameOver.push(now() - due);
+      tally.gameOver.push(now() - timedFrom);
       tally.games += 1;
       if (over.game === undefined || over.game === null) tally.failedStores += 1;
     }
