@@ -322,11 +322,11 @@ class Player:
                 self.waiting.clear()
                 self.acked.set()
                 continue
-            future = self.waiting.pop(kind, None)
-            if future is not None and not future.done():
+            waiter = self.waiting.pop(kind, None)
+            if waiter is not None and not waiter.done():
                 if kind == "game_over":  # (timed on arrival, as an ack is: not when the player's task wakes)
                     self.over_at = time.perf_counter()
-                future.set_result(data)
+                waiter.set_result(data)
         for future in self.waiting.values():
             future.cancel()  # the connection closed
         self.acked.set()
