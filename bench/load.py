@@ -403,8 +403,7 @@ class Client:
         #: the draw of the tables' arrival times (``--seed``): which tables happen to sit down
         #: close together, and so end their games close together
         self.seed = seed
-        self.warmup = 0.0  # (set by run: a table's start is spread over at most the warm-up)
-        #: the seconds over which the tables sat down (0: all at once): what a run reports
+        #: the seconds over which the tables sit down (0: all at once; :meth:`sit_down_over`)
         self.spread_s = 0.0
         self.stopping = False
         self.session: aiohttp.ClientSession | None = None
@@ -418,12 +417,8 @@ class Client:
         assert self.session is not None
         interval = self.players / self.rate if self.rate else None
         rng = random.Random(number)
-        if interval is not None and not self.lockstep:
-            moves = len(self.deals[number % len(self.deals)][1])
-            spread = first_race_spread(moves * interval, self.warmup)
-            if spread > 0:  # (a generator of its own: the moves' phases stay what they were)
-                self.spread_s = max(self.spread_s, spread)
-                await asyncio.sleep(random.Random(f"arrival {self.seed} {number}").random() * spread)
+        if self.spread_s:  # (a generator of its own: the moves' phases stay what they were)
+            await asyncio.sleep(random.Random(f"arrival {self.seed} {number}").random() * self.spread_s)
         race = 0
         while not self.stopping:
             code, line = self.deals[(number + race) % len(self.deals)]
@@ -451,16 +446,24 @@ class Client:
             for player in [*members, *([spectator] if spectator else [])]:
                 await player.send({"type": "leave", "v": 1})
 
-    async def run(self, warmup: float, seconds: float, pid: int, samples: list[tuple[float, int]]) -> dict[str, Any]:
-        self.warmup = warmup
+    def sit_down_over(self, warmup: float) -> float:
+        """Set and return over how many seconds the tables sit down for their first race: an
+        open loop's longest race where the warm-up holds it (:func:`first_race_spread`), else 0
+        (said on stderr); 0 for a closed loop or ``lockstep``."""
+        self.spread_s = 0.0
         if self.rate and not self.lockstep:
-            race_s = len(self.deals[0][1]) * self.players / self.rate
-            if not first_race_spread(race_s, warmup):
+            race_s = max(len(line) for _, line in self.deals) * self.players / self.rate
+            self.spread_s = first_race_spread(race_s, warmup)
+            if not self.spread_s:
                 print(
                     f"load.py: a race ({race_s:.1f} s) outlasts the warm-up ({warmup:g} s): the tables sit down "
                     "at once, and their games end in step",
                     file=sys.stderr,
                 )
+        return self.spread_s
+
+    async def run(self, warmup: float, seconds: float, pid: int, samples: list[tuple[float, int]]) -> dict[str, Any]:
+        self.sit_down_over(warmup)
         connector = aiohttp.TCPConnector(limit=0)
         self.session = aiohttp.ClientSession(connector=connector)
         rss_before = rss_kib(pid)
