@@ -69,6 +69,7 @@ from halfmoon_client.connection import Backoff, Link, enter_room, wall_ms
 from halfmoon_client.errors import ClientError, RefusedError
 from halfmoon_client.session import Message
 from halfmoon_client.strategy import STRATEGIES
+from halfmoon_server.adapters.storage import DEFAULT_TIMEOUT_S
 from tcp_proxy import Mode, TcpProxy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -763,15 +764,22 @@ async def drain_and_check(run: SoakRun, dsn: str) -> dict[str, Any]:
         "drain_s": round(drain_s, 1),
         "backlog_at_end": backlog,
         "db_write_errors": metrics.get("halfmoon_db_write_errors_total"),
-        # games whose game_over came while the database was cut (up to a second before it came
-        # back): each one's write was tried, and failed, during the outage
         "games_ended_in_outages": sum(
-            1
-            for at in run.finished_at
-            for outage in run.outages_done
-            if outage["start_s"] <= at - run.t0 <= outage.get("end_s", outage["start_s"]) - 1.0
+            1 for at in run.finished_at for outage in run.outages_done if write_fails_in(outage, at - run.t0)
         ),
     }
+
+
+def write_fails_in(outage: dict[str, Any], at_s: float) -> bool:
+    """Whether the write of a game whose ``game_over`` came ``at_s`` into the run was bound to fail
+    in ``outage``: it came while the database was cut, up to a second before it came back — and,
+    in a blackhole, early enough for the write to run out of the database's time (``--db-timeout``,
+    the default here): one still waiting when the blackhole lifts is taken by a fresh connection
+    (the pool's pre-ping replaces the one the blackhole held), and succeeds."""
+    end = outage.get("end_s", outage["start_s"]) - 1.0
+    if outage["mode"] == "blackhole":
+        end -= DEFAULT_TIMEOUT_S
+    return bool(outage["start_s"] <= at_s <= end)
 
 
 def read_log(path: Path) -> dict[str, Any]:

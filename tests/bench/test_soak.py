@@ -45,3 +45,22 @@ def test_a_short_soak_with_outages_and_storms_loses_nothing(postgres_url: str, t
     assert sum(storm["resumed"] + storm["ended_offline"] for storm in result["storms"]) == dropped
     assert len(result["samples"]) > 5
     assert svg.read_text().startswith("<svg") and "DB reset" in svg.read_text()
+
+
+def test_a_games_write_counts_as_bound_to_fail_only_where_the_outage_outlasts_it() -> None:
+    """A reset refuses a write at once; a blackhole only fails one that runs out of the database's
+    time before it lifts (a quick run's 3 s blackhole fails none: a write still waiting is taken by
+    a fresh connection once it lifts). The soak expects write errors only from such games."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import soak
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    timeout = soak.DEFAULT_TIMEOUT_S
+    reset, blackhole = ({"mode": mode, "start_s": 10.0, "end_s": 13.0} for mode in ("reset", "blackhole"))
+    assert [soak.write_fails_in(reset, at) for at in (9.9, 10.0, 11.9, 12.1)] == [False, True, True, False]
+    assert not any(soak.write_fails_in(blackhole, at) for at in (10.0, 11.0, 11.9))
+    long_blackhole = {"mode": "blackhole", "start_s": 10.0, "end_s": 35.0}
+    assert soak.write_fails_in(long_blackhole, 34.0 - timeout) and not soak.write_fails_in(
+        long_blackhole, 34.1 - timeout
+    )
