@@ -46,13 +46,17 @@ def _any_starts(frames: Frames, *prefixes: str) -> bool:
 
 #: (name, whether a sample's frames are in it), looked for in this order: the first that holds wins
 LAYERS: list[tuple[str, Callable[[Frames], bool]]] = [
-    ("the journal's commit (SQLite, on the loop's thread)", lambda f: "CPyDef_journal___JournalLog____commit" in f),
     (
-        "the journal's thread (checkpoints, rounds it commits)",
-        lambda f: "sqlite3Checkpoint" in f or _any_starts(f, "CPyDef_journal____Worker____serve"),
+        "the journal's thread (the rounds it commits, checkpoints)",
+        lambda f: _any_starts(f, "CPyDef_journal____Worker____serve", "sqlite3Checkpoint", "sqlite3_wal_checkpoint"),
     ),
     (
-        "the writes to the sockets (a turn's flush: sendto, loopback TCP)",
+        "the journal's commits on the loop's thread (SQLite)",
+        # (the name whole: a prefix would take ``_commit_inline``, under which the room applies)
+        lambda f: "CPyDef_journal___JournalLog____commit" in f,
+    ),
+    (
+        "the writes to the sockets (a turn's flush: asyncio's transport.write, the kernel's send)",
         lambda f: _any_starts(f, "CPyDef_connection___Connection___flush"),
     ),
     ("the garbage collector", lambda f: "gc_collect_main" in f),
@@ -122,8 +126,8 @@ def record(pid: int, window_s: float, out: Path) -> None:
 
 
 def script_of(data: Path) -> list[str]:
-    done = subprocess.run(["perf", "script", "-i", str(data)], check=True, capture_output=True, text=True)
-    return done.stdout.splitlines()
+    done = subprocess.run(["perf", "script", "-i", str(data)], check=True, capture_output=True)
+    return done.stdout.decode(errors="replace").splitlines()
 
 
 def measure(load_args: list[str], wait_s: float, window_s: float) -> dict[str, object]:
@@ -147,6 +151,8 @@ def measure(load_args: list[str], wait_s: float, window_s: float) -> dict[str, o
     layers = shares(found)
     return {
         "load": load_args,
+        "wait_s": wait_s,
+        "window_s": window_s,
         "moves_per_s": run["moves_per_s_median"],
         "server_cpu_us_per_move": cpu_us,
         "samples": len(found),

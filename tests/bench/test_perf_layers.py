@@ -55,6 +55,13 @@ def test_a_sample_counts_in_the_first_layer_that_holds_one_of_its_frames() -> No
     # a collection that starts while the room applies an entry is the collector's
     assert script.layer_of(["gc_collect_main", "CPyDef_room___Room___deliver"]) == layer["the garbage collector"]
     assert script.layer_of(["_PyEval_EvalFrameDefault"]) == script.OTHER
+    # an entry applied as its round's commit on the loop returns is the room's; the commit itself
+    # is the journal's on the loop, and on the journal's thread the thread's
+    inline, commit = "CPyDef_journal___JournalLog____commit_inline", "CPyDef_journal___JournalLog____commit"
+    assert script.layer_of(["CPyDef_room___Room___deliver", "CPyDef_journal___JournalLog____committed", inline]) == room
+    assert script.layer_of(["sqlite3_step", commit, inline]) == layer["the journal's commits on the loop's thread"]
+    on_thread = ["sqlite3_step", commit, "CPyDef_journal____Worker____serve"]
+    assert script.layer_of(on_thread) == layer["the journal's thread"]
 
 
 def test_the_shares_add_up_and_every_layer_is_said_even_when_empty() -> None:
