@@ -27,9 +27,9 @@ At the end, once the server's outbox has drained (``halfmoon_recording_backlog``
 result in the database, waited for at most ``--drain``), it checks that **no result was lost**:
 every game id a bot saw in a ``game_over`` is in the ``games`` table once, with the outcome, score
 and moves the bot was told. The server's log must hold no traceback. It writes a JSON result
-(``bench/results/soak-<UTC time>.json``) and an SVG chart (``docs/soak.svg``: memory and games
-per second over time, the outages and storms marked), and exits 1 when an error, a lost result
-or a traceback was found. Figures go in docs/benchmarks.md ("Soak (issue 14)").
+(``bench/results/soak-<UTC time>.json``) and an SVG chart (``docs/soak.svg``; a ``--quick`` run's
+beside its result: memory and games per second over time, the outages and storms marked), and
+exits 1 when an error, a lost result or a traceback was found. Figures go in docs/benchmarks.md ("Soak (issue 14)").
 """
 
 from __future__ import annotations
@@ -782,6 +782,18 @@ def write_fails_in(outage: dict[str, Any], at_s: float) -> bool:
     return bool(outage["start_s"] <= at_s <= end)
 
 
+#: the chart docs/benchmarks.md shows: a full run's (``--bots 2000 --minutes 5``)
+DOCS_CHART = ROOT / "docs" / "soak.svg"
+
+
+def chart_path(given: Path | None, quick: bool, out: Path) -> Path:
+    """Where a run draws its chart: where ``--svg`` says, else the docs' chart — but a ``--quick``
+    run's beside its result, never over the docs' chart of a full run."""
+    if given is not None:
+        return given
+    return out.with_suffix(".svg") if quick else DOCS_CHART
+
+
 def read_log(path: Path) -> dict[str, Any]:
     """The server log's tracebacks, errors and warnings (grouped with their numbers and ids blanked)."""
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -1062,10 +1074,15 @@ def main() -> int:
     parser.add_argument("--no-pin", dest="pin", action="store_false", help="do not pin the server and bots to CPUs")
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--out", type=Path, help="the JSON result (default bench/results/soak-<UTC time>.json)")
-    parser.add_argument("--svg", type=Path, default=ROOT / "docs" / "soak.svg", help="the chart (docs/soak.svg)")
+    parser.add_argument(
+        "--svg",
+        type=Path,
+        help="the chart (default docs/soak.svg; --quick: beside the result, the docs show a full run)",
+    )
     parser.add_argument("--redraw", type=Path, metavar="RESULT", help="only draw the chart again from a JSON result")
     args = parser.parse_args()
     if args.redraw:
+        args.svg = args.svg or DOCS_CHART
         args.svg.write_text(redraw(json.loads(args.redraw.read_text(encoding="utf-8"))), encoding="utf-8")
         return 0
     if args.quick:
@@ -1073,6 +1090,7 @@ def main() -> int:
         args.every, args.grace, args.drain, args.finished_ttl = 1.0, 60.0, 60.0, 5.0
     plan = Plan.make(args)
     out = args.out or ROOT / "bench" / "results" / f"soak-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
+    args.svg = chart_path(args.svg, args.quick, out)
     result = run(plan, args.pg, args.keep_db, args.seed, out.with_suffix(".server.log"))
     chart = result.pop("_chart")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -64,3 +64,15 @@ def test_a_games_write_counts_as_bound_to_fail_only_where_the_outage_outlasts_it
     assert soak.write_fails_in(long_blackhole, 34.0 - timeout) and not soak.write_fails_in(
         long_blackhole, 34.1 - timeout
     )
+
+
+def test_a_quick_run_draws_its_chart_beside_its_result_never_over_the_docs_chart(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import soak
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    out = tmp_path / "soak-1.json"
+    assert soak.chart_path(None, True, out) == tmp_path / "soak-1.svg"
+    assert soak.chart_path(None, False, out) == ROOT / "docs" / "soak.svg"  # a full run's: the docs'
+    assert soak.chart_path(tmp_path / "c.svg", True, out) == tmp_path / "c.svg"
