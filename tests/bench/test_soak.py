@@ -6,10 +6,12 @@ checks a time."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -47,15 +49,20 @@ def test_a_short_soak_with_outages_and_storms_loses_nothing(postgres_url: str, t
     assert svg.read_text().startswith("<svg") and "DB reset" in svg.read_text()
 
 
+def _soak() -> ModuleType:
+    """bench/soak.py (it imports its sibling ``tcp_proxy``, so ``bench/`` is on the path meanwhile)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        return importlib.import_module("soak")
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
 def test_a_games_write_counts_as_bound_to_fail_only_where_the_outage_outlasts_it() -> None:
     """A reset refuses a write at once; a blackhole only fails one that runs out of the database's
     time before it lifts (a quick run's 3 s blackhole fails none: a write still waiting is taken by
     a fresh connection once it lifts). The soak expects write errors only from such games."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import soak
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    soak = _soak()
     timeout = soak.DEFAULT_TIMEOUT_S
     reset, blackhole = ({"mode": mode, "start_s": 10.0, "end_s": 13.0} for mode in ("reset", "blackhole"))
     assert [soak.write_fails_in(reset, at) for at in (9.9, 10.0, 11.9, 12.1)] == [False, True, True, False]
@@ -67,11 +74,7 @@ def test_a_games_write_counts_as_bound_to_fail_only_where_the_outage_outlasts_it
 
 
 def test_a_quick_run_draws_its_chart_beside_its_result_never_over_the_docs_chart(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import soak
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    soak = _soak()
     out = tmp_path / "soak-1.json"
     assert soak.chart_path(None, True, out) == tmp_path / "soak-1.svg"
     assert soak.chart_path(None, False, out) == ROOT / "docs" / "soak.svg"  # a full run's: the docs'
